@@ -1,0 +1,3 @@
+from instancetype.cli.main import main
+
+main()

@@ -1,0 +1,117 @@
+"""Kinds, resources, plurals, short names and groups; label and annotation keys.
+
+Pure data: every layer finds a kind's names here instead of spelling them again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GROUP = "instancetype.kubevirt.io"
+VERSION = "v1beta1"
+API_VERSION = f"{GROUP}/{VERSION}"
+OLD_VERSIONS = ("v1alpha1", "v1alpha2")
+FLAVOR_GROUP = "flavor.kubevirt.io"
+KUBEVIRT_API_VERSION = "kubevirt.io/v1"
+
+INSTANCETYPE = "VirtualMachineInstancetype"
+CLUSTER_INSTANCETYPE = "VirtualMachineClusterInstancetype"
+PREFERENCE = "VirtualMachinePreference"
+CLUSTER_PREFERENCE = "VirtualMachineClusterPreference"
+INSTANCETYPE_KINDS = (INSTANCETYPE, CLUSTER_INSTANCETYPE)
+PREFERENCE_KINDS = (PREFERENCE, CLUSTER_PREFERENCE)
+ALL_TYPE_KINDS = INSTANCETYPE_KINDS + PREFERENCE_KINDS
+
+
+@dataclass(frozen=True)
+class Resource:
+    kind: str
+    group: str          # "" for the core group
+    version: str
+    plural: str
+    singular: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def qualified(self) -> str:
+        """`virtualmachines.kubevirt.io`, `persistentvolumeclaims` (core): as Kubernetes' texts name it."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def qualified_singular(self) -> str:
+        """`virtualmachine.kubevirt.io`: as kubectl names one object (`... created`)."""
+        return f"{self.kind.lower()}.{self.group}" if self.group else self.kind.lower()
+
+    def not_found(self, name: str) -> str:
+        """Kubernetes' NotFound text."""
+        return f'{self.qualified} "{name}" not found'
+
+
+RESOURCES: tuple[Resource, ...] = (
+    Resource(INSTANCETYPE, GROUP, VERSION, "virtualmachineinstancetypes", "virtualmachineinstancetype", True,
+             ("vminstancetype", "vminstancetypes", "vmf", "vmfs")),
+    Resource(CLUSTER_INSTANCETYPE, GROUP, VERSION, "virtualmachineclusterinstancetypes",
+             "virtualmachineclusterinstancetype", False,
+             ("vmclusterinstancetype", "vmclusterinstancetypes", "vmcf", "vmcfs")),
+    Resource(PREFERENCE, GROUP, VERSION, "virtualmachinepreferences", "virtualmachinepreference", True,
+             ("vmpref", "vmprefs", "vmp", "vmps")),
+    Resource(CLUSTER_PREFERENCE, GROUP, VERSION, "virtualmachineclusterpreferences",
+             "virtualmachineclusterpreference", False, ("vmcp", "vmcps")),
+    Resource("VirtualMachine", "kubevirt.io", "v1", "virtualmachines", "virtualmachine", True, ("vm", "vms")),
+    Resource("VirtualMachineInstance", "kubevirt.io", "v1", "virtualmachineinstances", "virtualmachineinstance",
+             True, ("vmi", "vmis")),
+    Resource("KubeVirt", "kubevirt.io", "v1", "kubevirts", "kubevirt", True, ("kv", "kvs")),
+    Resource("ControllerRevision", "apps", "v1", "controllerrevisions", "controllerrevision", True, ()),
+    Resource("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", "persistentvolumeclaim", True, ("pvc",)),
+    Resource("Namespace", "", "v1", "namespaces", "namespace", False, ("ns",)),
+    Resource("DataVolume", "cdi.kubevirt.io", "v1beta1", "datavolumes", "datavolume", True, ("dv", "dvs")),
+    Resource("DataSource", "cdi.kubevirt.io", "v1beta1", "datasources", "datasource", True, ("das",)),
+    Resource("VolumeSnapshot", "snapshot.storage.k8s.io", "v1", "volumesnapshots", "volumesnapshot", True,
+             ("vs",)),
+)
+
+BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
+
+
+def resource_for(word: str) -> Resource | None:
+    """A resource by kind, plural, singular or short name, any case, optionally `.group`-qualified."""
+    w = word.lower()
+    for r in RESOURCES:
+        names = {r.kind.lower(), r.plural, r.singular, *r.short_names}
+        if w in names or any(w == f"{n}.{r.group}" for n in names if r.group):
+            return r
+    return None
+
+
+# --- labels and annotations --------------------------------------------------------------------
+LABEL_DEFAULT_INSTANCETYPE = f"{GROUP}/default-instancetype"
+LABEL_DEFAULT_INSTANCETYPE_KIND = f"{GROUP}/default-instancetype-kind"
+LABEL_DEFAULT_PREFERENCE = f"{GROUP}/default-preference"
+LABEL_DEFAULT_PREFERENCE_KIND = f"{GROUP}/default-preference-kind"
+
+LABEL_OBJECT_GENERATION = f"{GROUP}/object-generation"
+LABEL_OBJECT_KIND = f"{GROUP}/object-kind"
+LABEL_OBJECT_NAME = f"{GROUP}/object-name"
+LABEL_OBJECT_UID = f"{GROUP}/object-uid"
+LABEL_OBJECT_VERSION = f"{GROUP}/object-version"
+
+ANNOTATION_INSTANCETYPE_NAME = "kubevirt.io/instancetype-name"
+ANNOTATION_CLUSTER_INSTANCETYPE_NAME = "kubevirt.io/cluster-instancetype-name"
+ANNOTATION_PREFERENCE_NAME = "kubevirt.io/preference-name"
+ANNOTATION_CLUSTER_PREFERENCE_NAME = "kubevirt.io/cluster-preference-name"
+
+# Kinds a matcher may name (lowercase, singular or plural); empty means the cluster kind.
+INSTANCETYPE_MATCHER_KINDS = {
+    "virtualmachineinstancetype": INSTANCETYPE, "virtualmachineinstancetypes": INSTANCETYPE,
+    "virtualmachineclusterinstancetype": CLUSTER_INSTANCETYPE,
+    "virtualmachineclusterinstancetypes": CLUSTER_INSTANCETYPE, "": CLUSTER_INSTANCETYPE,
+}
+PREFERENCE_MATCHER_KINDS = {
+    "virtualmachinepreference": PREFERENCE, "virtualmachinepreferences": PREFERENCE,
+    "virtualmachineclusterpreference": CLUSTER_PREFERENCE,
+    "virtualmachineclusterpreferences": CLUSTER_PREFERENCE, "": CLUSTER_PREFERENCE,
+}

@@ -1,0 +1,113 @@
+"""The `instancetype` command: a click group whose subcommands load lazily.
+
+`create` is dispatched before click, because it parses its flags exactly as
+virtctl (cobra/pflag) does, which click cannot. Every other command is a click
+command in its own module, imported only when it is invoked, so that a
+command pays only for its own imports.
+
+Exit status follows kubectl and virtctl: 0 on success, 1 on every error
+(usage errors included; click's default of 2 is overridden). No traceback ever
+reaches a user.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+# command name -> (module, attribute, one-line help). Modules are imported on use.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "expand": ("instancetype.cli.offline", "expand_cmd", "Expand VMs against instancetypes and preferences."),
+    "validate": ("instancetype.cli.offline", "validate_cmd", "Run KubeVirt's admission on manifests."),
+    "convert": ("instancetype.cli.offline", "convert_cmd", "Convert v1alpha1/v1alpha2/flavor objects to v1beta1."),
+    "catalog": ("instancetype.cli.catalog", "catalog", "The common-instancetypes catalogue."),
+    "migrate-vm": ("instancetype.cli.catalog", "migrate_vm_cmd", "Rewrite a VM to use a catalogue instancetype and preference."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(set(COMMANDS) | {"create"} | set(self.commands))
+
+    def get_command(self, ctx, name):
+        if name in self.commands:
+            return self.commands[name]
+        if name == "create":
+            return _create_help_stub
+        entry = COMMANDS.get(name)
+        if entry is None:
+            return None
+        try:
+            module = importlib.import_module(entry[0])
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("instancetype"):
+                return None
+            raise
+        return getattr(module, entry[1], None)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--state", envvar="INSTANCETYPE_STATE", default=None, metavar="PATH",
+              help="The embedded store's state file (default: $XDG_DATA_HOME/instancetype/state.db).")
+@click.version_option(package_name="instancetype", prog_name="instancetype")
+@click.pass_context
+def cli(ctx: click.Context, state: str | None) -> None:
+    """KubeVirt instancetypes and preferences, with or without a cluster."""
+    ctx.ensure_object(dict)
+    ctx.obj["state"] = state
+
+
+@click.command("create", context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+               add_help_option=False)
+def _create_help_stub() -> None:
+    """Create a VirtualMachine, an instancetype or a preference manifest (as virtctl create)."""
+
+
+def _split_create(argv: list[str]) -> tuple[list[str], list[str]] | None:
+    """If the command is `create`, return (global args, create args); global options may precede it."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "create":
+            return argv[:i], argv[i + 1:]
+        if a == "--state":
+            i += 2
+            continue
+        if a.startswith("--state="):
+            i += 1
+            continue
+        return None
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    split = _split_create(argv)
+    if split is not None:
+        from instancetype.cli.create import run as run_create
+
+        sys.exit(run_create(split[1]))
+    try:
+        rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(1)
+    except click.exceptions.Abort:
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
+    except BrokenPipeError:
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # the last line of defence: never a traceback
+        from instancetype.errors import Error
+
+        if isinstance(exc, Error):
+            click.echo(f"error: {exc}", err=True)
+        else:
+            click.echo(f"error: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)
