@@ -115,3 +115,22 @@ PREFERENCE_MATCHER_KINDS = {
     "virtualmachineclusterpreference": CLUSTER_PREFERENCE,
     "virtualmachineclusterpreferences": CLUSTER_PREFERENCE, "": CLUSTER_PREFERENCE,
 }
+
+# Groups whose kinds we must know: an unknown kind in one of them is an error, not a skip.
+KUBEVIRT_GROUPS = ("kubevirt.io", GROUP, FLAVOR_GROUP)
+FLAVOR_KINDS = {
+    "VirtualMachineFlavor": INSTANCETYPE,
+    "VirtualMachineClusterFlavor": CLUSTER_INSTANCETYPE,
+    "VirtualMachinePreference": PREFERENCE,
+    "VirtualMachineClusterPreference": CLUSTER_PREFERENCE,
+}
+KNOWN_KINDS_BY_GROUP = {
+    "kubevirt.io": {"VirtualMachine", "VirtualMachineInstance", "KubeVirt"},
+    GROUP: set(ALL_TYPE_KINDS),
+    FLAVOR_GROUP: set(FLAVOR_KINDS),
+}
+
+
+def group_of(api_version: str) -> str:
+    """`instancetype.kubevirt.io/v1beta1` -> `instancetype.kubevirt.io`; `v1` -> `` (core)."""
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""

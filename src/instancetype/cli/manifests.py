@@ -1,0 +1,137 @@
+"""What the offline commands do with loaded documents: sort them by meaning, upgrade old API
+versions, read the cluster settings, and name objects the way kubectl does."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from instancetype.api import kinds
+from instancetype.errors import LoadError
+
+from .loader import Document, read_values
+
+# Objects the engine looks up (by kind) besides the four instancetype kinds and VMs.
+LOOKUP_KINDS = {"ControllerRevision", "PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot",
+                "Namespace"}
+
+
+@dataclass
+class Manifests:
+    """Loaded documents, upgraded to v1beta1 and sorted: VMs, types and lookups, and the rest."""
+
+    vms: list[Document] = field(default_factory=list)
+    types: list[Document] = field(default_factory=list)      # the four instancetype/preference kinds
+    lookups: list[Document] = field(default_factory=list)    # ControllerRevisions, PVCs, DataVolumes...
+    others: list[Document] = field(default_factory=list)     # other API groups: skipped
+    config_docs: list[Document] = field(default_factory=list)  # KubeVirt objects
+    warnings: list[str] = field(default_factory=list)
+
+    def objects(self) -> list[dict]:
+        """Everything a VM may be looked up against."""
+        return [d.obj for d in self.types] + [d.obj for d in self.lookups]
+
+
+def upgrade(obj: dict) -> tuple[dict, list[str]]:
+    """flavor.kubevirt.io and v1alpha1/v1alpha2 objects (and VMs' `spec.flavor`) as v1beta1."""
+    from instancetype.api import v1alpha
+
+    warnings: list[str] = []
+    obj, w = v1alpha.rewrite_flavor(obj)
+    warnings.extend(w)
+    group = kinds.group_of(obj.get("apiVersion", ""))
+    if group == kinds.GROUP and obj.get("kind") in kinds.ALL_TYPE_KINDS:
+        obj, w = v1alpha.convert_to_v1beta1(obj)
+        warnings.extend(w)
+    return obj, warnings
+
+
+def needs_upgrade(obj: dict) -> bool:
+    api_version = obj.get("apiVersion", "")
+    group = kinds.group_of(api_version)
+    if group == kinds.FLAVOR_GROUP or (group == kinds.GROUP and api_version != kinds.API_VERSION):
+        return True
+    if obj.get("kind") == "VirtualMachine":
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            if "flavor" in spec:
+                return True
+            m = spec.get("instancetype")
+            if isinstance(m, dict) and "flavor" in str(m.get("kind", "")).lower():
+                return True
+    return False
+
+
+def sort_documents(docs: list[Document], namespace: str | None) -> Manifests:
+    m = Manifests()
+    for d in docs:
+        group = kinds.group_of(d.api_version)
+        if group in kinds.KUBEVIRT_GROUPS and d.kind not in kinds.KNOWN_KINDS_BY_GROUP[group]:
+            raise LoadError(f'{d.where}: no matches for kind "{d.kind}" in version "{d.api_version}"')
+        if needs_upgrade(d.obj):
+            try:
+                d.obj, w = upgrade(d.obj)
+            except LoadError as e:
+                raise LoadError(f"{d.where}: {e}") from None
+            m.warnings.extend(w)
+        _default_namespace(d, namespace)
+        if d.kind == "VirtualMachine" and kinds.group_of(d.api_version) == "kubevirt.io":
+            m.vms.append(d)
+        elif d.kind in kinds.ALL_TYPE_KINDS and kinds.group_of(d.api_version) == kinds.GROUP:
+            m.types.append(d)
+        elif d.kind == "KubeVirt" and group == "kubevirt.io":
+            m.config_docs.append(d)
+        elif d.kind in LOOKUP_KINDS:
+            m.lookups.append(d)
+        else:
+            m.others.append(d)
+    return m
+
+
+def _default_namespace(d: Document, namespace: str | None) -> None:
+    res = kinds.BY_KIND.get(d.kind)
+    if res is not None and not res.namespaced:
+        return
+    meta = d.obj.get("metadata")
+    if meta is None:
+        meta = d.obj["metadata"] = {}
+    if namespace and meta.get("namespace") and meta["namespace"] != namespace:
+        raise LoadError(f"{d.where}: the namespace from the provided object \"{meta['namespace']}\" does not "
+                        f"match the namespace \"{namespace}\". You must pass '--namespace={meta['namespace']}' "
+                        f"to perform this operation.")
+    if not meta.get("namespace"):
+        meta["namespace"] = namespace or "default"
+
+
+def read_config(path: str | None, manifests: Manifests | None = None) -> dict | None:
+    """The cluster settings: from `--kubevirt-config FILE` (a KubeVirt CR or just its
+    `spec.configuration`), else from a KubeVirt object among the manifests."""
+    if path:
+        values = read_values(path)
+        if not values:
+            raise LoadError(f"{path}: no KubeVirt configuration found")
+        where, obj = values[0]
+    elif manifests and manifests.config_docs:
+        where, obj = manifests.config_docs[0].where, manifests.config_docs[0].obj
+    else:
+        return None
+    if not isinstance(obj, dict):
+        raise LoadError(f"{where}: expected a KubeVirt object or its spec.configuration")
+    if obj.get("kind") == "KubeVirt" or "spec" in obj:
+        spec = obj.get("spec") or {}
+        if not isinstance(spec, dict):
+            raise LoadError(f"{where}: spec: expected an object")
+        cfg = spec.get("configuration") or {}
+        field_name = "spec.configuration"
+    else:
+        cfg, field_name = obj, "(root)"
+    if not isinstance(cfg, dict):
+        raise LoadError(f"{where}: {field_name}: expected an object")
+    return cfg
+
+
+def resource_name(obj: dict) -> str:
+    """`virtualmachine.kubevirt.io/vm1`, as kubectl names an object in its messages."""
+    kind = obj.get("kind", "")
+    res = kinds.BY_KIND.get(kind)
+    prefix = res.qualified_singular if res else kind.lower()
+    meta = obj.get("metadata") or {}
+    return f"{prefix}/{meta.get('name', '')}"

@@ -1,0 +1,206 @@
+"""The offline commands: `expand`, `validate`, `convert` on files, with no store and no cluster.
+
+Each reads `-f` sources (files, directories, `-`), sorts the objects
+(`manifests.sort_documents`), and runs the engine's public API on them. A
+refused object is reported on stderr naming its file and document, the others
+go on, and the exit status is 1 if anything was refused.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from instancetype.errors import Error, LoadError, NotFoundError, UnexpectedKindError
+
+from . import output
+from .loader import read_sources
+from .manifests import Manifests, read_config, resource_name, sort_documents
+
+_filename = click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
+                         help="A file, a directory (read recursively) or - for stdin. Repeatable.")
+_namespace = click.option("-n", "--namespace", default=None,
+                          help="The namespace of objects that name none (default: default).")
+_config = click.option("--kubevirt-config", "kubevirt_config", default=None, metavar="FILE",
+                       help="A KubeVirt CR, or just its spec.configuration: the cluster settings.")
+
+
+def _output_option(choices: tuple[str, ...] = ("yaml", "json")):
+    return click.option("-o", "--output", default="yaml", type=click.Choice(choices),
+                        help="Output format.")
+
+
+def load(filenames: tuple[str, ...], namespace: str | None) -> Manifests:
+    if not filenames:
+        raise click.UsageError("must specify one of -f and -k")
+    m = sort_documents(read_sources(list(filenames)), namespace)
+    for w in m.warnings:
+        output.warn(w)
+    return m
+
+
+def _note_skipped(m: Manifests) -> None:
+    for d in m.others:
+        sys.stderr.write(f"note: {d.where}: skipping {d.api_version} {d.kind} "
+                         f"{d.name!r}: not an object this command reads\n")
+
+
+def _print(objs: list[dict], fmt: str) -> None:
+    if fmt == "json":
+        sys.stdout.write(output.json_text(objs[0] if len(objs) == 1 else output.as_list(objs)))
+    else:
+        sys.stdout.write(output.yaml_docs(objs))
+
+
+@click.command("expand")
+@_filename
+@_namespace
+@_output_option()
+@_config
+def expand_cmd(filenames, namespace, output, kubevirt_config):
+    """Print each VirtualMachine expanded with its instancetype and preference.
+
+    The instancetypes, preferences, ControllerRevisions and volumes a VM refers
+    to are looked up among the other objects given, by KubeVirt's rules.
+    """
+    import instancetype
+
+    try:
+        m = load(filenames, namespace)
+        config = read_config(kubevirt_config, m)
+    except LoadError as e:
+        output.error(str(e))
+        return 1
+    _note_skipped(m)
+    if not m.vms:
+        output.error("no VirtualMachine found in the input")
+        return 1
+    objects = m.objects()
+    expanded, failed = [], False
+    for d in m.vms:
+        try:
+            expanded.append(instancetype.expand(d.obj, objects=objects, config=config))
+        except Error as e:
+            output.error(f"{d.where}: {resource_name(d.obj)}: {e}")
+            failed = True
+    if expanded:
+        _print(expanded, output)
+    return 1 if failed else 0
+
+
+@click.command("validate")
+@_filename
+@_namespace
+@_config
+def validate_cmd(filenames, namespace, kubevirt_config):
+    """Run KubeVirt's admission on every object, as the API server and its webhooks would.
+
+    Instancetypes and preferences get the CRD schema checks and the validating
+    webhook; VirtualMachines the VM webhooks against the other objects given.
+    """
+    import instancetype
+
+    try:
+        m = load(filenames, namespace)
+        config = read_config(kubevirt_config, m)
+    except LoadError as e:
+        output.error(str(e))
+        return 1
+    _note_skipped(m)
+    objects = m.objects()
+    failed = False
+    for d in m.types + m.vms:
+        name = resource_name(d.obj)
+        try:
+            if d in m.vms:
+                result = instancetype.admit_vm(d.obj, objects=objects, config=config)
+                missing = _missing_references(d.obj, objects) if result.allowed else []
+            else:
+                result = _validate_type(d.obj)
+                missing = []
+        except Error as e:
+            output.error(f"{d.where}: {name}: {e}")
+            failed = True
+            continue
+        for w in result.warnings:
+            output.warn(w)
+        for w in missing:
+            output.warn(f"{name}: {w}")
+        if result.allowed:
+            sys.stdout.write(f"{name} valid\n")
+        else:
+            failed = True
+            webhook = ("virtualmachines-mutator.kubevirt.io" if result.stage == "mutate"
+                       else "virtualmachine-validator.kubevirt.io" if d in m.vms
+                       else f"{d.kind.lower()}-validator.instancetype.kubevirt.io")
+            text = output.refusal_text(result, source=d.source, webhook=webhook)
+            output.error(f"{d.where}: {name}: {text}")
+    return 1 if failed else 0
+
+
+def _validate_type(obj: dict):
+    """The API server's order: the CRD's schema checks, then the validating webhook."""
+    import instancetype
+    from instancetype.engine.results import AdmissionResult
+
+    try:
+        from instancetype.engine.schema import check_schema
+    except ImportError:  # schema checks not built yet
+        return instancetype.validate(obj)
+    pruned, causes = check_schema(obj)
+    if causes:
+        return AdmissionResult.refused(list(causes))
+    return instancetype.validate(pruned)
+
+
+def _missing_references(vm: dict, objects: list[dict]) -> list[str]:
+    """Why an admitted VM would not start here: its instancetype or preference is not among the objects."""
+    from instancetype.engine import find
+    from instancetype.engine.objects import ObjectIndex
+
+    ns = (vm.get("metadata") or {}).get("namespace") or "default"
+    index = ObjectIndex(objects, ns)
+    out = []
+    for fn in (find.find_instancetype, find.find_preference):
+        try:
+            fn(vm, index)
+        except (NotFoundError, UnexpectedKindError) as e:
+            out.append(f"{e} (admitted, as KubeVirt admits it, but it cannot start until it exists)")
+        except Error:
+            pass
+    return out
+
+
+@click.command("convert")
+@_filename
+@_output_option()
+def convert_cmd(filenames, output):
+    """Print the objects with v1alpha1, v1alpha2 and flavor.kubevirt.io objects as v1beta1.
+
+    VirtualMachines' `spec.flavor` becomes `spec.instancetype`; everything else
+    is printed unchanged.
+    """
+    try:
+        if not filenames:
+            raise click.UsageError("must specify one of -f and -k")
+        docs = read_sources(list(filenames))
+        from .manifests import needs_upgrade, upgrade
+
+        objs = []
+        for d in docs:
+            if needs_upgrade(d.obj):
+                try:
+                    obj, warnings = upgrade(d.obj)
+                except LoadError as e:
+                    raise LoadError(f"{d.where}: {e}") from None
+                for w in warnings:
+                    output.warn(w)
+                objs.append(obj)
+            else:
+                objs.append(d.obj)
+    except LoadError as e:
+        output.error(str(e))
+        return 1
+    if objs:
+        _print(objs, output)
+    return 0

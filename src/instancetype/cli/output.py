@@ -1,0 +1,67 @@
+"""Printers shared by the commands: YAML and JSON as kubectl prints them, warnings, refusals."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Iterable
+
+import yaml
+
+_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
+    """Block style, keys in their given order, multi-line strings as `|` blocks (as kubectl)."""
+
+
+def _str_representer(dumper: Any, data: str):
+    if "\n" in data and all(ch == "\n" or ch == "\t" or ch >= " " for ch in data) and not data.endswith(" "):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+_Dumper.add_representer(str, _str_representer)
+
+
+def yaml_text(obj: Any) -> str:
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
+                     width=1 << 20)
+
+
+def yaml_docs(objs: Iterable[Any]) -> str:
+    """Multi-document YAML: documents separated by `---`, as kubectl get -o yaml of several objects."""
+    return "---\n".join(yaml_text(o) for o in objs)
+
+
+def json_text(obj: Any) -> str:
+    return json.dumps(obj, indent=4, ensure_ascii=False) + "\n"
+
+
+def as_list(objs: list[dict]) -> dict:
+    return {"apiVersion": "v1", "kind": "List", "items": objs, "metadata": {"resourceVersion": ""}}
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"Warning: {message}\n")
+
+
+def error(message: str) -> None:
+    sys.stderr.write(f"error: {message}\n")
+
+
+def refusal_text(result: Any, *, verb: str = "creating", source: str | None = None,
+                 webhook: str = "virtualmachines-mutator.kubevirt.io") -> str:
+    """A refused admission as kubectl prints it.
+
+    With causes (422): `The request is invalid: <field>: <message>` (several: `[a: x, b: y]`).
+    Without causes (400): `Error from server (BadRequest): error when <verb> "<file>": admission
+    webhook "<webhook>" denied the request: <message>`.
+    """
+    causes = list(getattr(result, "causes", ()) or ())
+    if causes:
+        parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+        body = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+        return f"The request is invalid: {body}"
+    where = f' "{source}"' if source else ""
+    return (f"Error from server (BadRequest): error when {verb}{where}: admission webhook "
+            f'"{webhook}" denied the request: {result.message}')

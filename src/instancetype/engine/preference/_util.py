@@ -1,0 +1,39 @@
+"""Tiny helpers shared by the preference appliers (plain-dict VMI specs).
+
+Go's VMI types distinguish pointers (nil = absent) from plain values (zero =
+empty); on JSON-shaped dicts both "key missing" and `null` mean nil/zero, so
+`is None` tests a pointer field and falsiness tests a plain string/bool.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from instancetype.jsonutil import clone
+
+
+def child(parent: dict, key: str) -> dict:
+    """parent[key] as a dict, created (`{}`) when absent or null."""
+    v = parent.get(key)
+    if type(v) is not dict:
+        v = parent[key] = {}
+    return v
+
+
+def domain(spec: dict) -> dict:
+    return child(spec, "domain")
+
+
+def devices(spec: dict) -> dict:
+    return child(child(spec, "domain"), "devices")
+
+
+def copy_value(v: Any) -> Any:
+    """A value taken from the preference, detached so later defaulting cannot alter the preference."""
+    return clone(v) if type(v) in (dict, list) else v
+
+
+def dict_items(v: Any) -> list:
+    """The dict entries of a JSON list (anything else yields nothing)."""
+    if type(v) is not list:
+        return []
+    return [x for x in v if type(x) is dict]

@@ -1,0 +1,125 @@
+"""Normalise a given instancetype or preference into the spec the engine applies.
+
+Public (stable) functions:
+
+    unwrap(x) -> dict | None
+        A bare spec, or a whole VirtualMachine(Cluster)Instancetype/Preference object
+        (it has `spec`, `kind` or `metadata` at the top), -> the spec dict (not copied).
+    instancetype_spec(x) -> dict | None
+        `unwrap` + KubeVirt's reading of the typed fields: `cpu.guest` is a uint32,
+        `memory.guest` / `memory.maxGuest` are quantities printed in canonical form
+        (`memory.guest` absent reads as the zero quantity "0", as Go's zero Quantity),
+        `memory.overcommitPercent` an int. Returns a new dict (the input is not touched);
+        nested objects that are not rewritten are shared with the input, so callers copy
+        what they put into a VM (apply does).
+    preference_spec(x) -> dict | None
+        `unwrap` + `requirements.memory.guest` in canonical form.
+
+Errors: `DecodeError` naming the field for values Go's JSON decoder would refuse,
+`QuantityError` (apimachinery's texts) for bad quantities.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from instancetype.errors import DecodeError, QuantityError
+
+_UINT32_MAX = 4294967295
+
+
+def unwrap(x: Any) -> dict | None:
+    if x is None:
+        return None
+    if not isinstance(x, dict):
+        raise DecodeError(f"instancetype or preference must be an object, got {type(x).__name__}")
+    if "spec" in x or "kind" in x or "metadata" in x:
+        spec = x.get("spec")
+        if spec is None:
+            return {}
+        if not isinstance(spec, dict):
+            raise DecodeError("spec: must be an object")
+        return spec
+    return x
+
+
+@lru_cache(maxsize=4096)
+def _canonical_str(text: str) -> str:
+    from instancetype.api.quantity import Quantity
+
+    return str(Quantity.parse(text))
+
+
+def canonical_quantity(v: Any, field: str = "") -> str:
+    """A quantity value (string or JSON number) -> its canonical text, as Kubernetes prints it."""
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        raise DecodeError(f"{field}: quantities must be a string or a number" if field
+                          else "quantities must be a string or a number")
+    key = v if isinstance(v, str) else repr(v) if isinstance(v, float) else str(v)
+    try:
+        return _canonical_str(key)
+    except QuantityError:
+        raise
+    except Exception as e:  # pragma: no cover - a bug in the quantity parser must still be an Error
+        raise QuantityError(str(e)) from None
+
+
+def _uint32(v: Any, field: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        else:
+            raise DecodeError(f"{field}: cannot unmarshal {v!r} into a uint32")
+    if v < 0 or v > _UINT32_MAX:
+        raise DecodeError(f"{field}: cannot unmarshal number {v} into a uint32")
+    return v
+
+
+def _obj(v: Any, field: str) -> dict:
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise DecodeError(f"{field}: must be an object")
+    return v
+
+
+def instancetype_spec(x: Any) -> dict | None:
+    spec = unwrap(x)
+    if spec is None:
+        return None
+    out = dict(spec)
+    cpu = dict(_obj(spec.get("cpu"), "spec.cpu"))
+    cpu["guest"] = _uint32(cpu.get("guest", 0) or 0, "spec.cpu.guest")
+    if cpu.get("maxSockets") is not None:
+        cpu["maxSockets"] = _uint32(cpu["maxSockets"], "spec.cpu.maxSockets")
+    out["cpu"] = cpu
+    mem = dict(_obj(spec.get("memory"), "spec.memory"))
+    g = mem.get("guest")
+    mem["guest"] = "0" if g is None else canonical_quantity(g, "spec.memory.guest")
+    if mem.get("maxGuest") is not None:
+        mem["maxGuest"] = canonical_quantity(mem["maxGuest"], "spec.memory.maxGuest")
+    oc = mem.get("overcommitPercent")
+    if oc is not None:
+        if isinstance(oc, bool) or not isinstance(oc, int):
+            if isinstance(oc, float) and oc.is_integer():
+                oc = int(oc)
+            else:
+                raise DecodeError(f"spec.memory.overcommitPercent: cannot unmarshal {oc!r} into an int")
+        mem["overcommitPercent"] = oc
+    out["memory"] = mem
+    return out
+
+
+def preference_spec(x: Any) -> dict | None:
+    spec = unwrap(x)
+    if spec is None:
+        return None
+    req = spec.get("requirements")
+    if isinstance(req, dict) and isinstance(req.get("memory"), dict) and req["memory"].get("guest") is not None:
+        out = dict(spec)
+        out["requirements"] = dict(req)
+        m = dict(req["memory"])
+        m["guest"] = canonical_quantity(m["guest"], "spec.requirements.memory.guest")
+        out["requirements"]["memory"] = m
+        return out
+    return spec
