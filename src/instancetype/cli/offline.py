@@ -26,7 +26,7 @@ _config = click.option("--kubevirt-config", "kubevirt_config", default=None, met
 
 
 def _output_option(choices: tuple[str, ...] = ("yaml", "json")):
-    return click.option("-o", "--output", default="yaml", type=click.Choice(choices),
+    return click.option("-o", "--output", "fmt", default="yaml", type=click.Choice(choices),
                         help="Output format.")
 
 
@@ -57,7 +57,7 @@ def _print(objs: list[dict], fmt: str) -> None:
 @_namespace
 @_output_option()
 @_config
-def expand_cmd(filenames, namespace, output, kubevirt_config):
+def expand_cmd(filenames, namespace, fmt, kubevirt_config):
     """Print each VirtualMachine expanded with its instancetype and preference.
 
     The instancetypes, preferences, ControllerRevisions and volumes a VM refers
@@ -84,7 +84,7 @@ def expand_cmd(filenames, namespace, output, kubevirt_config):
             output.error(f"{d.where}: {resource_name(d.obj)}: {e}")
             failed = True
     if expanded:
-        _print(expanded, output)
+        _print(expanded, fmt)
     return 1 if failed else 0
 
 
@@ -174,7 +174,7 @@ def _missing_references(vm: dict, objects: list[dict]) -> list[str]:
 @click.command("convert")
 @_filename
 @_output_option()
-def convert_cmd(filenames, output):
+def convert_cmd(filenames, fmt):
     """Print the objects with v1alpha1, v1alpha2 and flavor.kubevirt.io objects as v1beta1.
 
     VirtualMachines' `spec.flavor` becomes `spec.instancetype`; everything else
@@ -202,5 +202,5 @@ def convert_cmd(filenames, output):
         output.error(str(e))
         return 1
     if objs:
-        _print(objs, output)
+        _print(objs, fmt)
     return 0

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from instancetype import jsonutil
 from instancetype.api.kinds import (
     BY_KIND,
     LABEL_DEFAULT_INSTANCETYPE,
@@ -34,7 +33,7 @@ from instancetype.api.kinds import (
     LABEL_DEFAULT_PREFERENCE,
     LABEL_DEFAULT_PREFERENCE_KIND,
 )
-from instancetype.engine import vmshape
+from instancetype.engine import matchers
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.results import InferResult
 from instancetype.errors import InferError
@@ -90,7 +89,7 @@ class _Lookup:
         return self.from_labels(_labels(self._get(_SNAP, name, namespace)))
 
     def from_volumes(self, vm_spec: dict, volume_name: str) -> tuple[str, str]:
-        for volume in vmshape.volumes(vm_spec):
+        for volume in matchers.volumes(vm_spec):
             if volume.get("name") != volume_name:
                 continue
             pvc = volume.get("persistentVolumeClaim")
@@ -104,7 +103,7 @@ class _Lookup:
         raise InferError(f"unable to find volume {volume_name} to infer defaults", ignorable=False)
 
     def from_data_volume(self, vm_spec: dict, dv_name: str) -> tuple[str, str]:
-        for dvt in vmshape.data_volume_templates(vm_spec):
+        for dvt in matchers.data_volume_templates(vm_spec):
             if _str(_dict(dvt.get("metadata")).get("name")) == dv_name:
                 return self.from_data_volume_spec(_dict(dvt.get("spec")))
         dv = self.index.get(_DV, dv_name, self.namespace)
@@ -174,7 +173,7 @@ def _infer_one(vm: dict, index: ObjectIndex, key: str, name_label: str, kind_lab
     if ignore and key == "instancetype":
         # With Ignore, a successful instancetype inference drops the template's memory so a
         # client-side fallback (virtctl's 512Mi) cannot conflict with the instancetype.
-        domain = vmshape.domain(spec)
+        domain = matchers.domain(spec)
         if domain is not None:
             domain.pop("memory", None)
     new = {"name": name} if name else {}
@@ -195,9 +194,9 @@ def infer(vm: Mapping, objects: Iterable[Mapping] = ()) -> InferResult:
     Returns the new matchers (None when absent or cleared) and the VM with them
     written in. Raises `InferError` (with `.ignorable`) when inference fails.
     """
-    out = vmshape.load_vm(vm)
-    index = ObjectIndex(objects, vmshape.namespace(out))
+    out = matchers.load_vm(vm)
+    index = ObjectIndex(objects, matchers.namespace(out))
     infer_in_place(out, index)
+    out = matchers.normalize_vm(out)
     spec = out["spec"]
-    return InferResult(instancetype=spec.get("instancetype"), preference=spec.get("preference"),
-                       vm=vmshape.normalize_vm(out))
+    return InferResult(instancetype=spec.get("instancetype"), preference=spec.get("preference"), vm=out)

@@ -21,7 +21,7 @@ def _binding_unset(iface: dict) -> bool:
 def _on_pod_network(name, spec: dict) -> bool:
     # Go: the first network with the same name decides.
     for net in dict_items(spec.get("networks")):
-        if net.get("name", "") == name:
+        if (net.get("name") or "") == name:
             return net.get("pod") is not None
     return False
 
@@ -34,5 +34,5 @@ def apply_interfaces(pref_devices: dict, devs: dict, spec: dict) -> None:
     for iface in dict_items(devs.get("interfaces")):
         if model and not iface.get("model"):
             iface["model"] = model
-        if masquerade is not None and _binding_unset(iface) and _on_pod_network(iface.get("name", ""), spec):
+        if masquerade is not None and _binding_unset(iface) and _on_pod_network(iface.get("name") or "", spec):
             iface["masquerade"] = copy_value(masquerade)
