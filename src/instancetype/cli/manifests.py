@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from instancetype.api import kinds
+from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import LoadError
 
 from .loader import Document, read_values
@@ -28,36 +29,6 @@ class Manifests:
     def objects(self) -> list[dict]:
         """Everything a VM may be looked up against."""
         return [d.obj for d in self.types] + [d.obj for d in self.lookups]
-
-
-def upgrade(obj: dict) -> tuple[dict, list[str]]:
-    """flavor.kubevirt.io and v1alpha1/v1alpha2 objects (and VMs' `spec.flavor`) as v1beta1."""
-    from instancetype.api import v1alpha
-
-    warnings: list[str] = []
-    obj, w = v1alpha.rewrite_flavor(obj)
-    warnings.extend(w)
-    group = kinds.group_of(obj.get("apiVersion", ""))
-    if group == kinds.GROUP and obj.get("kind") in kinds.ALL_TYPE_KINDS:
-        obj, w = v1alpha.convert_to_v1beta1(obj)
-        warnings.extend(w)
-    return obj, warnings
-
-
-def needs_upgrade(obj: dict) -> bool:
-    api_version = obj.get("apiVersion", "")
-    group = kinds.group_of(api_version)
-    if group == kinds.FLAVOR_GROUP or (group == kinds.GROUP and api_version != kinds.API_VERSION):
-        return True
-    if obj.get("kind") == "VirtualMachine":
-        spec = obj.get("spec")
-        if isinstance(spec, dict):
-            if "flavor" in spec:
-                return True
-            m = spec.get("instancetype")
-            if isinstance(m, dict) and "flavor" in str(m.get("kind", "")).lower():
-                return True
-    return False
 
 
 def sort_documents(docs: list[Document], namespace: str | None) -> Manifests:

@@ -184,7 +184,7 @@ def convert_cmd(filenames, fmt):
         if not filenames:
             raise click.UsageError("must specify one of -f and -k")
         docs = read_sources(list(filenames))
-        from .manifests import needs_upgrade, upgrade
+        from instancetype.api.versions import needs_upgrade, upgrade
 
         objs = []
         for d in docs:

@@ -59,8 +59,9 @@ _PREF = _Side("preference", "preferenceRef", "PreferenceMatcher", K.PREFERENCE_M
 
 
 def vm_namespace(vm: dict, index: ObjectIndex | None = None) -> str:
-    ns = ((vm.get("metadata") or {}).get("namespace")) or ""
-    if ns:
+    meta = vm.get("metadata") if isinstance(vm, dict) else None
+    ns = meta.get("namespace") if isinstance(meta, dict) else None
+    if ns and isinstance(ns, str):
         return ns
     return index.default_namespace if index is not None else "default"
 
@@ -178,10 +179,11 @@ def _spec_from_revision(cr: dict, side: _Side) -> dict:
 def objects_for_matchers(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
     ns = vm_namespace(vm)
     out = []
+    spec = vm.get("spec") if isinstance(vm, dict) else None
     for side, given in ((_IT, instancetype), (_PREF, preference)):
-        m = _matcher(vm, side)
-        if m is None or given is None:
-            continue
+        m = spec.get(side.matcher_key) if isinstance(spec, dict) else None
+        if not isinstance(m, dict) or given is None:
+            continue  # nothing to store; expand reports a badly typed matcher itself
         kind = side.kinds.get(_str(m.get("kind")).lower())
         if kind is None:
             continue

@@ -195,7 +195,7 @@ def infer(vm: Mapping, objects: Iterable[Mapping] = ()) -> InferResult:
     written in. Raises `InferError` (with `.ignorable`) when inference fails.
     """
     out = matchers.load_vm(vm)
-    index = ObjectIndex(objects, matchers.namespace(out))
+    index = matchers.object_index(objects, matchers.namespace(out))
     infer_in_place(out, index)
     out = matchers.normalize_vm(out)
     spec = out["spec"]

@@ -1,6 +1,9 @@
-"""The VM's matchers (`spec.instancetype`, `spec.preference`) and the VM shape around them.
+"""The VM as the engine reads it: its shape, its quantities, its matchers.
 
     load_vm(vm) -> dict                 a private copy, its shape checked (DecodeError)
+    object_index(objects, namespace)    the objects that exist, their names checked (LoadError)
+    normalize_vm(vm) / normalize_vmi_spec(spec)
+                                        quantities in Kubernetes canonical form, in place
     check_matcher_update(old, new)      UPDATE: a matcher renamed with its revisionName kept
     check_matcher_shapes(vm)            name or inferFromVolume, not both, policy Reject/Ignore
 
@@ -14,11 +17,13 @@ The matcher rules are `pkg/instancetype/webhooks/vm/mutator.go`
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
-from instancetype import jsonutil
+from instancetype.jsonutil import clone
+from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.results import Cause
-from instancetype.errors import DecodeError
+from instancetype.engine.spec import canonical_quantity
+from instancetype.errors import DecodeError, LoadError
 
 # --- the VM's shape ----------------------------------------------------------------------------
 # A schema is a Python type (str, int, bool), a dict of child schemas (a Go struct: an object
@@ -28,29 +33,51 @@ MAP = "map"
 _MATCHER = {"name": str, "kind": str, "revisionName": str, "inferFromVolume": str,
             "inferFromVolumeFailurePolicy": str}
 _OBJECT_META = {"name": str, "namespace": str, "uid": str, "generation": int, "labels": MAP,
-                "annotations": MAP}
+                "annotations": MAP, "finalizers": [str]}
 _NAMED = {"name": str}
+_TARGET = {"bus": str}
+_DISK = {"name": str, "disk": _TARGET, "cdrom": {"bus": str, "tray": str, "readonly": bool}, "lun": _TARGET,
+         "blockSize": {"matchVolume": MAP, "custom": MAP}}
 _DEVICES = {
-    "disks": [_NAMED], "filesystems": [_NAMED], "interfaces": [_NAMED], "inputs": [_NAMED],
-    "gpus": [_NAMED], "hostDevices": [_NAMED],
+    "disks": [_DISK], "filesystems": [_NAMED], "interfaces": [_NAMED], "inputs": [
+        {"name": str, "bus": str, "type": str}],
+    "gpus": [_NAMED], "hostDevices": [_NAMED], "watchdog": {"name": str, "i6300esb": MAP, "diag288": MAP},
     "autoattachPodInterface": bool, "autoattachInputDevice": bool, "autoattachGraphicsDevice": bool,
     "autoattachMemBalloon": bool, "autoattachSerialConsole": bool, "autoattachVSOCK": bool,
 }
+_STATE = MAP   # a FeatureState and its relatives: `enabled` and friends
 _DOMAIN = {
-    "cpu": {"sockets": int, "cores": int, "threads": int, "maxSockets": int, "model": str},
-    "memory": MAP, "resources": {"requests": MAP, "limits": MAP}, "machine": {"type": str},
-    "firmware": {"uuid": str}, "features": MAP, "devices": _DEVICES, "clock": MAP,
+    "cpu": {"sockets": int, "cores": int, "threads": int, "maxSockets": int, "model": str,
+            "dedicatedCpuPlacement": bool, "isolateEmulatorThread": bool, "numa": MAP, "realtime": MAP,
+            "features": [{"name": str, "policy": str}]},
+    "memory": {"hugepages": {"pageSize": str}, "reservedOverhead": MAP},
+    "resources": {"requests": MAP, "limits": MAP}, "machine": {"type": str},
+    "firmware": {"uuid": str, "bootloader": {"efi": MAP, "bios": MAP}},
+    "features": {"acpi": _STATE, "apic": _STATE, "smm": _STATE, "pvspinlock": _STATE, "kvm": MAP,
+                 "hyperv": {k: _STATE for k in ("relaxed", "vapic", "vpindex", "runtime", "synic", "synictimer",
+                                                "reset", "vendorid", "frequencies", "reenlightenment",
+                                                "tlbflush", "ipi", "evmcs", "spinlocks")}},
+    "devices": _DEVICES, "clock": {"timer": {k: _STATE for k in ("hpet", "kvm", "pit", "rtc", "hyperv")}},
+    "launchSecurity": MAP, "ioThreads": MAP, "ioThreadsPolicy": str,
 }
+_VOLUME = {"name": str, "containerDisk": {"image": str, "imagePullPolicy": str},
+           "persistentVolumeClaim": {"claimName": str}, "dataVolume": {"name": str},
+           "emptyDisk": MAP, "hostDisk": MAP, "downwardAPI": {"fields": [{"resourceFieldRef": MAP}]}}
 _TEMPLATE_SPEC = {
-    "architecture": str, "domain": _DOMAIN, "volumes": [_NAMED], "networks": [_NAMED],
-    "nodeSelector": MAP, "schedulerName": str,
+    "architecture": str, "domain": _DOMAIN, "volumes": [_VOLUME], "networks": [_NAMED],
+    "nodeSelector": MAP, "schedulerName": str, "evictionStrategy": str, "hostname": str, "subdomain": str,
+    "affinity": MAP, "tolerations": [MAP], "readinessProbe": MAP, "livenessProbe": MAP,
+    "terminationGracePeriodSeconds": int,
 }
+_DV_CLAIM = {"storageClassName": str, "resources": {"requests": MAP, "limits": MAP}}
 _VM = {
     "apiVersion": str, "kind": str, "metadata": _OBJECT_META, "status": MAP,
     "spec": {
         "instancetype": _MATCHER, "preference": _MATCHER, "runStrategy": str,
         "dataVolumeTemplates": [{"metadata": _OBJECT_META, "spec": {
-            "pvc": MAP, "storage": MAP, "source": MAP, "sourceRef": MAP}}],
+            "pvc": _DV_CLAIM, "storage": _DV_CLAIM,
+            "source": {"pvc": {"name": str, "namespace": str}, "snapshot": {"name": str, "namespace": str}},
+            "sourceRef": {"kind": str, "name": str, "namespace": str}}}],
         "template": {"metadata": _OBJECT_META, "spec": _TEMPLATE_SPEC},
     },
 }
@@ -84,28 +111,63 @@ def _bad(value: Any, path: str, schema: Any) -> DecodeError:
                        f"VirtualMachine.{path} of type {_go_type(schema)}")
 
 
-def _check(value: Any, schema: Any, path: str) -> None:
-    if value is None:
-        return
+def _compile(schema: Any, path: str):
+    """A copier for `schema` at `path`, built once: it deep-copies a value while checking the
+    shape of the fields the schema lists, in one walk (as cheap as a plain clone)."""
     if isinstance(schema, dict):
-        if not isinstance(value, dict):
+        fields = {key: _compile(sub, f"{path}.{key}" if path else key) for key, sub in schema.items()}
+        get_field = fields.get
+
+        def copy_struct(value: Any) -> dict:
+            if type(value) is not dict:
+                if not isinstance(value, Mapping):
+                    raise _bad(value, path, schema)
+            out = {}
+            for key, x in value.items():
+                if x is None:
+                    out[key] = None
+                    continue
+                copy = get_field(key)
+                if copy is not None:
+                    out[key] = copy(x)
+                elif type(x) is dict or type(x) is list:
+                    out[key] = clone(x)
+                else:
+                    out[key] = x
+            return out
+        return copy_struct
+    if isinstance(schema, list):
+        item = _compile(schema[0], path)
+        # Go decodes a null item of a struct slice as the zero struct.
+        null_item = {} if isinstance(schema[0], dict) else None
+
+        def copy_slice(value: Any) -> list:
+            if type(value) is not list:
+                raise _bad(value, path, schema)
+            return [(null_item if null_item is None else {}) if x is None else item(x) for x in value]
+        return copy_slice
+    if schema is MAP:
+        def copy_map(value: Any) -> dict:
+            if not isinstance(value, Mapping):
+                raise _bad(value, path, schema)
+            return clone(value)
+        return copy_map
+    if schema is int:
+        def copy_int(value: Any) -> Any:
+            if type(value) is not int and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                           or value != int(value)):
+                raise _bad(value, path, schema)
+            return value
+        return copy_int
+
+    def copy_scalar(value: Any) -> Any:
+        if not isinstance(value, schema):
             raise _bad(value, path, schema)
-        for key, sub in schema.items():
-            if key in value:
-                _check(value[key], sub, f"{path}.{key}" if path else key)
-    elif isinstance(schema, list):
-        if not isinstance(value, list):
-            raise _bad(value, path, schema)
-        for item in value:
-            _check(item, schema[0], path)
-    elif schema is MAP:
-        if not isinstance(value, dict):
-            raise _bad(value, path, schema)
-    elif schema is int:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-            raise _bad(value, path, schema)
-    elif not isinstance(value, schema):
-        raise _bad(value, path, schema)
+        return value
+    return copy_scalar
+
+
+_copy_vm = _compile(_VM, "")
 
 
 def load_vm(vm: Any) -> dict:
@@ -115,11 +177,92 @@ def load_vm(vm: Any) -> dict:
     """
     if not isinstance(vm, Mapping):
         raise DecodeError(f"json: cannot unmarshal {_json_type(vm)} into Go value of type v1.VirtualMachine")
-    _check(vm, _VM, "")
-    out = jsonutil.clone(vm)
+    out = _copy_vm(vm)
     if not isinstance(out.get("spec"), dict):
         out["spec"] = {}
     return out
+
+
+# --- quantities in canonical form (as KubeVirt prints a decoded VM) ---------------------------
+def _canon_map(m: Any, path: str) -> None:
+    if isinstance(m, dict):
+        for k, v in m.items():
+            if v is not None:
+                m[k] = canonical_quantity(v, f"{path}.{k}")
+
+
+def _canon_key(obj: Any, key: str, path: str) -> None:
+    if isinstance(obj, dict) and obj.get(key) is not None:
+        obj[key] = canonical_quantity(obj[key], f"{path}.{key}")
+
+
+def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
+    """Rewrite the quantities of a VMI spec (or a VM template spec) in canonical form, in place."""
+    if not isinstance(spec, dict):
+        return
+    dom = spec.get("domain")
+    if isinstance(dom, dict):
+        mem = dom.get("memory")
+        if isinstance(mem, dict):
+            _canon_key(mem, "guest", f"{path}.domain.memory")
+            _canon_key(mem, "maxGuest", f"{path}.domain.memory")
+            _canon_key(mem.get("reservedOverhead"), "addedOverhead", f"{path}.domain.memory.reservedOverhead")
+        res = dom.get("resources")
+        if isinstance(res, dict):
+            _canon_map(res.get("requests"), f"{path}.domain.resources.requests")
+            _canon_map(res.get("limits"), f"{path}.domain.resources.limits")
+    vols = spec.get("volumes")
+    if isinstance(vols, list):
+        for vol in vols:
+            if not isinstance(vol, dict):
+                continue
+            _canon_key(vol.get("emptyDisk"), "capacity", f"{path}.volumes.emptyDisk")
+            _canon_key(vol.get("hostDisk"), "capacity", f"{path}.volumes.hostDisk")
+            fields = (vol.get("downwardAPI") or {}).get("fields") if isinstance(vol.get("downwardAPI"), dict) else None
+            if isinstance(fields, list):
+                for f in fields:
+                    if isinstance(f, dict):
+                        _canon_key(f.get("resourceFieldRef"), "divisor", f"{path}.volumes.downwardAPI.fields")
+
+
+def normalize_vm(vm: dict) -> dict:
+    """Rewrite the quantities of a loaded VM in canonical form, in place; returns `vm`."""
+    spec = vm.get("spec")
+    if not isinstance(spec, dict):
+        return vm
+    for i, dvt in enumerate(data_volume_templates(spec)):
+        dspec = dvt.get("spec")
+        if not isinstance(dspec, dict):
+            continue
+        for claim in ("pvc", "storage"):
+            res = dspec.get(claim, {}).get("resources") if isinstance(dspec.get(claim), dict) else None
+            if isinstance(res, dict):
+                base = f"spec.dataVolumeTemplates[{i}].spec.{claim}.resources"
+                _canon_map(res.get("requests"), f"{base}.requests")
+                _canon_map(res.get("limits"), f"{base}.limits")
+    normalize_vmi_spec(template_spec(spec), "spec.template.spec")
+    return vm
+
+
+def object_index(objects: Any, default_namespace: str) -> ObjectIndex:
+    """An ObjectIndex of `objects`, after checking the names it keys on are strings (LoadError)."""
+    return ObjectIndex(object_list(objects), default_namespace)
+
+
+def object_list(objects: Any) -> list:
+    """`objects` as a list, the names an ObjectIndex keys on checked to be strings (LoadError)."""
+    if objects is None:
+        objects = ()
+    elif isinstance(objects, (str, bytes, Mapping)) or not isinstance(objects, Iterable):
+        raise LoadError("objects: must be a list of objects")
+    objects = list(objects)
+    for i, obj in enumerate(objects):
+        meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+        if isinstance(meta, Mapping):
+            for key in ("name", "namespace"):
+                if meta.get(key) is not None and not isinstance(meta[key], str):
+                    raise LoadError(f"objects[{i}]: metadata.{key}: must be a string")
+    return objects
 
 
 def namespace(vm: dict) -> str:

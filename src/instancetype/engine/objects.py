@@ -6,18 +6,33 @@ for (the VM's). Objects are not copied: callers never mutate what they get.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Protocol
 
 from instancetype.api.kinds import BY_KIND
 from instancetype.errors import LoadError
 
 
-class ObjectIndex:
-    __slots__ = ("_by_key", "default_namespace")
+class ObjectSource(Protocol):
+    """Objects that live elsewhere (the store): found one at a time instead of listed up front."""
 
-    def __init__(self, objects: Iterable[Mapping] = (), default_namespace: str = "default"):
+    def lookup(self, kind: str, name: str, namespace: str) -> Mapping | None: ...
+
+    def lookup_kind(self, kind: str, namespace: str | None) -> list[Mapping]: ...
+
+
+class ObjectIndex:
+    """`objects` may be an iterable of objects, or an `ObjectSource` (e.g. the embedded store),
+    which is asked on every miss; either way the engine sees one `get`."""
+
+    __slots__ = ("_by_key", "default_namespace", "_source")
+
+    def __init__(self, objects: Iterable[Mapping] | ObjectSource = (), default_namespace: str = "default"):
         self.default_namespace = default_namespace
         self._by_key: dict[tuple[str, str, str], Mapping] = {}
+        self._source: ObjectSource | None = None
+        if hasattr(objects, "lookup"):
+            self._source = objects  # type: ignore[assignment]
+            return
         for i, obj in enumerate(objects or ()):
             self.add(obj, index=i)
 
@@ -40,9 +55,14 @@ class ObjectIndex:
         res = BY_KIND.get(kind)
         namespaced = res.namespaced if res is not None else True
         ns = (namespace or self.default_namespace) if namespaced else ""
-        return self._by_key.get((kind, ns, name))
+        found = self._by_key.get((kind, ns, name))
+        if found is None and self._source is not None:
+            found = self._source.lookup(kind, name, ns)
+        return found
 
     def of_kind(self, kind: str) -> list[Mapping]:
+        if self._source is not None:
+            return list(self._source.lookup_kind(kind, None))
         return [o for (k, _, _), o in self._by_key.items() if k == kind]
 
     def __len__(self) -> int:

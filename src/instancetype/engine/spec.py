@@ -10,8 +10,9 @@ Public (stable) functions:
         `memory.guest` / `memory.maxGuest` are quantities printed in canonical form
         (`memory.guest` absent reads as the zero quantity "0", as Go's zero Quantity),
         `memory.overcommitPercent` an int. Returns a new dict (the input is not touched);
-        nested objects that are not rewritten are shared with the input, so callers copy
-        what they put into a VM (apply does).
+        nested objects that are not rewritten are shared with the input, and results are
+        cached by the input's content: a returned spec must never be mutated (apply copies
+        what it puts into a VM).
     preference_spec(x) -> dict | None
         `unwrap` + `requirements.memory.guest` in canonical form.
 
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 from typing import Any
+
+import msgspec
 
 from instancetype.errors import DecodeError, QuantityError
 
@@ -83,7 +86,52 @@ def _obj(v: Any, field: str) -> dict:
     return v
 
 
+# Specs this module produced, by identity (a strong reference keeps each id unique): passing
+# a normalised spec again returns it as is, so callers may normalise at every layer for free.
+_NORMALISED: dict[int, dict] = {}
+
+
+def _remember(out: dict) -> dict:
+    if len(_NORMALISED) >= 4096:
+        _NORMALISED.clear()
+    _NORMALISED[id(out)] = out
+    return out
+
+
+# Normalised specs by the content of their input (msgpack bytes: ~0.3 µs to compute), so a
+# spec given again (a new dict with the same content, or the same dict) is read once.
+_PACK = msgspec.msgpack.Encoder().encode
+_UNPACK = msgspec.msgpack.Decoder().decode
+_BY_CONTENT: dict[tuple[str, bytes], dict | None] = {}
+
+
+def _cached(tag: str, x: Any, build) -> dict | None:
+    if _NORMALISED.get(id(x)) is x:
+        return x
+    try:
+        key = (tag, _PACK(x))
+    except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
+        return build(x)
+    out = _BY_CONTENT.get(key)
+    if out is None:
+        # Built from a private copy (the decoded key), so a caller mutating its input later
+        # cannot change a cached spec.
+        out = build(_UNPACK(key[1]))
+        if len(_BY_CONTENT) >= 1024:
+            _BY_CONTENT.clear()
+        _BY_CONTENT[key] = out
+    return out
+
+
 def instancetype_spec(x: Any) -> dict | None:
+    return _cached("it", x, _build_instancetype) if x is not None else None
+
+
+def preference_spec(x: Any) -> dict | None:
+    return _cached("pref", x, _build_preference) if x is not None else None
+
+
+def _build_instancetype(x: Any) -> dict | None:
     spec = unwrap(x)
     if spec is None:
         return None
@@ -107,10 +155,10 @@ def instancetype_spec(x: Any) -> dict | None:
                 raise DecodeError(f"spec.memory.overcommitPercent: cannot unmarshal {oc!r} into an int")
         mem["overcommitPercent"] = oc
     out["memory"] = mem
-    return out
+    return _remember(out)
 
 
-def preference_spec(x: Any) -> dict | None:
+def _build_preference(x: Any) -> dict | None:
     spec = unwrap(x)
     if spec is None:
         return None
@@ -121,5 +169,5 @@ def preference_spec(x: Any) -> dict | None:
         m = dict(req["memory"])
         m["guest"] = canonical_quantity(m["guest"], "spec.requirements.memory.guest")
         out["requirements"]["memory"] = m
-        return out
-    return spec
+        return _remember(out)
+    return _remember(dict(spec))

@@ -7,7 +7,7 @@ vms-admitter.go). Runs before the instancetype is applied, only in VM admission
 """
 from __future__ import annotations
 
-from instancetype.errors import SpreadError
+from instancetype.errors import DecodeError, SpreadError
 
 from .preference.cpu import SPREAD_TOPOLOGIES, preferred_topology, spread_options
 
@@ -22,11 +22,16 @@ def _fail(message: str) -> None:
 
 def check_spread(instancetype: dict | None, preference: dict | None) -> None:
     """Raise SpreadError (field `instancetype.spec.cpu.guest`) when the vCPUs do not divide."""
-    if not instancetype or preferred_topology(preference) not in SPREAD_TOPOLOGIES:
+    if instancetype is None or preferred_topology(preference) not in SPREAD_TOPOLOGIES:
         return
     cpu = instancetype.get("cpu")
     guest = (cpu.get("guest") if type(cpu) is dict else None) or 0
     ratio, across = spread_options(preference)
+    if type(ratio) is not int or ratio < 0:
+        # Go's decoder would have refused the preference (both ratio fields are uint32).
+        opts = ((preference or {}).get("cpu") or {}).get("spreadOptions") or {}
+        field = "spec.cpu.spreadOptions.ratio" if opts.get("ratio") is not None else "spec.preferSpreadSocketToCoreRatio"
+        raise DecodeError(f"{field}: cannot unmarshal {ratio!r} into a uint32")
     if across == "SocketsCores":
         _need_ratio(guest, ratio)
         if guest % ratio:

@@ -64,7 +64,7 @@ def apply_cpu(pref_cpu: dict, spec: dict) -> None:
     current = cpu.get("features")
     if type(current) is not list:
         current = cpu["features"] = []
-    names = {f.get("name") for f in dict_items(current)}
+    names = [f.get("name") for f in dict_items(current)]  # a list: names may be any JSON value
     for f in dict_items(features):
         if f.get("name") not in names:
             current.append(copy_value(f))

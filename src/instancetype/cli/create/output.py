@@ -1,0 +1,27 @@
+"""Print an object as virtctl does (sigs.k8s.io/yaml: JSON field names, keys sorted)."""
+from __future__ import annotations
+
+import yaml
+
+try:
+    _Base = yaml.CSafeDumper
+except AttributeError:  # PyYAML without libyaml
+    _Base = yaml.SafeDumper
+
+
+class _Dumper(_Base):
+    pass
+
+
+def _str(dumper, value: str):
+    # multi-line strings (cloud-init user data) as literal blocks, as Go's yaml prints them
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def dump(obj: dict) -> str:
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False,
+                     allow_unicode=True, width=1 << 30)

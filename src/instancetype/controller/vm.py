@@ -1,0 +1,263 @@
+"""The VM controller, written against the store: run strategies, start, stop, restart.
+
+There is no daemon. Every write that can change what a VM should be runs `reconcile` on that
+VM inside the same transaction, so a stored VM and the work it triggers (its revisions, its
+VMI) land together or not at all. `reconcile` is idempotent: running it twice changes nothing.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from instancetype.errors import Error, VMIError
+from instancetype.jsonutil import clone
+from instancetype.store.base import Conflict, NotFound, Store, now
+from instancetype.store.source import StoreObjects
+
+from . import node, revisions
+
+RUN_STRATEGIES = ("Always", "Halted", "Manual", "RerunOnFailure", "Once", "WaitAsReceiver")
+VM_RESOURCE = "virtualmachine.kubevirt.io"  # KubeVirt's subresource errors name the singular resource
+
+
+def run_strategy(vm: dict) -> str:
+    """`spec.runStrategy`, else the legacy `spec.running` (true: Always, false or absent: Halted)."""
+    spec = vm.get("spec") or {}
+    if spec.get("runStrategy"):
+        return spec["runStrategy"]
+    return "Always" if spec.get("running") is True else "Halted"
+
+
+def _name(vm: dict) -> tuple[str, str]:
+    meta = vm.get("metadata") or {}
+    return meta.get("name") or "", meta.get("namespace") or "default"
+
+
+def _vmi(store: Store, vm: dict) -> dict | None:
+    name, ns = _name(vm)
+    try:
+        return store.get("VirtualMachineInstance", name, ns)
+    except NotFound:
+        return None
+
+
+def _reference_policy(config: dict | None) -> str:
+    return ((config or {}).get("instancetype") or {}).get("referencePolicy") or "reference"
+
+
+def _failed(vm: dict) -> bool:
+    return any(c.get("type") == "Failure" and c.get("status") == "True"
+               for c in (vm.get("status") or {}).get("conditions") or ())
+
+
+def _wants_vmi(vm: dict, vmi: dict | None) -> bool | None:
+    """True: a VMI must exist; False: none may; None: leave it as it is (Manual)."""
+    strategy = run_strategy(vm)
+    status = vm.get("status") or {}
+    if strategy == "Always":
+        return True
+    if strategy in ("Halted", "WaitAsReceiver"):
+        return False
+    if strategy in ("RerunOnFailure", "Once"):
+        # Started on creation; a stop request leaves it stopped until a start request.
+        return vmi is not None or not status.get("printableStatus") or _failed(vm)
+    return None  # Manual
+
+
+def reconcile(store: Store, vm: dict, config: dict | None = None) -> dict:
+    """Bring the VMI and status of `vm` (as stored) in line with its spec; returns the stored VM."""
+    vm = clone(vm)
+    changed = revisions.sync_status_refs(vm)
+    policy = _reference_policy(config)
+    if policy in ("expand", "expandAll") and _has_matchers(vm):
+        if policy == "expandAll" or not _has_pinned_refs(vm):
+            return _expand_in_place(store, vm, config)
+    vmi = _vmi(store, vm)
+    want = _wants_vmi(vm, vmi)
+    if want and vmi is None:
+        return _start_vmi(store, vm, config)
+    if want is False and vmi is not None:
+        _delete_vmi(store, vm)
+        vmi = None
+    return _write_status(store, vm, vmi, changed)
+
+
+def _has_matchers(vm: dict) -> bool:
+    spec = vm.get("spec") or {}
+    return bool(spec.get("instancetype") or spec.get("preference"))
+
+
+def _has_pinned_refs(vm: dict) -> bool:
+    status = vm.get("status") or {}
+    return any((status.get(k) or {}).get("controllerRevisionRef") for k in ("instancetypeRef", "preferenceRef"))
+
+
+def _expand_in_place(store: Store, vm: dict, config: dict | None) -> dict:
+    """referencePolicy expand/expandAll: the VM itself is rewritten expanded; no revisions kept."""
+    import instancetype
+
+    old_refs = [((vm.get("status") or {}).get(k) or {}).get("controllerRevisionRef", {}).get("name")
+                for k in ("instancetypeRef", "preferenceRef")]
+    try:
+        expanded = instancetype.expand(vm, objects=StoreObjects(store), config=config)
+    except Error as e:
+        return _write_failure(store, vm, "UnsupportedSyncError",
+                              f"unsupported error: error encountered while expanding into VirtualMachine: {e}")
+    expanded.pop("status", None)
+    stored = store.update({**expanded, "status": vm.get("status") or {}})
+    for k in ("instancetypeRef", "preferenceRef"):
+        (stored.get("status") or {}).pop(k, None)
+    _, ns = _name(vm)
+    for name in old_refs:
+        if name:
+            try:
+                store.delete("ControllerRevision", name, ns)
+            except NotFound:
+                pass
+    return reconcile(store, stored, {**(config or {}), "instancetype": {"referencePolicy": "reference"}})
+
+
+def _start_vmi(store: Store, vm: dict, config: dict | None) -> dict:
+    import instancetype
+
+    try:
+        if _reference_policy(config) == "reference" and revisions.capture(store, vm):
+            status = vm.pop("status", None) or {}
+            vm = store.update(vm)
+            vm["status"] = status
+    except revisions.SyncError as e:
+        return _write_failure(store, vm, e.reason, str(e))
+    try:
+        vmi = instancetype.build_vmi(vm, objects=StoreObjects(store), config=config)
+    except VMIError as e:
+        reason = {"autoattach": "FailedFindPreference", "apply": "FailedFindInstancetype"}.get(e.stage, "FailedCreate")
+        return _write_failure(store, vm, reason, str(e))
+    except Error as e:
+        return _write_failure(store, vm, "FailedCreate", str(e))
+    created = store.create(node.schedule(vmi, now()))
+    return _write_status(store, vm, created, True)
+
+
+def _delete_vmi(store: Store, vm: dict) -> None:
+    name, ns = _name(vm)
+    try:
+        store.delete("VirtualMachineInstance", name, ns)
+    except NotFound:
+        pass
+
+
+def _base_status(vm: dict) -> dict:
+    status = dict(vm.get("status") or {})
+    gen = (vm.get("metadata") or {}).get("generation")
+    if gen is not None:
+        status["observedGeneration"] = gen
+        status["desiredGeneration"] = gen
+    status["runStrategy"] = run_strategy(vm)
+    return status
+
+
+def _write_status(store: Store, vm: dict, vmi: dict | None, force: bool = False) -> dict:
+    status = _base_status(vm)
+    stamp = now()
+    running = vmi is not None and (vmi.get("status") or {}).get("phase") == "Running"
+    status.pop("conditions", None)
+    if running:
+        status.update(created=True, ready=True, printableStatus="Running")
+        status["conditions"] = [{"type": "Ready", "status": "True", "reason": node.REASON, "message": node.MESSAGE,
+                                 "lastProbeTime": None, "lastTransitionTime": stamp}]
+    else:
+        status.pop("created", None)
+        status.pop("ready", None)
+        status["printableStatus"] = "Stopped"
+        status["conditions"] = [{"type": "Ready", "status": "False", "reason": "VMINotExists",
+                                 "message": "VMI does not exist", "lastProbeTime": None,
+                                 "lastTransitionTime": stamp}]
+    return _put_status(store, vm, status, force)
+
+
+def _write_failure(store: Store, vm: dict, reason: str, message: str) -> dict:
+    status = _base_status(vm)
+    status.pop("created", None)
+    status.pop("ready", None)
+    status["printableStatus"] = "Stopped"
+    stamp = now()
+    status["conditions"] = [
+        {"type": "Ready", "status": "False", "reason": "VMINotExists", "message": "VMI does not exist",
+         "lastProbeTime": None, "lastTransitionTime": stamp},
+        {"type": "Failure", "status": "True", "reason": reason, "message": message,
+         "lastProbeTime": None, "lastTransitionTime": stamp},
+    ]
+    return _put_status(store, vm, status, True)
+
+
+def _same_ignoring_times(a: Any, b: Any) -> bool:
+    def strip(s: dict) -> dict:
+        s = dict(s)
+        s["conditions"] = [{k: v for k, v in c.items() if k != "lastTransitionTime"} for c in s.get("conditions") or ()]
+        return s
+
+    return strip(a or {}) == strip(b or {})
+
+
+def _put_status(store: Store, vm: dict, status: dict, force: bool) -> dict:
+    name, ns = _name(vm)
+    current = store.get("VirtualMachine", name, ns)
+    if _same_ignoring_times(current.get("status"), status):
+        return current
+    current["status"] = status
+    return store.update(current, subresource="status")
+
+
+# --- virtctl start / stop / restart -----------------------------------------------------------------
+
+def _conflict(vm: dict, detail: str) -> Conflict:
+    name, _ = _name(vm)
+    return Conflict(f'Operation cannot be fulfilled on {VM_RESOURCE} "{name}": {detail}')
+
+
+def start(store: Store, vm: dict, config: dict | None = None) -> dict:
+    """virtctl start (KubeVirt's start subresource), then the controller's reconcile."""
+    strategy = run_strategy(vm)
+    vmi = _vmi(store, vm)
+    if strategy in ("Always", "Once"):
+        raise _conflict(vm, "VM is already running" if vmi is not None and strategy == "Always"
+                        else f"{strategy} does not support manual start requests")
+    if strategy == "Halted":
+        spec = dict(vm.get("spec") or {})
+        if "running" in spec and "runStrategy" not in spec:
+            spec["running"] = True
+        else:
+            spec["runStrategy"] = "Always"
+        vm = store.update({**vm, "spec": spec})
+        return reconcile(store, vm, config)
+    if vmi is None:  # Manual, RerunOnFailure
+        return _start_vmi(store, clone(vm), config)
+    return vm
+
+
+def stop(store: Store, vm: dict, config: dict | None = None) -> dict:
+    strategy = run_strategy(vm)
+    vmi = _vmi(store, vm)
+    if strategy in ("Halted", "Manual", "RerunOnFailure", "WaitAsReceiver") and vmi is None:
+        raise _conflict(vm, "VM is not running")
+    if strategy == "Halted":
+        raise _conflict(vm, "Halted only supports manual stop requests with a shorter graceperiod")
+    if strategy in ("Always", "Once"):
+        spec = dict(vm.get("spec") or {})
+        if "running" in spec and "runStrategy" not in spec:
+            spec["running"] = False
+        else:
+            spec["runStrategy"] = "Halted"
+        vm = store.update({**vm, "spec": spec})
+        return reconcile(store, vm, config)
+    _delete_vmi(store, vm)
+    return _write_status(store, clone(vm), None)
+
+
+def restart(store: Store, vm: dict, config: dict | None = None) -> dict:
+    strategy = run_strategy(vm)
+    if strategy in ("Halted", "Once"):
+        raise _conflict(vm, f"RunStategy {strategy} does not support manual restart requests")  # sic, KubeVirt
+    if _vmi(store, vm) is None:
+        raise _conflict(vm, "VM is not running: Halted")
+    _delete_vmi(store, vm)
+    return _start_vmi(store, clone(vm), config)

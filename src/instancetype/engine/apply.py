@@ -1,0 +1,60 @@
+"""The core VMI applier (pkg/instancetype/apply/vmi.go): instancetype, then preference.
+
+Public (stable):
+
+    apply_to_spec(spec, metadata, instancetype, preference, *, root) -> list[str]
+        Mutates `spec` (a VMI spec or a VM template spec, already cloned by the caller) and
+        `metadata` (the target's metadata: `spec.template.metadata` for expand/admission, the
+        VMI's own for the VM controller; only `annotations` is touched) in place.
+        `instancetype` / `preference` are specs (bare or whole objects; see engine/spec.py) or
+        None. `root` is the field-path root of the conflicts: "spec.template.spec" (expand,
+        VM admission, revision store) or "spec" (the VM controller building the VMI).
+        Returns the conflicts (field paths, handler order). With any conflict the preference
+        is not applied, and `spec` may be partly changed: callers discard it.
+    conflict_message(paths) -> str
+        KubeVirt's text for a conflict list: `VM field(s) <p1>, <p2> conflicts with selected
+        instance type` (pkg/instancetype/conflict).
+"""
+from __future__ import annotations
+
+from instancetype.engine.instancetype import handlers_for
+from instancetype.engine.spec import instancetype_spec, preference_spec
+
+try:  # the preference applier lives in engine/preference (written alongside)
+    from instancetype.engine.preference import apply_preference as _apply_preference
+except ImportError:  # pragma: no cover - only while that package is being written
+    _apply_preference = None
+
+
+# Per normalised instancetype spec (cached by engine/spec.py, never mutated): the handlers
+# that have something to do. Keyed by identity; the entry holds the spec so ids stay unique.
+_PLANS: dict[int, tuple[dict, tuple]] = {}
+
+
+def conflict_message(paths) -> str:
+    return f"VM field(s) {', '.join(paths)} conflicts with selected instance type"
+
+
+def apply_to_spec(spec: dict, metadata: dict, instancetype, preference, *, root: str) -> list[str]:
+    if instancetype is None and preference is None:
+        return []
+    it = instancetype_spec(instancetype)
+    pref = preference_spec(preference)
+    if it is not None:
+        conflicts: list[str] = []
+        plan = _PLANS.get(id(it))
+        if plan is None or plan[0] is not it:
+            if len(_PLANS) >= 1024:
+                _PLANS.clear()
+            plan = _PLANS[id(it)] = (it, handlers_for(it))
+        for handler in plan[1]:
+            found = handler(it, spec, metadata, root, pref)
+            if found:
+                conflicts.extend(found)
+        if conflicts:
+            return conflicts
+    if pref is not None:
+        if _apply_preference is None:  # pragma: no cover
+            raise RuntimeError("instancetype.engine.preference is not available")
+        _apply_preference(pref, spec, metadata=metadata)
+    return []

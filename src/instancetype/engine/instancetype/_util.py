@@ -1,0 +1,24 @@
+"""Small helpers shared by the instancetype handlers."""
+from __future__ import annotations
+
+
+def domain(spec: dict) -> dict:
+    d = spec.get("domain")
+    if d is None:
+        d = spec["domain"] = {}
+    return d
+
+
+def child(parent: dict, key: str) -> dict:
+    """parent[key], created as {} when absent (Go's `if x == nil { x = &T{} }`)."""
+    v = parent.get(key)
+    if v is None:
+        v = parent[key] = {}
+    return v
+
+
+def resources_has(spec: dict, group: str, name: str) -> bool:
+    """Whether domain.resources.<group> (a ResourceList) has the key `name`."""
+    res = (spec.get("domain") or {}).get("resources") or {}
+    lst = res.get(group)
+    return isinstance(lst, dict) and name in lst

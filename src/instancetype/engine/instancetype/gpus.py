@@ -1,0 +1,17 @@
+"""gpus (pkg/instancetype/apply/gpu.go): an empty list on either side counts as unset."""
+from __future__ import annotations
+
+from instancetype.jsonutil import clone
+
+from ._util import child, domain
+
+
+def apply(it: dict, spec: dict, metadata: dict, root: str, preference: dict | None = None) -> list[str]:
+    want = it.get("gpus")
+    if not want:
+        return []
+    devices = child(domain(spec), "devices")
+    if devices.get("gpus"):
+        return [f"{root}.domain.devices.gpus"]
+    devices["gpus"] = clone(want)
+    return []

@@ -1,0 +1,38 @@
+"""Memory (pkg/instancetype/apply/memory.go): the first conflict only, then guest, overcommit,
+hugepages and maxGuest."""
+from __future__ import annotations
+
+from instancetype.engine.memory import overcommit_request
+from instancetype.jsonutil import clone
+
+from ._util import child, domain, resources_has
+
+
+def apply(it: dict, spec: dict, metadata: dict, root: str, preference: dict | None = None) -> list[str]:
+    want = it.get("memory") or {}
+    dom = domain(spec)
+    vm_mem = child(dom, "memory")
+    if vm_mem.get("guest") is not None:
+        return [f"{root}.domain.memory.guest"]
+    if vm_mem.get("hugepages") is not None and want.get("hugepages") is not None:
+        return [f"{root}.domain.memory.hugepages"]
+    if vm_mem.get("maxGuest") is not None and want.get("maxGuest") is not None:
+        return [f"{root}.domain.memory.maxGuest"]
+    if resources_has(spec, "requests", "memory"):
+        return [f"{root}.domain.resources.requests.memory"]
+    if resources_has(spec, "limits", "memory"):
+        return [f"{root}.domain.resources.limits.memory"]
+
+    guest = want.get("guest") or "0"
+    vm_mem["guest"] = guest
+    percent = want.get("overcommitPercent") or 0
+    if percent > 0:
+        res = child(dom, "resources")
+        child(res, "requests")["memory"] = overcommit_request(guest, percent)
+    v = want.get("hugepages")
+    if v is not None:
+        vm_mem["hugepages"] = clone(v)
+    v = want.get("maxGuest")
+    if v is not None:
+        vm_mem["maxGuest"] = v
+    return []

@@ -1,0 +1,295 @@
+"""ControllerRevisions of instancetypes and preferences: names, content, compare, upgrade. Pure.
+
+A VM's capture of an instancetype or preference is an `apps/v1 ControllerRevision` in the VM's
+namespace, owned by the VM, whose `data` is the complete v1beta1 object (metadata labels,
+annotations, finalizers, ownerReferences and managedFields cleared) and whose five
+`instancetype.kubevirt.io/object-*` labels say what it holds
+(pkg/instancetype/revision/store.go CreateControllerRevision).
+
+Names: this project uses the seeds' form `<vm>-<object name>-<object uid>-<object generation>`
+(`revision_name`, KubeVirt <= v1.2); KubeVirt v1.3+ inserts the object version
+(`kubevirt_revision_name`).
+
+Old payloads (KubeVirt v1.3-v1.6 pkg/instancetype/compatibility): a v1alpha1 "SpecRevision"
+`{apiVersion, spec: <base64 JSON spec>}` or a whole v1alpha1/v1alpha2 object decode into the
+v1beta1 object; `upgrade_revision` rewrites such a revision under the same name with the labels.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping
+
+from instancetype.api import kinds as K
+from instancetype.api import v1alpha
+from instancetype.errors import DecodeError, Error, UnexpectedKindError
+from instancetype.jsonutil import clone
+
+REVISION_API_VERSION = "apps/v1"
+REVISION_KIND = "ControllerRevision"
+_INSTANCETYPE_GROUP_OLD = {f"{K.GROUP}/{v}" for v in K.OLD_VERSIONS}
+_STRIPPED_META = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
+_KIND_BY_LOWER = {k.lower(): k for k in K.ALL_TYPE_KINDS}
+_UID_GEN = re.compile(r"-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})-(\d+)$")
+
+# Placeholder names KubeVirt gave objects decoded from a v1alpha1 SpecRevision (no uid, generation 0).
+OLD_INSTANCETYPE_NAME = "old-version-of-instancetype-object"
+OLD_PREFERENCE_NAME = "old-version-of-preference-object"
+
+# --- names ---------------------------------------------------------------------------------------
+
+def _meta(obj: Mapping) -> Mapping:
+    m = obj.get("metadata") if isinstance(obj, Mapping) else None
+    return m if isinstance(m, Mapping) else {}
+
+
+def _generation(obj: Mapping) -> int:
+    g = _meta(obj).get("generation")
+    return int(g) if isinstance(g, int) or (isinstance(g, str) and g.isdigit()) else 0
+
+
+def revision_name(vm_name: str, obj: Mapping) -> str:
+    """The seeds' form: `<vm>-<object name>-<object uid>-<object generation>` (KubeVirt <= v1.2)."""
+    m = _meta(obj)
+    return f"{vm_name}-{m.get('name') or ''}-{m.get('uid') or ''}-{_generation(obj)}"
+
+
+def kubevirt_revision_name(vm_name: str, obj: Mapping, version: str = K.VERSION) -> str:
+    """KubeVirt v1.3+'s form `<vm>-<name>-<version>-<uid>-<generation>` (revision.GenerateName)."""
+    m = _meta(obj)
+    return f"{vm_name}-{m.get('name') or ''}-{version}-{m.get('uid') or ''}-{_generation(obj)}"
+
+
+def parse_revision_name(name: str, vm_name: str) -> tuple[str, str, int] | None:
+    """(object name, uid, generation) from a name in either form, or None if it is neither."""
+    m = _UID_GEN.search(name or "")
+    if not m or not name.startswith(f"{vm_name}-"):
+        return None
+    middle = name[len(vm_name) + 1:m.start()]
+    for version in (K.VERSION, *K.OLD_VERSIONS):
+        if middle.endswith(f"-{version}"):
+            middle = middle[: -len(version) - 1]
+            break
+    return (middle, m.group(1), int(m.group(2))) if middle else None
+
+
+# --- building ------------------------------------------------------------------------------------
+
+def object_kind(obj: Mapping, kind: str | None = None) -> str:
+    """The CamelCase kind of an instancetype/preference (any case, singular or plural, as matchers
+    spell it): the scheme decides it in KubeVirt, not the caller's TypeMeta."""
+    given = kind if kind is not None else (obj.get("kind") if isinstance(obj, Mapping) else None)
+    word = str(given or "").lower()
+    found = _KIND_BY_LOWER.get(word) or _KIND_BY_LOWER.get(word[:-1] if word.endswith("s") else "")
+    if found is None:
+        raise UnexpectedKindError(f"unexpected type: {given}")
+    return found
+
+
+def stored_object(obj: Mapping, kind: str | None = None) -> dict:
+    """`obj` as a revision's `data` holds it: v1beta1, CamelCase kind, metadata stripped."""
+    k = object_kind(obj, kind)
+    out = clone(dict(obj))
+    if out.get("apiVersion") in _INSTANCETYPE_GROUP_OLD:
+        out = v1alpha.convert_to_v1beta1(out)[0]
+    out["apiVersion"] = K.API_VERSION
+    out["kind"] = k
+    meta = dict(out.get("metadata") or {})
+    for key in _STRIPPED_META:
+        meta.pop(key, None)
+    if not K.BY_KIND[k].namespaced:
+        meta.pop("namespace", None)
+    out["metadata"] = meta
+    return out
+
+
+def revision_labels(obj: Mapping, kind: str | None = None) -> dict[str, str]:
+    m = _meta(obj)
+    return {
+        K.LABEL_OBJECT_GENERATION: str(_generation(obj)),
+        K.LABEL_OBJECT_KIND: object_kind(obj, kind),
+        K.LABEL_OBJECT_NAME: str(m.get("name") or ""),
+        K.LABEL_OBJECT_UID: str(m.get("uid") or ""),
+        K.LABEL_OBJECT_VERSION: K.VERSION,
+    }
+
+
+def owner_reference(vm: Mapping) -> dict:
+    """The controller reference to the VM (metav1.NewControllerRef)."""
+    m = _meta(vm)
+    return {"apiVersion": K.KUBEVIRT_API_VERSION, "kind": "VirtualMachine", "name": m.get("name") or "",
+            "uid": m.get("uid") or "", "controller": True, "blockOwnerDeletion": True}
+
+
+def build_revision(vm: Mapping, obj: Mapping, *, kind: str | None = None, name: str | None = None) -> dict:
+    """The ControllerRevision capturing `obj` for `vm` (named `revision_name` unless `name` is given)."""
+    data = stored_object(obj, kind)
+    meta: dict[str, Any] = {"name": name or revision_name(_meta(vm).get("name") or "", data)}
+    if _meta(vm).get("namespace"):
+        meta["namespace"] = _meta(vm)["namespace"]
+    meta["ownerReferences"] = [owner_reference(vm)]
+    meta["labels"] = revision_labels(data)
+    return {"apiVersion": REVISION_API_VERSION, "kind": REVISION_KIND, "metadata": meta,
+            "data": data, "revision": 0}
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+def _go_type(kind: str, api_version: str) -> str:
+    return f"*{api_version.rpartition('/')[2] or 'v1'}.{kind}"
+
+
+def _raw(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"))
+
+
+def _spec_revision(data: Mapping) -> dict | None:
+    """The v1beta1 object held by a v1alpha1 SpecRevision `{apiVersion, spec: <base64>}`, or None
+    when `data` does not strictly have that shape, as a preference spec (tried first) or an
+    instancetype spec (compatibility.decodeSpecRevision): KubeVirt then decodes it as an object."""
+    if not set(data) <= {"apiVersion", "spec"} or not isinstance(data.get("spec"), str) \
+            or not isinstance(data.get("apiVersion", ""), str):
+        return None
+    try:
+        return v1alpha.convert_revision_data(dict(data))
+    except Error:
+        return None
+
+
+def revision_object(cr: Mapping, *, allow_old: bool = True) -> dict:
+    """The v1beta1 instancetype/preference a revision holds (compatibility.Decode).
+
+    `data` may be the object or its JSON text. Old payloads are converted unless `allow_old` is
+    False (KubeVirt v1.7+, which no longer registers the v1alpha versions)."""
+    data = cr.get("data") if isinstance(cr, Mapping) else None
+    if data is None:
+        raise DecodeError("unexpected type in ControllerRevision: <nil>")
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except ValueError as e:
+            raise DecodeError(f"failed to decode object in ControllerRevision: {e}") from None
+    if not isinstance(data, Mapping):
+        go = {list: "array", str: "string", bool: "bool", int: "number", float: "number"}.get(type(data), "value")
+        raise DecodeError("failed to decode object in ControllerRevision: couldn't get version/kind; json parse "
+                          f"error: json: cannot unmarshal {go} into Go value of type struct {{ APIVersion string "
+                          '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
+    if allow_old:
+        old = _spec_revision(data)
+        if old is not None:
+            return old
+    kind, api_version = data.get("kind"), data.get("apiVersion")
+    if not isinstance(kind, str) or not kind:
+        raise DecodeError(f"failed to decode object in ControllerRevision: Object 'Kind' is missing in '{_raw(data)}'")
+    api_version = api_version if isinstance(api_version, str) else ""
+    if kind in K.ALL_TYPE_KINDS and api_version == K.API_VERSION:
+        return clone(dict(data))
+    if kind in K.ALL_TYPE_KINDS and api_version in _INSTANCETYPE_GROUP_OLD and allow_old:
+        # The generated v1alpha->v1beta1 conversion (fields v1beta1 added dropped, value fields
+        # turned into always-set pointers), as KubeVirt v1.3-v1.6 applied to stored payloads.
+        return v1alpha.convert_revision_data(dict(data))
+    res = K.BY_KIND.get(kind)
+    if res is not None and res.api_version == api_version and res.group.endswith("kubevirt.io") \
+            and res.group != "cdi.kubevirt.io":
+        # Registered in KubeVirt's client scheme but not an instancetype or preference.
+        raise DecodeError(f"unexpected type in ControllerRevision: {_go_type(kind, api_version)}")
+    raise DecodeError(f'failed to decode object in ControllerRevision: no kind "{kind}" is registered for '
+                      f'version "{api_version}" in scheme "pkg/runtime/scheme.go:100"')
+
+
+def revision_spec(cr: Mapping, accepted: tuple[str, ...] = K.ALL_TYPE_KINDS) -> dict:
+    """The spec a revision holds, when its object is one of the `accepted` kinds
+    (compatibility.GetInstancetypeSpec / GetPreferenceSpec)."""
+    obj = revision_object(cr)
+    if obj["kind"] not in accepted:
+        raise DecodeError(f"unexpected type in ControllerRevision: {_go_type(obj['kind'], obj['apiVersion'])}")
+    spec = obj.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _typed_spec(obj: Mapping) -> Any:
+    """The spec as Go would hold it (pointers, zero values, canonical quantities), for comparing."""
+    from instancetype.api import v1beta1
+
+    spec = obj.get("spec")
+    if obj["kind"] in K.INSTANCETYPE_KINDS:
+        return v1beta1.to_dict(v1beta1.decode_instancetype_spec(spec))
+    return v1beta1.to_dict(v1beta1.decode_preference_spec(spec))
+
+
+def _drop_empty_lists(v: Any) -> Any:
+    # equality.Semantic.DeepEqual holds a nil slice equal to an empty one.
+    if isinstance(v, dict):
+        return {k: _drop_empty_lists(x) for k, x in v.items() if x != []}
+    if isinstance(v, list):
+        return [_drop_empty_lists(x) for x in v]
+    return v
+
+
+def same_content(a: Mapping, b: Mapping) -> bool:
+    """Do two revisions hold the same spec? Metadata (names, uid, labels, resourceVersion) is
+    ignored; specs compare as Go values (revision.Compare)."""
+    oa, ob = revision_object(a), revision_object(b)
+    if (oa["kind"] in K.INSTANCETYPE_KINDS) != (ob["kind"] in K.INSTANCETYPE_KINDS):
+        return False
+    return _drop_empty_lists(_typed_spec(oa)) == _drop_empty_lists(_typed_spec(ob))
+
+
+def check_existing(built: Mapping, existing: Mapping) -> dict:
+    """The existing revision when it holds what `built` would (reuse it), else KubeVirt's error."""
+    if not same_content(built, existing):
+        raise Error(f"found existing ControllerRevision with unexpected data: {_meta(built).get('name') or ''}",
+                    reason="FailedCreate")
+    return clone(dict(existing))
+
+
+# --- upgrade -------------------------------------------------------------------------------------
+
+def needs_upgrade(cr: Mapping) -> bool:
+    """Version detection is by label only: anything but object-version v1beta1 is upgraded
+    (pkg/instancetype/upgrade), even a v1beta1 payload without labels."""
+    labels = _meta(cr).get("labels") or {}
+    return labels.get(K.LABEL_OBJECT_VERSION) != K.VERSION
+
+
+def _recovered_metadata(cr: Mapping, obj: dict, vm: Mapping | None) -> dict:
+    """A SpecRevision kept no metadata; its revision name (`<vm>-<name>-<uid>-<gen>`) and the VM's
+    matcher still say which object it captured, so the upgraded object carries them."""
+    meta = dict(obj.get("metadata") or {})
+    if meta.get("name") not in (OLD_INSTANCETYPE_NAME, OLD_PREFERENCE_NAME):
+        return obj
+    vm_name = _meta(vm).get("name") if vm else None
+    owners = [r for r in _meta(cr).get("ownerReferences") or () if isinstance(r, Mapping)
+              and r.get("kind") == "VirtualMachine"]
+    vm_name = vm_name or (owners[0].get("name") if owners else None)
+    parsed = parse_revision_name(_meta(cr).get("name") or "", vm_name) if vm_name else None
+    side = "preference" if obj["kind"] in K.PREFERENCE_KINDS else "instancetype"
+    matcher = ((vm or {}).get("spec") or {}).get(side) if vm else None
+    if isinstance(matcher, Mapping):
+        table = K.PREFERENCE_MATCHER_KINDS if side == "preference" else K.INSTANCETYPE_MATCHER_KINDS
+        kind = table.get(str(matcher.get("kind") or "").lower())
+        if kind:
+            obj["kind"] = kind
+    if parsed:
+        meta["name"], meta["uid"], meta["generation"] = parsed
+    elif isinstance(matcher, Mapping) and matcher.get("name"):
+        meta["name"] = matcher["name"]
+    if K.BY_KIND[obj["kind"]].namespaced and _meta(cr).get("namespace"):
+        meta["namespace"] = _meta(cr)["namespace"]
+    obj["metadata"] = meta
+    return obj
+
+
+def upgrade_revision(cr: Mapping, vm: Mapping | None = None) -> dict:
+    """`cr` with its payload as a v1beta1 object and the five labels, under the same name (and
+    uid, resourceVersion: write it back with an update). For a v1alpha1 SpecRevision the object's
+    name, uid and generation come from the revision's name and `vm`'s matcher when they can."""
+    obj = _recovered_metadata(cr, revision_object(cr), vm)
+    out = clone(dict(cr))
+    out["apiVersion"], out["kind"] = REVISION_API_VERSION, REVISION_KIND
+    out["data"] = stored_object(obj)
+    meta = dict(out.get("metadata") or {})
+    meta["labels"] = {**(meta.get("labels") or {}), **revision_labels(out["data"])}
+    out["metadata"] = meta
+    out.setdefault("revision", 0)
+    return out

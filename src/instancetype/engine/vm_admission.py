@@ -1,0 +1,173 @@
+"""Admission of a VirtualMachine that uses instancetypes: the mutating step, then the validating one.
+
+    admit_vm(vm, *, operation="CREATE", old=None, instancetype=None, preference=None,
+             objects=(), config=None) -> AdmissionResult
+    validate_template(template, instancetype, preference, config=None) -> Rejection | None
+
+`objects` are the Kubernetes objects that exist; `instancetype` / `preference`, when
+given, exist too: a bare spec under the name and kind the VM's matcher names, a whole
+object under its own name and kind (namespaced kinds in the VM's namespace). The
+lookups then follow KubeVirt's rules (engine/find.py). `config` is the KubeVirt CR's
+`spec.configuration`. Nothing given is mutated.
+
+The answer's `.stage` says which step decided (`mutate` or `validate`); `.vm` is the VM
+as it would be stored, after the mutating step (engine/vm_mutate.py). A VM being deleted
+(`metadata.deletionTimestamp` set) is allowed untouched, as both VM webhooks do.
+
+The validating step (KubeVirt: vms-admitter.go with pkg/instancetype/webhooks/vm
+admitter.go) works on a copy of the template, and nothing of it is stored:
+1. find the instancetype and the preference; a lookup that fails is only logged by
+   KubeVirt, so that spec counts as absent;
+2. when one was found: the spread divisibility check, then apply both
+   (root `spec.template.spec`); each conflict is a `FieldValueInvalid` cause;
+3. the VMI spec defaults (a failure, e.g. the pod network configuration, is a 400);
+4. the preference requirements: one `FieldValueNotFound` cause
+   `failure checking preference requirements: <message>`, field = the paths joined by ", ".
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from instancetype import jsonutil
+from instancetype.api import kinds as K
+from instancetype.engine import matchers
+from instancetype.engine.apply import apply_to_spec
+from instancetype.engine.find import find_instancetype
+from instancetype.engine.objects import ObjectIndex
+from instancetype.engine.requirements import check as check_requirements
+from instancetype.engine.results import AdmissionResult, Cause
+from instancetype.engine.spread import check_spread
+from instancetype.engine.vm_mutate import find_preference_or_none, mutate_vm
+from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
+from instancetype.errors import DecodeError, DefaultsError, Error, InferError, QuantityError, SpreadError
+
+REQUIREMENTS_PREFIX = "failure checking preference requirements: "
+TEMPLATE_ROOT = "spec.template.spec"
+
+
+class Rejection:
+    """Why the validating step refused: `kind` is "apply" (spread or conflicts, with causes),
+    "defaults" (the VMI spec defaults failed: a 400 with `message`) or "requirements"
+    (one cause; `requirements_error` is the checker's own message)."""
+
+    __slots__ = ("kind", "causes", "message", "requirements_error")
+
+    def __init__(self, kind: str, causes: list[Cause], message: str, requirements_error: str | None = None):
+        self.kind = kind
+        self.causes = causes
+        self.message = message
+        self.requirements_error = requirements_error
+
+
+def conflict_cause(path: str) -> Cause:
+    return Cause("FieldValueInvalid", f"VM field(s) {path} conflicts with selected instance type", path)
+
+
+def validate_template(template: Any, instancetype: dict | None, preference: dict | None,
+                      config: Any = None) -> Rejection | None:
+    """Steps 2-4 of the validating webhook on a copy of `template` (`spec.template`).
+
+    `instancetype` / `preference` are the normalised specs found (or None).
+    """
+    template = template if isinstance(template, dict) else {}
+    spec = template.get("spec")
+    spec = jsonutil.clone(spec) if isinstance(spec, dict) else {}
+    if instancetype is not None or preference is not None:
+        try:
+            check_spread(instancetype, preference)
+        except SpreadError as e:
+            causes = [Cause("FieldValueInvalid", str(e), f) for f in e.fields]
+            return Rejection("apply", causes, AdmissionResult.refused(causes).message)
+        meta = template.get("metadata")
+        # Only the annotations of the metadata are touched by apply.
+        meta = {"annotations": dict(meta["annotations"])} \
+            if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict) else {}
+        conflicts = apply_to_spec(spec, meta, instancetype, preference, root=TEMPLATE_ROOT)
+        if conflicts:
+            causes = [conflict_cause(p) for p in conflicts]
+            return Rejection("apply", causes, AdmissionResult.refused(causes).message)
+    try:
+        set_vmi_spec_defaults(spec, config)
+    except DefaultsError as e:
+        return Rejection("defaults", [], str(e))
+    err = check_requirements(preference, instancetype, spec)
+    if err is not None:
+        cause = Cause("FieldValueNotFound", REQUIREMENTS_PREFIX + str(err), ", ".join(err.fields))
+        return Rejection("requirements", [cause], cause.message, str(err))
+    return None
+
+
+def _is_whole_object(x: Any) -> bool:
+    return isinstance(x, dict) and ("spec" in x or "kind" in x or "metadata" in x)
+
+
+_SIDES = (("instancetype", K.INSTANCETYPE_MATCHER_KINDS), ("preference", K.PREFERENCE_MATCHER_KINDS))
+
+
+def _stored(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
+    """The given specs as stored objects (see the module docstring).
+
+    A bare spec is stored under the kind and name its matcher names (nothing for a matcher
+    whose kind is unknown, so the lookup fails as KubeVirt's would); a whole object under its
+    own kind and name, the matcher's filling what it lacks.
+    """
+    out = []
+    ns = matchers.namespace(vm)
+    for (key, kinds), given in zip(_SIDES, (instancetype, preference)):
+        matcher = vm["spec"].get(key)
+        if given is None or not isinstance(matcher, dict):
+            continue
+        kind = kinds.get(str(matcher.get("kind") or "").lower())
+        name = matcher.get("name") if isinstance(matcher.get("name"), str) else ""
+        if not _is_whole_object(given):
+            if kind is not None:
+                meta = {"name": name, "namespace": ns} if K.BY_KIND[kind].namespaced else {"name": name}
+                out.append({"apiVersion": K.API_VERSION, "kind": kind, "metadata": meta, "spec": given})
+            continue
+        obj = dict(given)
+        if not isinstance(obj.get("kind"), str) or not obj["kind"]:
+            obj["kind"] = kind or kinds[""]
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict) or not meta.get("name"):
+            obj["metadata"] = {**(meta if isinstance(meta, dict) else {}), "name": name}
+        out.append(obj)
+    return out
+
+
+def find_instancetype_or_none(vm: dict, index: ObjectIndex) -> dict | None:
+    try:
+        return find_instancetype(vm, index)
+    except Error:
+        return None
+
+
+def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = None, instancetype: Any = None,
+             preference: Any = None, objects: Iterable[Mapping] = (), config: Any = None) -> AdmissionResult:
+    """Admit `vm` as KubeVirt's VM mutating and validating webhooks do (instancetype part)."""
+    try:
+        work = matchers.load_vm(vm)
+        matchers.normalize_vm(work)
+    except (DecodeError, QuantityError) as e:
+        return AdmissionResult.bad_request(str(e), stage="mutate")
+    if (work.get("metadata") or {}).get("deletionTimestamp"):
+        # Both VM webhooks let an object that is being deleted through untouched.
+        return AdmissionResult(allowed=True, stage="validate", vm=work)
+    ns = matchers.namespace(work)
+    given = _stored(work, instancetype, preference)
+    index = matchers.object_index(matchers.object_list(objects) + given, ns)
+
+    try:
+        causes = mutate_vm(work, index, operation=operation, old=old, config=config)
+    except InferError as e:
+        return AdmissionResult.bad_request(str(e), stage="mutate")
+    if causes:
+        return AdmissionResult.refused(causes, stage="mutate")
+
+    it = find_instancetype_or_none(work, index)
+    pref = find_preference_or_none(work, index)
+    rejection = validate_template(work["spec"].get("template"), it, pref, config)
+    if rejection is None:
+        return AdmissionResult(allowed=True, stage="validate", vm=work)
+    if rejection.kind == "defaults":
+        return AdmissionResult.bad_request(rejection.message, stage="validate", vm=work)
+    return AdmissionResult.refused(rejection.causes, stage="validate", vm=work)

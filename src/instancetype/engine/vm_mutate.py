@@ -1,0 +1,137 @@
+"""The VM mutating webhook's instancetype part (step 1 of VM admission).
+
+    mutate_vm(vm, index, *, operation="CREATE", old=None, config=None) -> list[Cause] | None
+
+Works in place on `vm` (a private copy from `matchers.load_vm`). Returns the causes
+of a refusal (422) or None; raises `InferError` when inference fails (a 400).
+KubeVirt, in order:
+
+1. UPDATE: a matcher renamed while keeping its revisionName is refused
+   (pkg/instancetype/webhooks/vm/mutator.go validateMatcherUpdate);
+2. the matchers' shape (validateInstancetypeMatcher / validatePreferenceMatcher);
+3. inference from volumes (pkg/instancetype/infer), instancetype then preference;
+4. from the preference found (a failed lookup is ignored): `preferredArchitecture`,
+   `machine.preferredMachineType` and `volumes.preferredStorageClassName` written into
+   the VM where it has none;
+5. the VM defaults (pkg/defaults SetVirtualMachineDefaults): the architecture from a
+   DataSource's `template.kubevirt.io/architecture` label (setDefaultArchitectureFromDataSource),
+   else the cluster default; then the machine type for that architecture.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from instancetype.engine import matchers
+from instancetype.engine.find import find_preference
+from instancetype.engine.infer import infer_in_place
+from instancetype.engine.objects import ObjectIndex
+from instancetype.engine.results import Cause
+from instancetype.engine.vmi_defaults import cluster_config
+from instancetype.errors import Error
+
+DATASOURCE_ARCH_LABEL = "template.kubevirt.io/architecture"
+_KNOWN_ARCHES = ("amd64", "arm64", "s390x")
+
+
+def _dict(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _obj(parent: dict, key: str) -> dict:
+    v = parent.get(key)
+    if not isinstance(v, dict):
+        v = parent[key] = {}
+    return v
+
+
+def find_preference_or_none(vm: dict, index: ObjectIndex) -> dict | None:
+    """The preference spec, or None when absent or when the lookup fails (the webhooks ignore it)."""
+    try:
+        return find_preference(vm, index)
+    except Error:
+        return None
+
+
+def apply_preferred_vm_values(vm: dict, preference: dict | None) -> None:
+    """Write the preference's architecture, machine type and storage class into the VM."""
+    if not preference:
+        return
+    spec = vm["spec"]
+    arch = preference.get("preferredArchitecture")
+    tspec = matchers.template_spec(spec, create=True)
+    if arch and not tspec.get("architecture"):
+        tspec["architecture"] = arch
+    machine_type = _dict(preference.get("machine")).get("preferredMachineType")
+    if machine_type:
+        machine = _obj(_obj(tspec, "domain"), "machine")
+        if not machine.get("type"):
+            machine["type"] = machine_type
+    storage_class = _dict(preference.get("volumes")).get("preferredStorageClassName")
+    if storage_class:
+        for dvt in matchers.data_volume_templates(spec):
+            dvspec = _dict(dvt.get("spec"))
+            for claim in ("pvc", "storage"):
+                c = dvspec.get(claim)
+                if isinstance(c, dict) and c.get("storageClassName") is None:
+                    c["storageClassName"] = storage_class
+
+
+def _architecture_from_datasource(vm: dict, index: ObjectIndex) -> str:
+    """KubeVirt's setDefaultArchitectureFromDataSource: the first dataVolumeTemplate whose
+    sourceRef names a DataSource (any case) that exists and carries a known architecture label."""
+    vm_ns = index.default_namespace
+    for dvt in matchers.data_volume_templates(vm["spec"]):
+        ref = _dict(_dict(dvt.get("spec")).get("sourceRef"))
+        kind = ref.get("kind")
+        if not isinstance(kind, str) or kind.lower() != "datasource":
+            continue
+        ns = ref.get("namespace") or vm_ns
+        ds = index.get("DataSource", ref.get("name") or "", ns)
+        if ds is None:
+            continue    # "ignoring failure to find datasource during vm mutation"
+        source = _dict(_dict(ds.get("spec")).get("source"))
+        if source.get("dataSource") is not None:
+            # A DataSource pointing at another DataSource: read the target's label
+            # (its namespace is taken as given, as KubeVirt does).
+            target = _dict(source["dataSource"])
+            ds = index.get("DataSource", target.get("name") or "", target.get("namespace") or "")
+            if ds is None:
+                continue
+        arch = _dict(_dict(ds.get("metadata")).get("labels")).get(DATASOURCE_ARCH_LABEL)
+        if arch is None:
+            continue
+        if arch in _KNOWN_ARCHES:
+            return arch
+        # an unknown architecture label is ignored (logged by KubeVirt); try the next template
+    return ""
+
+
+def set_vm_defaults(vm: dict, index: ObjectIndex, config: Any = None) -> None:
+    """SetVirtualMachineDefaults: architecture (DataSource label, cluster default), machine type."""
+    cfg = cluster_config(config)
+    tspec = matchers.template_spec(vm["spec"], create=True)
+    if not tspec.get("architecture"):
+        arch = _architecture_from_datasource(vm, index)
+        tspec["architecture"] = arch or cfg.default_architecture
+    machine = _obj(_obj(tspec, "domain"), "machine")
+    if not machine.get("type"):
+        machine["type"] = cfg.machine_type_for(tspec["architecture"])
+
+
+def mutate_vm(vm: dict, index: ObjectIndex, *, operation: str = "CREATE", old: Mapping | None = None,
+              config: Any = None) -> list[Cause] | None:
+    """The VM mutating webhook on `vm` in place: causes of a refusal, or None when it passes.
+
+    Raises `InferError` when inference fails (KubeVirt answers 400 with its text).
+    """
+    if operation == "UPDATE":
+        causes = matchers.check_matcher_update(old if old is not None else vm, vm)
+        if causes:
+            return causes
+    causes = matchers.check_matcher_shapes(vm)
+    if causes:
+        return causes
+    infer_in_place(vm, index)
+    apply_preferred_vm_values(vm, find_preference_or_none(vm, index))
+    set_vm_defaults(vm, index, config)
+    return None

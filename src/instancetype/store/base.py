@@ -1,0 +1,463 @@
+"""Where objects live: the `Store` interface, Kubernetes-style errors, and the rules every store shares.
+
+A store behaves like a (tiny) Kubernetes API server holding plain dicts:
+
+* `create` fills `metadata.uid`, `resourceVersion`, `creationTimestamp` and (for custom
+  resources) `generation: 1`; namespaced objects need their Namespace to exist.
+* `update` / `patch` (JSON merge patch, RFC 7386) check `metadata.resourceVersion` when the
+  caller gives one (optimistic concurrency); `generation` grows only when something other than
+  `metadata` and `status` changes. Kinds with a status subresource keep their stored `status` on
+  a main-resource write, and a `subresource="status"` write changes only `status`.
+  A write that changes nothing is not a write (no new resourceVersion), as in Kubernetes.
+* `delete` removes dependents through `metadata.ownerReferences` (garbage collection); deleting a
+  Namespace deletes what it holds.
+* `changes` / `watch` give the change feed (ADDED / MODIFIED / DELETED with resourceVersions).
+* `transaction()` groups writes; it yields a handle with these same methods, and nests.
+
+The rules that do not depend on the storage (selectors, merge patch, metadata on create/update)
+are pure functions here so every implementation applies them identically.
+"""
+from __future__ import annotations
+
+import os
+import random
+import re
+import time
+import uuid
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from instancetype.api.kinds import BY_KIND, Resource
+from instancetype.errors import NotFoundError, StoreError
+from instancetype.jsonutil import clone, dig
+
+DEFAULT_NAMESPACE = "default"
+STATE_ENV = "INSTANCETYPE_STATE"
+
+# Kinds served with a status subresource: a main-resource write keeps the stored status.
+STATUS_SUBRESOURCE_KINDS = frozenset({
+    "VirtualMachine", "VirtualMachineInstance", "KubeVirt", "DataVolume", "DataSource",
+    "PersistentVolumeClaim", "VolumeSnapshot", "Namespace",
+})
+# Built-in kinds whose registry strategy never sets metadata.generation (seed 003's
+# ControllerRevision has none); every custom resource gets generation 1 on create.
+NO_GENERATION_KINDS = frozenset({"ControllerRevision", "Namespace", "PersistentVolumeClaim"})
+# Namespaces Kubernetes refuses to delete.
+UNDELETABLE_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+class APIError(StoreError):
+    """A refused request, as a Kubernetes Status: `.code` (HTTP), `.reason`, message = Kubernetes' text."""
+
+    code = 500
+    reason = "InternalError"
+
+    def status(self) -> dict:
+        """The `metav1.Status` body Kubernetes would answer with."""
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": self.message, "reason": self.reason, "code": self.code}
+
+
+class NotFound(APIError, NotFoundError):
+    code, reason = 404, "NotFound"
+
+
+class AlreadyExists(APIError):
+    code, reason = 409, "AlreadyExists"
+
+
+class Conflict(APIError):
+    code, reason = 409, "Conflict"
+
+
+class Invalid(APIError):
+    code, reason = 422, "Invalid"
+
+
+class BadRequest(APIError):
+    code, reason = 400, "BadRequest"
+
+
+class Forbidden(APIError):
+    code, reason = 403, "Forbidden"
+
+
+class StateFileError(APIError):
+    """The state file cannot be used (damaged, written by a newer version, locked too long...)."""
+
+
+def not_found(res: Resource, name: str) -> NotFound:
+    return NotFound(res.not_found(name), kind=res.kind, name=name)
+
+
+def already_exists(res: Resource, name: str) -> AlreadyExists:
+    return AlreadyExists(f'{res.qualified} "{name}" already exists', kind=res.kind, name=name)
+
+
+def conflict(res: Resource, name: str, detail: str | None = None) -> Conflict:
+    detail = detail or ("the object has been modified; please apply your changes to the latest "
+                        "version and try again")
+    return Conflict(f'Operation cannot be fulfilled on {res.qualified} "{name}": {detail}',
+                    kind=res.kind, name=name)
+
+
+def resource(kind: Any) -> Resource:
+    """The Resource of a stored kind (CamelCase, as in an object's `kind`)."""
+    res = BY_KIND.get(kind) if isinstance(kind, str) else None
+    if res is None:
+        raise NotFound(f'no matches for kind "{kind}"', kind=kind)
+    return res
+
+
+# --- where the state lives -------------------------------------------------------------------------
+
+def default_state_path(option: str | os.PathLike | None = None) -> Path:
+    """The state file: `--state PATH` (given as `option`), else `$INSTANCETYPE_STATE`, else
+    `instancetype/state.db` under `$XDG_DATA_HOME` (when absolute, as the XDG spec requires)
+    or `~/.local/share`."""
+    if option:
+        return Path(option).expanduser()
+    env = os.environ.get(STATE_ENV)
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
+    return base / "instancetype" / "state.db"
+
+
+# --- the change feed -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Event:
+    """One change. `object` is the object as it is now (ADDED/MODIFIED; None when deleted since)
+    or as it was when deleted (DELETED)."""
+
+    type: str                 # ADDED | MODIFIED | DELETED
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    resource_version: int
+    object: dict | None
+
+
+# --- selectors -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Requirement:
+    key: str
+    op: str                   # "=", "!=", "in", "notin", "exists", "!", ">", "<"
+    values: tuple[str, ...] = ()
+
+
+_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+_KEY_RE = re.compile(rf"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?{_NAME}$")
+_VALUE_RE = re.compile(rf"^({_NAME})?$")
+_SET_RE = re.compile(r"^\s*(\S+)\s+(in|notin)\s*\((.*)\)\s*$")
+_CMP_RE = re.compile(r"^\s*([^\s=!<>]+)\s*(==|=|!=|>|<)\s*(\S*)\s*$")
+_NOT_RE = re.compile(r"^\s*!\s*(\S+)\s*$")
+
+
+def _split_top(text: str) -> list[str]:
+    """Split at commas outside parentheses (`a in (x,y),b` -> two requirements)."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def parse_label_selector(selector: str | Mapping[str, str] | None) -> list[Requirement]:
+    """Kubernetes label selector syntax (`a=b,c!=d,e in (f,g),!h,i`), or a {key: value} mapping."""
+    if not selector:
+        return []
+    if isinstance(selector, Mapping):
+        return [Requirement(str(k), "=", (str(v),)) for k, v in selector.items()]
+    reqs = []
+    for part in _split_top(selector):
+        if not part.strip():
+            raise BadRequest(f'unable to parse requirement: empty requirement in selector "{selector}"')
+        if m := _NOT_RE.match(part):
+            key, op, values = m.group(1), "!", ()
+        elif m := _SET_RE.match(part):
+            key, op = m.group(1), m.group(2)
+            values = tuple(v.strip() for v in m.group(3).split(","))
+        elif m := _CMP_RE.match(part):
+            key, op, values = m.group(1), {"==": "="}.get(m.group(2), m.group(2)), (m.group(3),)
+        elif (key := part.strip()) and " " not in key:
+            op, values = "exists", ()
+        else:
+            raise BadRequest(f'unable to parse requirement: cannot parse "{part.strip()}" in selector "{selector}"')
+        if not _KEY_RE.match(key) or len(key.rpartition("/")[2]) > 63:
+            raise BadRequest(f'unable to parse requirement: invalid label key "{key}": name part must consist of '
+                             "alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                             "alphanumeric character")
+        for v in values:
+            if op in (">", "<"):
+                if not re.fullmatch(r"-?[0-9]+", v):
+                    raise BadRequest(f'unable to parse requirement: for \'Gt\', \'Lt\' operators, the value must be '
+                                     f'an integer: "{v}"')
+            elif len(v) > 63 or not _VALUE_RE.match(v):
+                raise BadRequest(f'unable to parse requirement: invalid label value: "{v}"')
+        reqs.append(Requirement(key, op, values))
+    return reqs
+
+
+def labels_match(labels: Mapping[str, str] | None, reqs: list[Requirement]) -> bool:
+    labels = labels or {}
+    for r in reqs:
+        v = labels.get(r.key)
+        if r.op == "=" and v != r.values[0]:
+            return False
+        if r.op == "!=" and v == r.values[0]:
+            return False
+        if r.op == "in" and v not in r.values:
+            return False
+        if r.op == "notin" and v in r.values:
+            return False
+        if r.op == "exists" and v is None:
+            return False
+        if r.op == "!" and v is not None:
+            return False
+        if r.op in (">", "<"):
+            if v is None or not re.fullmatch(r"-?[0-9]+", v):
+                return False
+            if (int(v) > int(r.values[0])) != (r.op == ">") or int(v) == int(r.values[0]):
+                return False
+    return True
+
+
+@dataclass(frozen=True)
+class FieldRequirement:
+    path: tuple[str, ...]      # ("metadata", "name")
+    equal: bool
+    value: str
+
+
+def parse_field_selector(selector: str | Mapping[str, str] | None) -> list[FieldRequirement]:
+    """`metadata.name=x,status.phase!=Running` (any dotted path; values compared as text)."""
+    if not selector:
+        return []
+    if isinstance(selector, Mapping):
+        return [FieldRequirement(tuple(str(k).split(".")), True, str(v)) for k, v in selector.items()]
+    out = []
+    for part in selector.split(","):
+        m = re.fullmatch(r"\s*([A-Za-z0-9_.\-/]+)\s*(==|=|!=)\s*(.*?)\s*", part)
+        if not m:
+            raise BadRequest(f'invalid selector: \'{selector}\'; can\'t understand \'{part.strip()}\'')
+        out.append(FieldRequirement(tuple(m.group(1).split(".")), m.group(2) != "!=", m.group(3)))
+    return out
+
+
+def _field_text(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def fields_match(obj: Mapping, reqs: list[FieldRequirement]) -> bool:
+    return all((_field_text(dig(obj, *r.path)) == r.value) == r.equal for r in reqs)
+
+
+# --- JSON merge patch ------------------------------------------------------------------------------
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: `null` deletes, objects merge recursively, anything else replaces. Pure."""
+    if not isinstance(patch, dict):
+        return clone(patch)
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+# --- metadata rules on create and update -----------------------------------------------------------
+
+_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"   # k8s.io/apimachinery/pkg/util/rand
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def prepare_create(obj: Any, namespace: str | None) -> tuple[Resource, dict]:
+    """A copy of `obj` ready to insert (uid, timestamp, generation, namespace); resourceVersion is
+    the store's to set. Raises the API's texts for what Kubernetes refuses."""
+    if not isinstance(obj, Mapping):
+        raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object")
+    res = resource(obj.get("kind"))
+    obj = clone(obj)
+    meta = obj.get("metadata")
+    if meta is None:
+        meta = obj["metadata"] = {}
+    if not isinstance(meta, dict):
+        raise BadRequest("metadata: must be an object")
+    if meta.get("resourceVersion"):
+        raise BadRequest("resourceVersion should not be set on objects to be created")
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = meta["generateName"] + "".join(random.choices(_GENERATE_ALPHABET, k=5))
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise Invalid(f'{res.kind} "" is invalid: metadata.name: Required value: name or generateName is required',
+                      kind=res.kind, name="")
+    if res.namespaced:
+        given = meta.get("namespace")
+        if given and namespace and given != namespace:
+            raise BadRequest("the namespace of the provided object does not match the namespace sent on the request")
+        meta["namespace"] = given or namespace or DEFAULT_NAMESPACE
+    else:
+        meta.pop("namespace", None)
+    meta["uid"] = str(uuid.uuid4())
+    meta["creationTimestamp"] = now()
+    if res.kind in NO_GENERATION_KINDS:
+        meta.pop("generation", None)
+    else:
+        meta["generation"] = 1
+    if obj.get("apiVersion") in (None, ""):
+        obj["apiVersion"] = res.api_version
+    return res, obj
+
+
+_SYSTEM_META = ("name", "namespace", "uid", "creationTimestamp", "generation", "resourceVersion")
+
+
+def _without(obj: Mapping, *keys: str) -> dict:
+    return {k: v for k, v in obj.items() if k not in keys}
+
+
+def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | None) -> dict:
+    """The object to write when `new` replaces `stored`: system metadata kept, status or the rest
+    kept according to the subresource, generation bumped when the spec (anything but metadata and
+    status) changed. resourceVersion is the store's to set. Pure."""
+    if not isinstance(new, Mapping) or not isinstance(new.get("metadata", {}), Mapping):
+        raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
+    if subresource not in (None, "status"):
+        raise NotFound(f'the server could not find the requested resource (subresource "{subresource}")')
+    if subresource == "status":
+        out = clone(stored)
+        if "status" in new:
+            out["status"] = clone(new["status"])
+        else:
+            out.pop("status", None)
+        return out
+    out = clone(dict(new))
+    meta = dict(out.get("metadata") or {})
+    smeta = stored.get("metadata") or {}
+    for k in _SYSTEM_META:
+        if k in smeta:
+            meta[k] = smeta[k]
+        else:
+            meta.pop(k, None)
+    out["metadata"] = meta
+    if res.kind in STATUS_SUBRESOURCE_KINDS:
+        if "status" in stored:
+            out["status"] = clone(stored["status"])
+        else:
+            out.pop("status", None)
+    if "generation" in meta and _without(out, "metadata", "status") != _without(stored, "metadata", "status"):
+        meta["generation"] = int(meta["generation"]) + 1
+    return out
+
+
+def same_object(a: Mapping, b: Mapping) -> bool:
+    """Equal apart from resourceVersion (a write of `b` over `a` would change nothing)."""
+    ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
+    return _without(a, "metadata") == _without(b, "metadata") and \
+        _without(ma, "resourceVersion") == _without(mb, "resourceVersion")
+
+
+def owner_uids(obj: Mapping) -> list[str]:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return [r["uid"] for r in refs if isinstance(r, Mapping) and isinstance(r.get("uid"), str) and r["uid"]]
+
+
+# --- the interface ---------------------------------------------------------------------------------
+
+class Store(ABC):
+    """Objects by kind, namespace and name. `namespace=None` means the default namespace for a
+    namespaced kind's get/create/update/patch/delete, and *all* namespaces for list/count/changes.
+    Cluster-scoped kinds ignore the namespace. Returned objects are the caller's to keep."""
+
+    @abstractmethod
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict: ...
+
+    @abstractmethod
+    def list(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
+             field_selector: Any = None) -> Iterator[dict]:
+        """Objects ordered by namespace then name, yielded as they are read (memory flat)."""
+
+    @abstractmethod
+    def count(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
+              field_selector: Any = None) -> int: ...
+
+    @abstractmethod
+    def create(self, obj: Mapping, *, namespace: str | None = None) -> dict: ...
+
+    @abstractmethod
+    def update(self, obj: Mapping, *, subresource: str | None = None) -> dict:
+        """Replace an object (by the kind, namespace and name in `obj`); a non-empty
+        `metadata.resourceVersion` must match the stored one."""
+
+    @abstractmethod
+    def patch(self, kind: str, name: str, patch: Mapping, namespace: str | None = None, *,
+              subresource: str | None = None) -> dict:
+        """JSON merge patch; a `metadata.resourceVersion` in the patch is a precondition."""
+
+    @abstractmethod
+    def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
+               resource_version: str | None = None, uid: str | None = None) -> dict:
+        """Delete and return the object; dependents (ownerReferences) go too unless
+        `propagation="Orphan"`."""
+
+    @abstractmethod
+    def changes(self, since: int = 0, *, kind: str | None = None, namespace: str | None = None) -> Iterator[Event]:
+        """Events with resourceVersion > since, oldest first (does not wait)."""
+
+    @abstractmethod
+    def resource_version(self) -> int:
+        """The latest resourceVersion handed out (start a watch from here)."""
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager["Store"]:
+        """All writes inside are one atomic unit (nested: a savepoint); yields a handle with these methods."""
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def watch(self, kind: str | None = None, namespace: str | None = None, *, since: int | None = None,
+              timeout: float | None = None, poll: float = 0.05) -> Iterator[Event]:
+        """Events as they happen (from `since`, default now), until `timeout` seconds pass idle."""
+        since = self.resource_version() if since is None else since
+        idle_since = time.monotonic()
+        while True:
+            for ev in self.changes(since, kind=kind, namespace=namespace):
+                since = ev.resource_version
+                idle_since = time.monotonic()
+                yield ev
+            if timeout is not None and time.monotonic() - idle_since >= timeout:
+                return
+            time.sleep(poll)

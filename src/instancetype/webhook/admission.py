@@ -1,0 +1,108 @@
+"""Admission on every create and update, written once against the store interface.
+
+The API server's order: old API versions are served as v1beta1 (with KubeVirt's
+deprecation warning), the CRD's structural schema checks run, then KubeVirt's
+webhooks: the validating webhook of the four instancetype kinds, or the VM
+mutating and validating webhooks. A refused object raises `Refused`, which carries
+the webhook's `AdmissionResult` and the webhook's name, and changes nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from instancetype.api import kinds
+from instancetype.api.versions import needs_upgrade, upgrade
+from instancetype.engine.results import AdmissionResult
+from instancetype.errors import StoreError
+from instancetype.jsonutil import clone
+from instancetype.store.base import Store
+from instancetype.store.source import StoreObjects
+
+VM_MUTATOR = "virtualmachines-mutator.kubevirt.io"
+VM_VALIDATOR = "virtualmachine-validator.kubevirt.io"
+
+
+def type_validator(kind: str) -> str:
+    return f"{kind.lower()}-validator.instancetype.kubevirt.io"
+
+
+class Refused(StoreError):
+    """An admission webhook (or the schema check) refused the object: `.result`, `.webhook`."""
+
+    result: AdmissionResult
+    webhook: str = ""
+
+    @property
+    def code(self) -> int:
+        return self.result.code or 400
+
+
+@dataclass
+class Admitted:
+    obj: dict                          # the object to store (converted, mutated)
+    warnings: list[str] = field(default_factory=list)
+
+
+def admit(store: Store, obj: dict, *, operation: str = "CREATE", old: dict | None = None,
+          config: dict | None = None) -> Admitted:
+    """Run the API server's and KubeVirt's admission on `obj` (not mutated); raise `Refused`."""
+    warnings: list[str] = []
+    if needs_upgrade(obj):
+        obj, w = upgrade(obj)
+        warnings.extend(w)
+    kind = obj.get("kind")
+    group = kinds.group_of(obj.get("apiVersion", ""))
+    if kind in kinds.ALL_TYPE_KINDS and group == kinds.GROUP:
+        return _admit_type(obj, operation, old, warnings)
+    if kind == "VirtualMachine" and group == "kubevirt.io":
+        return _admit_vm(store, obj, operation, old, config, warnings)
+    return Admitted(clone(obj), warnings)
+
+
+def _admit_type(obj: dict, operation: str, old: dict | None, warnings: list[str]) -> Admitted:
+    import instancetype
+    from instancetype.engine.schema import check_schema
+
+    pruned, causes = check_schema(obj)
+    if causes:
+        raise Refused(_invalid_message(obj, causes), result=AdmissionResult.refused(list(causes)),
+                      webhook="")
+    result = instancetype.validate(pruned, operation=operation, old=old)
+    if not result.allowed:
+        raise Refused(result.message, result=result, webhook=type_validator(obj["kind"]))
+    return Admitted(pruned, warnings + list(result.warnings))
+
+
+def _admit_vm(store: Store, vm: dict, operation: str, old: dict | None, config: dict | None,
+              warnings: list[str]) -> Admitted:
+    import instancetype
+
+    result = instancetype.admit_vm(vm, operation=operation, old=old, objects=StoreObjects(store), config=config)
+    if not result.allowed:
+        webhook = VM_MUTATOR if result.stage == "mutate" else VM_VALIDATOR
+        raise Refused(result.message, result=result, webhook=webhook)
+    stored = result.vm if result.vm is not None else clone(vm)
+    _kind_inferred_matchers(vm, stored)
+    return Admitted(stored, warnings + list(result.warnings))
+
+
+def _kind_inferred_matchers(submitted: dict, stored: dict) -> None:
+    """Seed 000: an inferred matcher without a kind is stored with the lowercase cluster
+    resource name (KubeVirt < v1.7 wrote it; v1.9 leaves the kind empty)."""
+    spec = stored.get("spec") or {}
+    for side, default in (("instancetype", "virtualmachineclusterinstancetype"),
+                          ("preference", "virtualmachineclusterpreference")):
+        before = (submitted.get("spec") or {}).get(side)
+        after = spec.get(side)
+        if (isinstance(before, dict) and before.get("inferFromVolume") and isinstance(after, dict)
+                and after.get("name") and not after.get("kind")):
+            after["kind"] = default
+
+
+def _invalid_message(obj: dict, causes: Any) -> str:
+    name = (obj.get("metadata") or {}).get("name", "")
+    res = kinds.BY_KIND.get(obj.get("kind", ""))
+    what = f'{res.kind} "{name}"' if res else name
+    details = ", ".join(f"{c.field}: {c.message}" for c in causes)
+    return f"{what} is invalid: {details}"

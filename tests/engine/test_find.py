@@ -1,0 +1,146 @@
+"""Finding specs: kind rules, NotFound texts, ControllerRevisions (lifecycle §3)."""
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from instancetype.engine.find import find_instancetype, find_preference, index_for, objects_for_matchers
+from instancetype.errors import DecodeError, NotFoundError, UnexpectedKindError
+
+IT = {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}}
+PREF = {"cpu": {"preferredCPUTopology": "cores"}}
+
+
+def vm(it=None, pref=None, ns="team", status=None):
+    spec = {"template": {"spec": {}}}
+    if it is not None:
+        spec["instancetype"] = it
+    if pref is not None:
+        spec["preference"] = pref
+    out = {"metadata": {"name": "vm1", "namespace": ns}, "spec": spec}
+    if status:
+        out["status"] = status
+    return out
+
+
+def obj(kind, name, spec, ns=None):
+    meta = {"name": name}
+    if ns:
+        meta["namespace"] = ns
+    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": meta, "spec": spec}
+
+
+def cr(name, data, ns="team", labels=None):
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+            "metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "data": data}
+
+
+def test_no_matcher():
+    v = vm()
+    assert find_instancetype(v, index_for(v)) is None
+    assert find_preference(v, index_for(v)) is None
+
+
+@pytest.mark.parametrize("kind", ["", "VirtualMachineClusterInstancetype", "virtualmachineclusterinstancetypes",
+                                  "VIRTUALMACHINECLUSTERINSTANCETYPE"])
+def test_cluster_kinds(kind):
+    v = vm({"name": "u1", "kind": kind})
+    idx = index_for(v, [obj("VirtualMachineClusterInstancetype", "u1", IT)])
+    assert find_instancetype(v, idx)["cpu"]["guest"] == 2
+
+
+@pytest.mark.parametrize("kind", ["VirtualMachineInstancetype", "virtualMachineInstanceType",
+                                  "virtualmachineinstancetypes"])
+def test_namespaced_kinds_use_vm_namespace(kind):
+    v = vm({"name": "u1", "kind": kind})
+    idx = index_for(v, [obj("VirtualMachineInstancetype", "u1", IT, ns="other")])
+    with pytest.raises(NotFoundError) as e:
+        find_instancetype(v, idx)
+    assert str(e.value) == 'virtualmachineinstancetypes.instancetype.kubevirt.io "u1" not found'
+    idx = index_for(v, [obj("VirtualMachineInstancetype", "u1", IT)])   # no namespace = VM's
+    assert find_instancetype(v, idx)["memory"]["guest"] == "1Gi"
+
+
+@pytest.mark.parametrize("kind", ["vmf", "instancetype", "virtualmachineinstancetype.instancetype.kubevirt.io",
+                                  "VirtualMachineFlavor"])
+def test_unexpected_instancetype_kind(kind):
+    v = vm({"name": "u1", "kind": kind})
+    with pytest.raises(UnexpectedKindError) as e:
+        find_instancetype(v, index_for(v))
+    assert str(e.value) == f"got unexpected kind in InstancetypeMatcher: {kind}"
+
+
+def test_unexpected_preference_kind():
+    v = vm(pref={"name": "p", "kind": "vmcp"})
+    with pytest.raises(UnexpectedKindError) as e:
+        find_preference(v, index_for(v))
+    assert str(e.value) == "got unexpected kind in PreferenceMatcher: vmcp"
+
+
+def test_preference_not_found_texts():
+    v = vm(pref={"name": "rhel.8"})
+    with pytest.raises(NotFoundError) as e:
+        find_preference(v, index_for(v))
+    assert str(e.value) == 'virtualmachineclusterpreferences.instancetype.kubevirt.io "rhel.8" not found'
+    v = vm(pref={"name": "w", "kind": "VirtualMachinePreference"})
+    with pytest.raises(NotFoundError) as e:
+        find_preference(v, index_for(v))
+    assert str(e.value) == 'virtualmachinepreferences.instancetype.kubevirt.io "w" not found'
+
+
+def test_revision_name_wins_over_kind_and_live_object():
+    stored = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+              "metadata": {"name": "u1"}, "spec": {"cpu": {"guest": 8}, "memory": {"guest": "2Gi"}}}
+    v = vm({"name": "u1", "kind": "vmf", "revisionName": "rev-1"})
+    idx = index_for(v, [cr("rev-1", stored), obj("VirtualMachineClusterInstancetype", "u1", IT)])
+    assert find_instancetype(v, idx)["cpu"]["guest"] == 8
+
+
+def test_revision_missing():
+    v = vm({"name": "u1", "revisionName": "rev-x"})
+    with pytest.raises(NotFoundError) as e:
+        find_instancetype(v, index_for(v))
+    assert str(e.value) == 'controllerrevisions.apps "rev-x" not found'
+
+
+def test_revision_data_as_json_text_and_wrong_type():
+    stored = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+              "metadata": {"name": "p"}, "spec": PREF}
+    v = vm({"name": "u1", "revisionName": "rev"}, {"name": "p", "revisionName": "rev"})
+    idx = index_for(v, [cr("rev", json.dumps(stored))])
+    assert find_preference(v, idx) == PREF
+    with pytest.raises(DecodeError) as e:
+        find_instancetype(v, idx)
+    assert str(e.value) == "unexpected type in ControllerRevision: *v1beta1.VirtualMachinePreference"
+
+
+def test_old_spec_revision_wrapper():
+    blob = base64.b64encode(json.dumps(IT).encode()).decode()
+    v = vm({"name": "u1", "revisionName": "old"})
+    idx = index_for(v, [cr("old", {"apiVersion": "", "spec": blob})])
+    assert find_instancetype(v, idx)["cpu"]["guest"] == 2
+
+
+def test_status_ref_used_only_when_label_matches():
+    stored = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+              "metadata": {"name": "u1"}, "spec": {"cpu": {"guest": 8}, "memory": {"guest": "2Gi"}}}
+    status = {"instancetypeRef": {"name": "u1", "controllerRevisionRef": {"name": "rev"}}}
+    live = obj("VirtualMachineClusterInstancetype", "u1", IT)
+    v = vm({"name": "u1"}, status=status)
+    idx = index_for(v, [cr("rev", stored, labels={"instancetype.kubevirt.io/object-name": "u1"}), live])
+    assert find_instancetype(v, idx)["cpu"]["guest"] == 8
+    idx = index_for(v, [cr("rev", stored, labels={"instancetype.kubevirt.io/object-name": "old"}), live])
+    assert find_instancetype(v, idx)["cpu"]["guest"] == 2
+
+
+def test_objects_for_matchers():
+    v = vm({"name": "a", "kind": "virtualmachineinstancetypes"}, {"name": "b", "kind": "bogus"})
+    objs = objects_for_matchers(v, {"spec": IT, "kind": "x"}, PREF)
+    assert objs == [{"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+                     "metadata": {"name": "a", "namespace": "team"}, "spec": IT}]
+    idx = index_for(v, objs)
+    assert find_instancetype(v, idx)["cpu"]["guest"] == 2
+    with pytest.raises(UnexpectedKindError):
+        find_preference(v, idx)

@@ -1,0 +1,160 @@
+"""Several real processes on one state file: no lost writes, exact conflicts, no `database is locked`."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from instancetype.store.base import StateFileError
+from instancetype.store.sqlite import SqliteStore
+
+# Each worker: open the store, wait for the start file (all begin together), act, print JSON.
+WORKER = r"""
+import json, os, sys, time
+from instancetype.store.sqlite import SqliteStore
+from instancetype.errors import Error
+path, go, action, arg = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+store = SqliteStore(path, lock_timeout=arg.get("lock_timeout", 120))
+while not os.path.exists(go):
+    time.sleep(0.002)
+out = {"ok": [], "errors": []}
+def vm(name, spec):
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name}, "spec": spec}
+try:
+    if action == "create":
+        for j in range(arg["count"]):
+            o = store.create(vm(f"{arg['prefix']}-{j}", {"n": j}))
+            o = store.patch("VirtualMachine", o["metadata"]["name"], {"spec": {"touched": True}})
+            out["ok"].append(o["metadata"]["resourceVersion"])
+    elif action == "update":
+        obj = arg["object"]
+        obj["spec"] = {"writer": arg["writer"]}
+        out["ok"].append(store.update(obj)["metadata"]["resourceVersion"])
+    elif action == "hold":
+        with store.transaction() as tx:
+            tx.create(vm(arg["name"], {}))
+            print("holding", flush=True)
+            time.sleep(arg["seconds"])
+    elif action == "increment":
+        from instancetype.store.base import Conflict
+        done = 0
+        while done < arg["count"]:
+            obj = store.get("VirtualMachine", "counter")
+            obj["spec"]["n"] += 1
+            try:
+                store.update(obj)
+                done += 1
+            except Conflict:
+                out["errors"].append(["retried", ""])
+    elif action == "open":
+        out["ok"].append(store.count("Namespace"))
+except Error as e:
+    out["errors"].append([type(e).__name__, str(e)])
+print(json.dumps(out), flush=True)
+"""
+
+
+def start(path, go, action, **arg):
+    return subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(go), action, json.dumps(arg)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc, timeout=120):
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, err
+    assert "database is locked" not in out + err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_fresh_file_opened_by_many_processes_at_once(tmp_path):
+    go = tmp_path / "go"
+    go.touch()
+    procs = [start(tmp_path / "s.db", go, "open") for _ in range(6)]
+    results = [finish(p) for p in procs]
+    assert all(r == {"ok": [1], "errors": []} for r in results), results
+
+
+def test_writers_of_different_objects_all_succeed(tmp_path):
+    path, go = tmp_path / "s.db", tmp_path / "go"
+    SqliteStore(path).close()
+    procs = [start(path, go, "create", prefix=f"p{i}", count=40) for i in range(6)]
+    time.sleep(0.3)
+    go.touch()
+    results = [finish(p) for p in procs]
+    assert all(not r["errors"] for r in results), results
+    rvs = [rv for r in results for rv in r["ok"]]
+    assert len(rvs) == len(set(rvs)) == 240
+    with SqliteStore(path) as s:
+        objs = list(s.list("VirtualMachine"))
+        assert len(objs) == 240
+        assert all(o["spec"]["touched"] and o["metadata"]["generation"] == 2 for o in objs)
+
+
+def test_two_writers_from_one_resource_version_one_conflicts(tmp_path):
+    path, go = tmp_path / "s.db", tmp_path / "go"
+    with SqliteStore(path) as s:
+        obj = s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm1"},
+                        "spec": {}})
+    procs = [start(path, go, "update", object=obj, writer=w) for w in ("a", "b")]
+    time.sleep(0.3)
+    go.touch()
+    results = [finish(p) for p in procs]
+    oks = [r for r in results if r["ok"]]
+    errors = [e for r in results for e in r["errors"]]
+    assert len(oks) == 1 and len(errors) == 1, results
+    assert errors[0] == ["Conflict", 'Operation cannot be fulfilled on virtualmachines.kubevirt.io "vm1": the object '
+                         "has been modified; please apply your changes to the latest version and try again"]
+    with SqliteStore(path) as s:
+        final = s.get("VirtualMachine", "vm1")
+        winner = "a" if results[0]["ok"] else "b"
+        assert final["spec"] == {"writer": winner}
+        assert final["metadata"]["resourceVersion"] == oks[0]["ok"][0]
+
+
+def test_read_modify_write_with_retries_loses_nothing(tmp_path):
+    path, go = tmp_path / "s.db", tmp_path / "go"
+    with SqliteStore(path) as s:
+        s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "counter"},
+                  "spec": {"n": 0}})
+    procs = [start(path, go, "increment", count=30) for _ in range(4)]
+    time.sleep(0.3)
+    go.touch()
+    results = [finish(p) for p in procs]
+    assert all(e[0] == "retried" for r in results for e in r["errors"]), results
+    with SqliteStore(path) as s:
+        counter = s.get("VirtualMachine", "counter")
+        assert counter["spec"]["n"] == 120
+        assert counter["metadata"]["generation"] == 121
+
+
+def test_a_writer_waits_for_a_long_transaction(tmp_path):
+    path, go = tmp_path / "s.db", tmp_path / "go"
+    SqliteStore(path).close()
+    go.touch()
+    holder = start(path, go, "hold", name="held", seconds=1.5)
+    assert holder.stdout.readline().strip() == "holding"
+    t = time.monotonic()
+    with SqliteStore(path) as s:
+        s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "waiter"}})
+        waited = time.monotonic() - t
+        assert waited > 0.5
+        assert {o["metadata"]["name"] for o in s.list("VirtualMachine")} == {"held", "waiter"}
+    assert finish(holder)["errors"] == []
+
+
+def test_a_lock_held_too_long_is_a_clear_error(tmp_path):
+    path, go = tmp_path / "s.db", tmp_path / "go"
+    SqliteStore(path).close()
+    go.touch()
+    holder = start(path, go, "hold", name="held", seconds=2)
+    assert holder.stdout.readline().strip() == "holding"
+    with SqliteStore(path, lock_timeout=0.3) as s:
+        with pytest.raises(StateFileError) as e:
+            s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "impatient"}})
+        assert str(path) in str(e.value) and "busy" in str(e.value)
+        assert "database is locked" not in str(e.value)
+        assert s.count("VirtualMachine") == 0          # reads never wait for writers (WAL)
+    finish(holder)
