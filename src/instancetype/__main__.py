@@ -1,3 +1,3 @@
-from instancetype.cli.main import main
+from instancetype.cli.entry import main
 
 main()

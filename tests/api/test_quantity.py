@@ -722,11 +722,16 @@ def test_parse_rejects_non_quantities(raw):
     assert str(info.value) == ERR_FORMAT_WRONG
 
 
-@pytest.mark.parametrize("raw,expect", [(" 1", "1"), ("1 ", "1"), ("\t1Gi\n", "1Gi"), (None, "0")])
+@pytest.mark.parametrize("raw,expect", [(" 1", "1"), ("1 ", "1"), (" 1Gi\u00a0", "1Gi"), (None, "0"), (1.5, "1500m")])
 def test_from_json_trims_like_unmarshal_json(raw, expect):
     assert str(Quantity.from_json(raw)) == expect
-    with pytest.raises(QuantityError):
-        Quantity.from_json("")
+
+
+@pytest.mark.parametrize("raw", ["", "  ", "\t1", "1\n"])  # JSON carries \t and \n escaped: Go fails
+def test_from_json_errors(raw):
+    with pytest.raises(QuantityError) as info:
+        Quantity.from_json(raw)
+    assert str(info.value) == ERR_FORMAT_WRONG
 
 
 # --------------------------------------------------------------------------- misc API
@@ -838,3 +843,78 @@ def test_value_is_ceiling_for_non_negative(text):
         return
     assert q.value() == math.ceil(f)
     assert q.milli_value() == math.ceil(f * 1000)
+
+
+# --------------------------------------------------------------------------- scanner
+
+def _go_scanner(s: str):
+    """A line-by-line model of apimachinery's parseQuantityString (positive, num, denom, suffix) or None."""
+    positive, pos, end = True, 0, len(s)
+    if pos < end and s[0] in "+-":
+        positive = s[0] == "+"
+        pos += 1
+    i = pos
+    while True:
+        if i >= end:
+            return positive, "0", "", ""
+        if s[i] != "0":
+            break
+        pos += 1
+        i += 1
+    i = pos
+    while True:
+        if i >= end:
+            return positive, s[pos:end], "", ""
+        if not s[i].isascii() or not s[i].isdigit():
+            num, pos = s[pos:i], i
+            break
+        i += 1
+    num = num or "0"
+    denom = ""
+    if pos < end and s[pos] == ".":
+        pos += 1
+        i = pos
+        while True:
+            if i >= end:
+                return positive, num, s[pos:end], ""
+            if not s[i].isascii() or not s[i].isdigit():
+                denom, pos = s[pos:i], i
+                break
+            i += 1
+    start = pos
+    i = pos
+    while True:
+        if i >= end:
+            return positive, num, denom, s[start:end]
+        if s[i] not in "eEinumkKMGTP":
+            pos = i
+            break
+        i += 1
+    if pos < end and s[pos] in "-+":
+        pos += 1
+    i = pos
+    while True:
+        if i >= end:
+            return positive, num, denom, s[start:end]
+        if not s[i].isascii() or not s[i].isdigit():
+            return None
+        i += 1
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text("0123456789.+-eEinumkKMGTPx \u0661", max_size=10))
+def test_scanner_matches_apimachinery(text):
+    from instancetype.api.quantity import _SCAN
+
+    want = _go_scanner(text)
+    m = _SCAN(text)
+    if want is None:
+        assert m is None
+        if text:
+            with pytest.raises(QuantityError) as info:
+                Quantity.parse(text)
+            assert str(info.value) == ERR_FORMAT_WRONG
+        return
+    assert m is not None
+    sign, digits, denom, suf = m.groups()
+    assert (sign != "-", digits.lstrip("0") or "0", denom or "", suf) == want

@@ -144,3 +144,13 @@ def test_objects_for_matchers():
     assert find_instancetype(v, idx)["cpu"]["guest"] == 2
     with pytest.raises(UnexpectedKindError):
         find_preference(v, idx)
+
+
+def test_objects_for_both_matchers():
+    v = vm({"name": "a"}, {"name": "b", "kind": "VirtualMachinePreference"})
+    objs = objects_for_matchers(v, IT, {"kind": "VirtualMachinePreference", "spec": PREF})
+    assert [(o["kind"], o["metadata"]) for o in objs] == [
+        ("VirtualMachineClusterInstancetype", {"name": "a"}),
+        ("VirtualMachinePreference", {"name": "b", "namespace": "team"})]
+    idx = index_for(v, objs)
+    assert find_preference(v, idx) == PREF

@@ -110,6 +110,10 @@ def test_create_refusals(store):
         store.create(vm(name=""))
     with pytest.raises(NotFound, match='no matches for kind "Gizmo"'):
         store.create({"kind": "Gizmo", "metadata": {"name": "g"}})
+    with pytest.raises(BadRequest, match="cannot unmarshal number into Go struct field ObjectMeta.metadata.labels"):
+        store.create(vm(labels={"version": 1}))
+    with pytest.raises(BadRequest, match="Object 'Kind' is missing"):
+        store.create({"metadata": {"name": "x"}})
     with pytest.raises(BadRequest, match="does not match the namespace sent on the request"):
         store.create(vm(namespace="default"), namespace="other")
 

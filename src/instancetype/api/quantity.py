@@ -26,6 +26,15 @@ exponent form in the JSON (`1e3`) therefore reads as `1000.0` (DecimalSI, prints
 where Go would keep DecimalExponent (`1e3`); write quantities as strings to avoid that.
 Booleans are rejected with the format error, as Go rejects the text `true`.
 
+`Quantity.parse(str)` is `ParseQuantity` (strict: `" 1Gi"` is an error, as for a CLI flag);
+`Quantity.from_json(value)` is `UnmarshalJSON` on a decoded JSON value (strings trimmed with
+Go's `strings.TrimSpace` as it applies to raw JSON text, None -> a zero quantity).
+
+Follows the current apimachinery sources: a DecimalSI value past `E` prints in exponent
+form (`1000E` -> `1e21`, older releases printed `1`), and `Neg`/`Sub` of the most negative
+int64 move to inf.Dec instead of wrapping.  A BinarySI value that is a multiple of 1024**7
+still prints without a suffix (no suffix exists past `Ei`), as in Go.
+
 Deviations (only for inputs Go itself cannot reasonably handle): a parse whose inf.Dec
 fallback would need a power of ten with more than 100000 digits raises the numeric
 error (Go would try to allocate it); comparisons never switch operands to the inf.Dec
@@ -99,8 +108,10 @@ _POW10TAB = tuple(float("1e%d" % i) for i in range(32))
 _POW10POSTAB32 = tuple(float("1e%d" % (32 * i)) for i in range(10))
 _POW10NEGTAB32 = tuple(float("1e-%d" % (32 * i)) for i in range(11))
 
-# Go's unicode.IsSpace set (strings.TrimSpace); Python's str.strip() also strips \x1c-\x1f.
-_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+# What Go's strings.TrimSpace can remove from the raw bytes of a JSON string: its
+# unicode.IsSpace set minus \t\n\v\f\r, which JSON only carries escaped (UnmarshalJSON
+# sees a backslash and fails).  Python's str.strip() would also strip those and \x1c-\x1f.
+_GO_SPACE = " \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
 # ---------------------------------------------------------------------------------

@@ -250,3 +250,31 @@ def fit_cmd(cpu, memory, classes, dedicated_cpu, hugepages, overcommit, gpus, ou
 
         data = [f.to_dict(kind) for f in fits]
         _write(out.yaml_text(data) if fmt == "yaml" else out.json_text(data))
+
+
+@catalog.command("sync")
+@click.option("--dry-run", is_flag=True, help="Say what would change, change nothing.")
+@click.pass_context
+def sync_cmd(ctx: click.Context, dry_run: bool) -> int:
+    """Deploy the catalogue into the embedded store as virt-operator does.
+
+    Creates missing objects, restores edited ones, deletes managed objects no longer in the
+    catalogue, and removes them all when the KubeVirt object sets
+    spec.configuration.commonInstancetypesDeployment.enabled to false.
+    """
+    from instancetype.controller import Cluster
+    from instancetype.errors import Error
+
+    state = (ctx.find_root().obj or {}).get("state")
+    try:
+        with Cluster.open(state, catalog=False) as cluster:
+            changes = cluster.sync_catalog(dry_run=dry_run)
+    except Error as e:
+        click.echo(f"error: {e}", err=True)
+        return 1
+    suffix = " (dry run)" if dry_run else ""
+    for change in changes:
+        click.echo(f"{change}{suffix}")
+    if not changes:
+        click.echo("catalogue up to date")
+    return 0

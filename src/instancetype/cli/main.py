@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("instancetype.cli.offline", "validate_cmd", "Run KubeVirt's admission on manifests."),
     "convert": ("instancetype.cli.offline", "convert_cmd", "Convert v1alpha1/v1alpha2/flavor objects to v1beta1."),
     "catalog": ("instancetype.cli.catalog", "catalog", "The common-instancetypes catalogue."),
-    "migrate-vm": ("instancetype.cli.catalog", "migrate_vm_cmd", "Rewrite a VM to use a catalogue instancetype and preference."),
+    "migrate-vm": ("instancetype.cli.migrate", "migrate_vm_cmd", "Rewrite a VM to use a catalogue instancetype and preference."),
 }
 
 
@@ -64,30 +64,15 @@ def _create_help_stub() -> None:
     """Create a VirtualMachine, an instancetype or a preference manifest (as virtctl create)."""
 
 
-def _split_create(argv: list[str]) -> tuple[list[str], list[str]] | None:
-    """If the command is `create`, return (global args, create args); global options may precede it."""
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "create":
-            return argv[:i], argv[i + 1:]
-        if a == "--state":
-            i += 2
-            continue
-        if a.startswith("--state="):
-            i += 1
-            continue
-        return None
-    return None
-
-
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    split = _split_create(argv)
-    if split is not None:
+    from instancetype.cli.entry import _create_args
+
+    create_args = _create_args(argv)
+    if create_args is not None:
         from instancetype.cli.create import run as run_create
 
-        sys.exit(run_create(split[1]))
+        sys.exit(run_create(create_args))
     try:
         rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
     except click.exceptions.Exit as exc:

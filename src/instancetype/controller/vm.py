@@ -44,7 +44,7 @@ def _reference_policy(config: dict | None) -> str:
     return ((config or {}).get("instancetype") or {}).get("referencePolicy") or "reference"
 
 
-def _failed(vm: dict) -> bool:
+def failed(vm: dict) -> bool:
     return any(c.get("type") == "Failure" and c.get("status") == "True"
                for c in (vm.get("status") or {}).get("conditions") or ())
 
@@ -59,7 +59,7 @@ def _wants_vmi(vm: dict, vmi: dict | None) -> bool | None:
         return False
     if strategy in ("RerunOnFailure", "Once"):
         # Started on creation; a stop request leaves it stopped until a start request.
-        return vmi is not None or not status.get("printableStatus") or _failed(vm)
+        return vmi is not None or not status.get("printableStatus") or failed(vm)
     return None  # Manual
 
 

@@ -179,9 +179,9 @@ def _spec_from_revision(cr: dict, side: _Side) -> dict:
 def objects_for_matchers(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
     ns = vm_namespace(vm)
     out = []
-    spec = vm.get("spec") if isinstance(vm, dict) else None
+    vm_spec = vm.get("spec") if isinstance(vm, dict) else None
     for side, given in ((_IT, instancetype), (_PREF, preference)):
-        m = spec.get(side.matcher_key) if isinstance(spec, dict) else None
+        m = vm_spec.get(side.matcher_key) if isinstance(vm_spec, dict) else None
         if not isinstance(m, dict) or given is None:
             continue  # nothing to store; expand reports a badly typed matcher itself
         kind = side.kinds.get(_str(m.get("kind")).lower())
@@ -198,4 +198,5 @@ def objects_for_matchers(vm: dict, instancetype: Any, preference: Any) -> list[d
 
 def index_for(vm: dict, objects: Iterable[dict] = ()) -> ObjectIndex:
     """An ObjectIndex whose default namespace is the VM's."""
-    return ObjectIndex(objects or (), default_namespace=vm_namespace(vm))
+    return ObjectIndex(objects if hasattr(objects, "lookup") else (objects or ()),
+                       default_namespace=vm_namespace(vm))

@@ -244,9 +244,15 @@ def normalize_vm(vm: dict) -> dict:
     return vm
 
 
-def object_index(objects: Any, default_namespace: str) -> ObjectIndex:
-    """An ObjectIndex of `objects`, after checking the names it keys on are strings (LoadError)."""
-    return ObjectIndex(object_list(objects), default_namespace)
+def object_index(objects: Any, default_namespace: str, extra: Iterable[Mapping] = ()) -> ObjectIndex:
+    """An ObjectIndex of `objects` (plus `extra`), after checking the names it keys on are strings
+    (LoadError). An `ObjectSource` (the store) is asked on demand instead of listed."""
+    if hasattr(objects, "lookup"):
+        index = ObjectIndex(objects, default_namespace)
+        for i, obj in enumerate(object_list(list(extra))):
+            index.add(obj, index=i)
+        return index
+    return ObjectIndex(object_list(objects) + list(extra), default_namespace)
 
 
 def object_list(objects: Any) -> list:

@@ -12,7 +12,9 @@ lookups then follow KubeVirt's rules (engine/find.py). `config` is the KubeVirt 
 
 The answer's `.stage` says which step decided (`mutate` or `validate`); `.vm` is the VM
 as it would be stored, after the mutating step (engine/vm_mutate.py). A VM being deleted
-(`metadata.deletionTimestamp` set) is allowed untouched, as both VM webhooks do.
+(`metadata.deletionTimestamp` set) is allowed untouched, as both VM webhooks do. A VM that
+cannot be decoded (a wrong shape, a bad quantity) is a 400 answer naming the field; `objects`
+that cannot be indexed raise `LoadError`.
 
 The validating step (KubeVirt: vms-admitter.go with pkg/instancetype/webhooks/vm
 admitter.go) works on a copy of the template, and nothing of it is stored:
@@ -154,7 +156,7 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
         return AdmissionResult(allowed=True, stage="validate", vm=work)
     ns = matchers.namespace(work)
     given = _stored(work, instancetype, preference)
-    index = matchers.object_index(matchers.object_list(objects) + given, ns)
+    index = matchers.object_index(objects, ns, given)
 
     try:
         causes = mutate_vm(work, index, operation=operation, old=old, config=config)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import uuid
 from typing import Any, Callable, Iterable, Mapping
 
-from instancetype import jsonutil
 from instancetype.api import kinds as K
 from instancetype.engine import matchers
 from instancetype.engine.apply import apply_to_spec

@@ -108,7 +108,9 @@ def conflict(res: Resource, name: str, detail: str | None = None) -> Conflict:
 
 def resource(kind: Any) -> Resource:
     """The Resource of a stored kind (CamelCase, as in an object's `kind`)."""
-    res = BY_KIND.get(kind) if isinstance(kind, str) else None
+    if not isinstance(kind, str) or not kind:
+        raise BadRequest("Object 'Kind' is missing in the request body")
+    res = BY_KIND.get(kind)
     if res is None:
         raise NotFound(f'no matches for kind "{kind}"', kind=kind)
     return res
@@ -310,6 +312,7 @@ def prepare_create(obj: Any, namespace: str | None) -> tuple[Resource, dict]:
         meta = obj["metadata"] = {}
     if not isinstance(meta, dict):
         raise BadRequest("metadata: must be an object")
+    check_metadata(meta)
     if meta.get("resourceVersion"):
         raise BadRequest("resourceVersion should not be set on objects to be created")
     if not meta.get("name") and meta.get("generateName"):
@@ -336,6 +339,29 @@ def prepare_create(obj: Any, namespace: str | None) -> tuple[Resource, dict]:
     return res, obj
 
 
+def check_metadata(meta: Mapping) -> None:
+    """What Go's decoder refuses in ObjectMeta before anything else runs (labels are strings)."""
+    for key in ("labels", "annotations"):
+        value = meta.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, Mapping):
+            raise BadRequest(f"json: cannot unmarshal {_go_json_type(value)} into Go struct field "
+                             f"ObjectMeta.metadata.{key} of type map[string]string")
+        for v in value.values():
+            if not isinstance(v, str):
+                raise BadRequest(f"json: cannot unmarshal {_go_json_type(v)} into Go struct field "
+                                 f"ObjectMeta.metadata.{key} of type string")
+
+
+def _go_json_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
+
+
 _SYSTEM_META = ("name", "namespace", "uid", "creationTimestamp", "generation", "resourceVersion")
 
 
@@ -360,6 +386,7 @@ def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | Non
         return out
     out = clone(dict(new))
     meta = dict(out.get("metadata") or {})
+    check_metadata(meta)
     smeta = stored.get("metadata") or {}
     for k in _SYSTEM_META:
         if k in smeta:

@@ -94,7 +94,7 @@ class SqliteStore(Store):
         with self._errors():
             self._retry(lambda: self._db.execute("PRAGMA journal_mode=WAL").fetchone())
             self._db.execute("PRAGMA synchronous=NORMAL")
-            if self._format() is None:
+            if self._retry(self._format) is None:
                 with self.transaction():
                     if self._format() is None:   # re-check under the write lock: another process may have won
                         for statement in _SCHEMA.split(";"):

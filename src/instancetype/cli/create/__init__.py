@@ -14,7 +14,7 @@ import sys
 
 from instancetype.errors import CLIError
 
-from .command import PROGRAM, Command, flag_usages, global_flags
+from .command import HELP_PROGRAM, Command, flag_usages, global_flags
 from .flags import BOOL, Flag, FlagError, FlagSet, has_no_opt_default, short_has_no_opt_default
 
 SUBCOMMANDS = {
@@ -59,11 +59,11 @@ def _find(argv: list[str], fs: FlagSet) -> tuple[str | None, list[str]]:
 
 
 def _create_help() -> str:
-    lines = ["Create a manifest for the specified Kind.", "", "Usage:", f"  {PROGRAM} create [command]", "",
+    lines = ["Create a manifest for the specified Kind.", "", "Usage:", f"  {HELP_PROGRAM} create [command]", "",
              "Available Commands:"]
     lines += [f"  {name:<13}{_SHORT[name]}" for name in sorted(SUBCOMMANDS)]
     lines += ["", "Flags:", flag_usages([Flag("help", BOOL, shorthand="h", usage="help for create")]), "",
-              f'Use "{PROGRAM} create [command] --help" for more information about a command.']
+              f'Use "{HELP_PROGRAM} create [command] --help" for more information about a command.']
     return "\n".join(lines) + "\n"
 
 
@@ -71,6 +71,17 @@ def _command(name: str) -> Command:
     import importlib
 
     return importlib.import_module(SUBCOMMANDS[name]).COMMAND
+
+
+def _write(stream, text: str) -> None:
+    """Write text; arguments that were not valid UTF-8 go out as the bytes they were (as Go does)."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None and not text.isascii():
+        stream.flush()
+        buffer.write(text.encode("utf-8", "surrogateescape"))
+        buffer.flush()
+    else:
+        stream.write(text)
 
 
 def run(argv: list[str]) -> int:
@@ -88,14 +99,11 @@ def run(argv: list[str]) -> int:
         if obj is not None:
             from .output import dump
 
-            sys.stdout.write(dump(obj))
+            _write(sys.stdout, dump(obj))
             sys.stdout.flush()
         return 0
-    except FlagError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
-    except CLIError as exc:
-        sys.stderr.write(f"{exc}\n")
+    except (FlagError, CLIError) as exc:
+        _write(sys.stderr, f"{exc}\n")
         return 1
     except BrokenPipeError:
         return 1

@@ -16,6 +16,7 @@ from . import goparse
 from .flags import BOOL, GOINT, STRING, STRING_ARRAY, Flag, FlagError, FlagSet
 
 PROGRAM = "virtctl"  # cobra's CommandPath, as KubeVirt's messages name the command
+HELP_PROGRAM = "instancetype"  # what the help texts show (our own program name)
 
 _RAND_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
 
@@ -45,7 +46,8 @@ def global_flags() -> list[Flag]:
         Flag("namespace", s, shorthand="n", usage="If present, the namespace scope for this CLI request"),
         Flag("password", s, usage="Password for basic authentication to the API server"),
         Flag("proxy-url", s, usage="If provided, this URL will be used to connect via proxy"),
-        Flag("request-timeout", s, "0", usage="The length of time to wait before giving up on a single server request."),
+        Flag("request-timeout", s, "0",
+             usage="The length of time to wait before giving up on a single server request."),
         Flag("server", s, shorthand="s", usage="The address and port of the Kubernetes API server"),
         Flag("tls-server-name", s, usage="Server name to use for server certificate validation."),
         Flag("token", s, usage="Bearer token for authentication to the API server"),
@@ -130,14 +132,15 @@ class Command:
         fs = fs or self.flagset()
         out = [(self.long or self.short).rstrip(), ""]
         out.append("Usage:")
-        out.append(f"  {self.path} [flags]")
+        out.append(f"  {HELP_PROGRAM} create {self.name} [flags]")
         out.append("")
         if self.example:
-            out += ["Examples:", self.example.replace("{{ProgramName}}", PROGRAM), ""]
+            out += ["Examples:", self.example.replace("{{ProgramName}}", HELP_PROGRAM), ""]
         out.append("Flags:")
         out.append(flag_usages([f for f in fs.flags.values() if f.name in self._local_names()]))
         out.append("")
-        out.append(f'Use "{PROGRAM} options" for a list of global command-line options (applies to all commands).')
+        out.append("Global flags: -n, --namespace string   the namespace of namespaced objects (virtctl's "
+                   "other connection flags are accepted and ignored).")
         return "\n".join(out) + "\n"
 
     def _local_names(self) -> set[str]:

@@ -14,6 +14,9 @@ class _Dumper(_Base):
 
 
 def _str(dumper, value: str):
+    if not value.isascii():
+        # Go's JSON encoding turns every invalid UTF-8 byte (here: surrogateescape'd) into U+FFFD
+        value = "".join("\ufffd" if "\udc80" <= c <= "\udcff" else c for c in value)
     # multi-line strings (cloud-init user data) as literal blocks, as Go's yaml prints them
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
@@ -25,3 +28,4 @@ _Dumper.add_representer(str, _str)
 def dump(obj: dict) -> str:
     return yaml.dump(obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False,
                      allow_unicode=True, width=1 << 30)
+

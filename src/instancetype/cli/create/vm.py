@@ -389,7 +389,7 @@ COMMAND = Command(
   # Create a manifest for a VirtualMachine using a PVC without cloning it
   {{ProgramName}} create vm --volume-pvc=src:my-pvc
 
-  # Create a manifest for a VirtualMachine with a generated cloud-init config setting the user and adding an ssh authorized key
+  # Create a manifest for a VirtualMachine with a generated cloud-init config (user and ssh authorized key)
   {{ProgramName}} create vm --user cloud-user --ssh-key="ssh-ed25519 AAAA...."
 
   # Create a manifest for a VirtualMachine with password injected into the VM from a secret called my-pws

@@ -1,0 +1,128 @@
+"""The embedded store and controller at scale: apply, start, restart, list.
+
+    python bench/lifecycle.py [--vms 10000] [--mode batch|each|both]
+
+One instancetype, one preference and N VMs (runStrategy Always, so applying starts them):
+- batch: all N VMs applied in one `Cluster.apply_all` (one transaction);
+- each:  one `Cluster.apply` per VM (one transaction each);
+then every VM restarted, and all VMs listed. Prints VM starts per second, revisions created,
+state-file size per VM and the peak memory of the process (ru_maxrss), each phase in a fresh
+process so that peaks do not mix. Targets (issue 7): >= 1,000 VM starts/s in one batch,
+listing 10,000 VMs under one second, memory flat in N.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+IT = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+      "metadata": {"name": "u1.medium"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "4Gi"}}}
+PREF = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterPreference",
+        "metadata": {"name": "fedora"},
+        "spec": {"cpu": {"preferredCPUTopology": "sockets"},
+                 "devices": {"preferredDiskBus": "virtio", "preferredInterfaceModel": "virtio", "preferredRng": {}},
+                 "features": {"preferredSmm": {}},
+                 "firmware": {"preferredUseEfi": True, "preferredUseSecureBoot": True}}}
+
+
+def make_vm(i: int) -> dict:
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": f"vm-{i:05d}"},
+            "spec": {"runStrategy": "Always",
+                     "instancetype": {"kind": "VirtualMachineClusterInstancetype", "name": "u1.medium"},
+                     "preference": {"kind": "VirtualMachineClusterPreference", "name": "fedora"},
+                     "template": {"spec": {"domain": {"devices": {}},
+                                           "volumes": [{"name": "containerdisk",
+                                                        "containerDisk": {"image": "quay.io/containerdisks/fedora"}}]}}}}
+
+
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def phase(name: str, state: str, n: int) -> dict:
+    from instancetype.controller import Cluster
+
+    out: dict = {"phase": name, "vms": n}
+    with Cluster.open(state) as c:
+        if name in ("batch", "each"):
+            c.apply(IT)
+            c.apply(PREF)
+            vms = [make_vm(i) for i in range(n)]
+            t = time.perf_counter()
+            if name == "batch":
+                results = c.apply_all(vms)
+                bad = [r for r in results if isinstance(r, Exception)]
+                assert not bad, bad[:1]
+            else:
+                for v in vms:
+                    c.apply(v)
+            dt = time.perf_counter() - t
+            out["seconds"] = dt
+            out["per_second"] = n / dt
+            out["revisions"] = c.store.count("ControllerRevision")
+            out["vmis"] = c.store.count("VirtualMachineInstance")
+        elif name == "restart":
+            t = time.perf_counter()
+            for i in range(n):
+                c.restart(f"vm-{i:05d}")
+            dt = time.perf_counter() - t
+            out["seconds"], out["per_second"] = dt, n / dt
+        elif name == "list":
+            t = time.perf_counter()
+            count = sum(1 for _ in c.list("VirtualMachine"))
+            out["seconds"] = time.perf_counter() - t
+            out["listed"] = count
+    for suffix in ("", "-wal"):
+        if os.path.exists(state + suffix):
+            out["state_bytes"] = out.get("state_bytes", 0) + os.path.getsize(state + suffix)
+    out["bytes_per_vm"] = out.get("state_bytes", 0) / max(n, 1)
+    out["peak_mib"] = peak_mib()
+    return out
+
+
+def run_phase(name: str, state: str, n: int) -> dict:
+    p = subprocess.run([sys.executable, __file__, "--phase", name, "--state", state, "--vms", str(n)],
+                       capture_output=True, text=True, check=True)
+    return json.loads(p.stdout)
+
+
+def report(r: dict) -> None:
+    parts = [f"{r['phase']:8s} {r['vms']:6d} VMs"]
+    if "per_second" in r:
+        parts.append(f"{r['seconds']:7.2f} s  {r['per_second']:8.0f} VMs/s")
+    if "listed" in r:
+        parts.append(f"listed {r['listed']} in {r['seconds'] * 1000:.0f} ms")
+    if "revisions" in r:
+        parts.append(f"revisions {r['revisions']}  VMIs {r['vmis']}")
+    parts.append(f"state {r['bytes_per_vm'] / 1024:.1f} KiB/VM  peak {r['peak_mib']:.0f} MiB")
+    print("  ".join(parts), flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vms", type=int, default=10000)
+    ap.add_argument("--mode", choices=("batch", "each", "both"), default="both")
+    ap.add_argument("--phase")
+    ap.add_argument("--state")
+    args = ap.parse_args()
+    if args.phase:
+        print(json.dumps(phase(args.phase, args.state, args.vms)))
+        return
+    modes = ("batch", "each") if args.mode == "both" else (args.mode,)
+    with tempfile.TemporaryDirectory() as d:
+        for mode in modes:
+            state = os.path.join(d, f"{mode}.db")
+            report(run_phase(mode, state, args.vms))
+            if mode == "batch":
+                report(run_phase("list", state, args.vms))
+                report(run_phase("restart", state, args.vms))
+
+
+if __name__ == "__main__":
+    main()

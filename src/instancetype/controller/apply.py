@@ -1,0 +1,86 @@
+"""kubectl apply for custom resources: the three-way JSON merge patch and the last-applied annotation.
+
+kubectl (jsonmergepatch.CreateThreeWayJSONMergePatch) computes, from the configuration applied
+last time (`original`), the one applied now (`modified`) and the live object (`current`):
+deletions of what `original` had and `modified` dropped (or set to null), plus every change from
+`current` to `modified` other than nulls; fields only the server or another writer set are left
+alone. Lists are replaced whole.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+_MISSING = object()
+
+
+def last_applied_text(obj: dict) -> str:
+    """The annotation's value: the applied object without the annotation, compact JSON, sorted keys."""
+    meta = dict(obj.get("metadata") or {})
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != LAST_APPLIED}
+    if annotations:
+        meta["annotations"] = annotations
+    else:
+        meta.pop("annotations", None)
+    return json.dumps({**obj, "metadata": meta}, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def with_last_applied(obj: dict) -> dict:
+    meta = dict(obj.get("metadata") or {})
+    meta["annotations"] = {**(meta.get("annotations") or {}), LAST_APPLIED: last_applied_text(obj)}
+    return {**obj, "metadata": meta}
+
+
+def _deletions(original: Any, modified: Any) -> dict:
+    out: dict = {}
+    for k, ov in original.items():
+        mv = modified.get(k, _MISSING)
+        if mv is _MISSING or (mv is None and ov is not None):
+            out[k] = None
+        elif isinstance(ov, dict) and isinstance(mv, dict):
+            sub = _deletions(ov, mv)
+            if sub:
+                out[k] = sub
+    return out
+
+
+def _additions(current: Any, modified: Any) -> dict:
+    out: dict = {}
+    for k, mv in modified.items():
+        if mv is None:  # kubectl keeps only additions and changes here, never nulls
+            continue
+        cv = current.get(k, _MISSING) if isinstance(current, dict) else _MISSING
+        if isinstance(mv, dict) and isinstance(cv, dict):
+            sub = _additions(cv, mv)
+            if sub:
+                out[k] = sub
+        elif cv is _MISSING or cv != mv or type(cv) is not type(mv):
+            out[k] = mv
+    return out
+
+
+def _merge(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def three_way_patch(original: dict | None, modified: dict, current: dict) -> dict:
+    """The JSON merge patch kubectl sends; `{}` means unchanged."""
+    return _merge(_deletions(original or {}, modified), _additions(current, modified))
+
+
+def original_of(current: dict) -> dict | None:
+    text = ((current.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED)
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

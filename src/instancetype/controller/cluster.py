@@ -1,0 +1,213 @@
+"""The Python API of the embedded cluster: a store, its admission and its VM controller.
+
+    from instancetype.controller import Cluster
+    with Cluster.open("state.db") as c:
+        c.apply(instancetype_obj); c.apply(vm_obj)      # ApplyResult(action, object, warnings)
+        c.get("VirtualMachine", "vm1"); c.start("vm1")
+
+Every write is admitted first (`webhook.admission`), then stored, then reconciled by the
+controller, all in one transaction: a refused object changes nothing, and an accepted one lands
+with the work it triggers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from instancetype.api import kinds
+from instancetype.api.versions import needs_upgrade, upgrade
+from instancetype.errors import Error, LoadError
+from instancetype.jsonutil import clone
+from instancetype.store.base import NotFound, Store, merge_patch
+from instancetype.webhook.admission import admit
+
+from . import vm as vmctl
+from .apply import original_of, three_way_patch, with_last_applied
+
+KUBEVIRT_NAMESPACE = "kubevirt"
+LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot", "ControllerRevision"}
+
+
+@dataclass
+class ApplyResult:
+    action: str                     # created | configured | unchanged
+    object: dict
+    warnings: list[str] = field(default_factory=list)
+
+
+class Cluster:
+    def __init__(self, store: Store):
+        self.store = store
+
+    @classmethod
+    def open(cls, state: str | None = None, *, catalog: bool = True) -> "Cluster":
+        """The cluster in the state file (see `store.base.default_state_path`). On first use, and
+        when this project's catalogue changed, the common-instancetypes catalogue is deployed."""
+        from instancetype.store.sqlite import SqliteStore
+
+        cluster = cls(SqliteStore(state))
+        if catalog:
+            try:
+                cluster.sync_catalog_if_needed()
+            except BaseException:
+                cluster.close()
+                raise
+        return cluster
+
+    def sync_catalog_if_needed(self) -> None:
+        from . import catalog_sync
+
+        if catalog_sync.needs_sync(self.store):
+            self.sync_catalog()
+
+    def sync_catalog(self, *, dry_run: bool = False) -> list:
+        """`instancetype catalog sync`: deploy, restore and prune the managed catalogue objects."""
+        from . import catalog_sync
+
+        with self.store.transaction() as tx:
+            changes = catalog_sync.sync(tx, dry_run=dry_run)
+            if changes and not dry_run:
+                self._retry_failed_vms(tx, None, self.config(tx))
+        return changes
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- settings --------------------------------------------------------------------------------
+
+    def config(self, store: Store | None = None) -> dict | None:
+        """`spec.configuration` of the cluster's KubeVirt object (None: all defaults)."""
+        for kv in (store or self.store).list("KubeVirt"):
+            return (kv.get("spec") or {}).get("configuration") or {}
+        return None
+
+    # --- reads -----------------------------------------------------------------------------------
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        return self.store.get(kind, name, namespace)
+
+    def list(self, kind: str, namespace: str | None = None, **selectors: Any) -> Iterator[dict]:
+        return self.store.list(kind, namespace, **selectors)
+
+    # --- writes ----------------------------------------------------------------------------------
+
+    def apply(self, obj: dict, *, namespace: str | None = None) -> ApplyResult:
+        """kubectl apply: create, or three-way merge patch onto the live object."""
+        if not isinstance(obj, dict) or not obj.get("kind"):
+            raise LoadError("apply: not a Kubernetes object")
+        applied = with_last_applied(obj)
+        converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
+        kind = converted["kind"]
+        meta = converted.get("metadata") or {}
+        name = meta.get("name") or ""
+        ns = meta.get("namespace") or namespace
+        with self.store.transaction() as tx:
+            config = self.config(tx)
+            try:
+                current = tx.get(kind, name, ns)
+            except NotFound:
+                current = None
+            if current is None:
+                admitted = admit(tx, converted, operation="CREATE", config=config)
+                stored = tx.create(admitted.obj, namespace=ns)
+                action = "created"
+            else:
+                original = original_of(current)
+                if original is not None and needs_upgrade(original):
+                    original = upgrade(original)[0]
+                patch = three_way_patch(original, converted, current)
+                if not patch:
+                    return ApplyResult("unchanged", current, warnings)
+                merged = merge_patch(clone(current), patch)
+                admitted = admit(tx, merged, operation="UPDATE", old=current, config=config)
+                stored = tx.update(admitted.obj)
+                action = "configured"
+            stored = self._after_write(tx, stored, config)
+        return ApplyResult(action, stored, warnings + admitted.warnings)
+
+    def apply_all(self, objs: list[dict], *, namespace: str | None = None) -> list[ApplyResult | Error]:
+        """Apply many objects in one transaction (one commit): each object still lands or is refused
+        on its own (a savepoint each), and the result list says which."""
+        results: list[ApplyResult | Error] = []
+        with self.store.transaction():
+            for obj in objs:
+                try:
+                    results.append(self.apply(obj, namespace=namespace))
+                except Error as e:
+                    results.append(e)
+        return results
+
+    def create(self, obj: dict, *, namespace: str | None = None) -> ApplyResult:
+        with self.store.transaction() as tx:
+            config = self.config(tx)
+            admitted = admit(tx, obj, operation="CREATE", config=config)
+            stored = self._after_write(tx, tx.create(admitted.obj, namespace=namespace), config)
+        return ApplyResult("created", stored, admitted.warnings)
+
+    def update(self, obj: dict) -> ApplyResult:
+        with self.store.transaction() as tx:
+            config = self.config(tx)
+            meta = obj.get("metadata") or {}
+            current = tx.get(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
+            admitted = admit(tx, obj, operation="UPDATE", old=current, config=config)
+            stored = self._after_write(tx, tx.update(admitted.obj), config)
+        return ApplyResult("configured", stored, admitted.warnings)
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        with self.store.transaction() as tx:
+            return tx.delete(kind, name, namespace)
+
+    # --- virtctl ---------------------------------------------------------------------------------
+
+    def start(self, name: str, namespace: str | None = None) -> dict:
+        return self._vm_action(vmctl.start, name, namespace)
+
+    def stop(self, name: str, namespace: str | None = None) -> dict:
+        return self._vm_action(vmctl.stop, name, namespace)
+
+    def restart(self, name: str, namespace: str | None = None) -> dict:
+        return self._vm_action(vmctl.restart, name, namespace)
+
+    def _vm_action(self, fn, name: str, namespace: str | None) -> dict:
+        with self.store.transaction() as tx:
+            vm = tx.get("VirtualMachine", name, namespace)
+            return fn(tx, vm, self.config(tx))
+
+    def expand_vm(self, name: str, namespace: str | None = None) -> dict:
+        """virtctl expand --vm: the stored VM expanded against the stored objects."""
+        import instancetype
+        from instancetype.store.source import StoreObjects
+
+        vm = self.store.get("VirtualMachine", name, namespace)
+        return instancetype.expand(vm, objects=StoreObjects(self.store), config=self.config())
+
+    # --- the controller's triggers -------------------------------------------------------------
+
+    def _after_write(self, tx: Store, stored: dict, config: dict | None) -> dict:
+        kind = stored.get("kind")
+        if kind == "VirtualMachine":
+            return vmctl.reconcile(tx, stored, config)
+        if kind == "KubeVirt":
+            from . import catalog_sync
+
+            catalog_sync.sync(tx)
+        if kind in kinds.ALL_TYPE_KINDS or kind in LOOKUP_KINDS or kind == "KubeVirt":
+            self._retry_failed_vms(tx, (stored.get("metadata") or {}).get("namespace"), config)
+        return stored
+
+    @staticmethod
+    def _retry_failed_vms(tx: Store, namespace: str | None, config: dict | None) -> None:
+        """A VM that could not start for want of an object starts once it exists."""
+        for vm in list(tx.list("VirtualMachine", namespace)):
+            if vmctl.failed(vm):
+                vmctl.reconcile(tx, vm, config)
+
+
+def describe_error(e: Error) -> str:
+    return str(e)

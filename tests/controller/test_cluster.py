@@ -1,0 +1,192 @@
+"""The embedded cluster end to end from Python: admission, revisions, run strategies, cascade."""
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from instancetype.controller import Cluster
+from instancetype.store.base import Conflict, NotFound
+from instancetype.webhook.admission import Refused
+
+IT = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+      "metadata": {"name": "csmall"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "128Mi"}}}
+PREF = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+        "metadata": {"name": "cirros"}, "spec": {"devices": {"preferredDiskBus": "virtio"}}}
+
+
+def vm(name="vm1", strategy="Always", **spec):
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name},
+            "spec": {"runStrategy": strategy,
+                     "instancetype": {"kind": "VirtualMachineInstancetype", "name": "csmall"},
+                     "preference": {"kind": "VirtualMachinePreference", "name": "cirros"},
+                     "template": {"spec": {"domain": {"devices": {}},
+                                           "volumes": [{"name": "containerdisk",
+                                                        "containerDisk": {"image": "cirros"}}]}},
+                     **spec}}
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    with Cluster.open(str(tmp_path / "state.db")) as c:
+        yield c
+
+
+def test_apply_create_start_pins_revisions(cluster):
+    assert cluster.apply(IT).action == "created"
+    assert cluster.apply(PREF).action == "created"
+    assert cluster.apply(vm()).action == "created"
+    stored = cluster.get("VirtualMachine", "vm1")
+    it_uid = cluster.get("VirtualMachineInstancetype", "csmall")["metadata"]["uid"]
+    rev = stored["spec"]["instancetype"]["revisionName"]
+    assert rev == f"vm1-csmall-{it_uid}-1"
+    assert stored["status"]["instancetypeRef"]["controllerRevisionRef"]["name"] == rev
+    assert stored["status"]["printableStatus"] == "Running"
+    cr = cluster.get("ControllerRevision", rev)
+    assert cr["data"]["spec"] == IT["spec"]
+    assert cr["metadata"]["labels"]["instancetype.kubevirt.io/object-kind"] == "VirtualMachineInstancetype"
+    vmi = cluster.get("VirtualMachineInstance", "vm1")
+    assert vmi["status"]["phase"] == "Running" and "simulated" in vmi["status"]["nodeName"]
+    assert vmi["spec"]["domain"]["memory"]["guest"] == "128Mi"
+
+
+def test_reapply_is_unchanged_and_edit_is_configured(cluster):
+    cluster.apply(IT)
+    assert cluster.apply(IT).action == "unchanged"
+    edited = json.loads(json.dumps(IT))
+    edited["spec"]["memory"]["guest"] = "256Mi"
+    assert cluster.apply(edited).action == "configured"
+
+
+def test_pinned_across_edit_and_restart(cluster):
+    cluster.apply(IT), cluster.apply(PREF), cluster.apply(vm())
+    edited = json.loads(json.dumps(IT))
+    edited["spec"]["memory"]["guest"] = "256Mi"
+    cluster.apply(edited)
+    cluster.restart("vm1")
+    assert cluster.get("VirtualMachineInstance", "vm1")["spec"]["domain"]["memory"]["guest"] == "128Mi"
+    # clearing revisionName takes a fresh copy at the next start
+    stored = cluster.get("VirtualMachine", "vm1")
+    del stored["spec"]["instancetype"]["revisionName"]
+    cluster.update(stored)
+    cluster.restart("vm1")
+    stored = cluster.get("VirtualMachine", "vm1")
+    assert stored["spec"]["instancetype"]["revisionName"].endswith("-2")
+    assert cluster.get("VirtualMachineInstance", "vm1")["spec"]["domain"]["memory"]["guest"] == "256Mi"
+
+
+def test_requirements_refusal_changes_nothing(cluster):
+    cluster.apply(IT)
+    pref = json.loads(json.dumps(PREF))
+    pref["spec"]["requirements"] = {"memory": {"guest": "512Mi"}}
+    cluster.apply(pref)
+    with pytest.raises(Refused) as e:
+        cluster.apply(vm())
+    assert e.value.result.causes[0].message == ("failure checking preference requirements: insufficient Memory "
+                                                "resources of 128Mi provided by instance type, preference requires 512Mi")
+    assert e.value.result.causes[0].field == "spec.instancetype"
+    with pytest.raises(NotFound):
+        cluster.get("VirtualMachine", "vm1")
+
+
+def test_run_strategies_and_virtctl_errors(cluster):
+    cluster.apply(IT), cluster.apply(PREF)
+    cluster.apply(vm("halted", "Halted"))
+    assert cluster.get("VirtualMachine", "halted")["status"]["printableStatus"] == "Stopped"
+    with pytest.raises(Conflict, match="VM is not running"):
+        cluster.stop("halted")
+    with pytest.raises(Conflict, match="RunStategy Halted does not support manual restart requests"):
+        cluster.restart("halted")
+    cluster.start("halted")
+    assert cluster.get("VirtualMachine", "halted")["spec"]["runStrategy"] == "Always"
+    assert cluster.get("VirtualMachineInstance", "halted")
+    with pytest.raises(Conflict, match='virtualmachine.kubevirt.io "halted": VM is already running'):
+        cluster.start("halted")
+    cluster.stop("halted")
+    assert cluster.get("VirtualMachine", "halted")["spec"]["runStrategy"] == "Halted"
+    with pytest.raises(NotFound):
+        cluster.get("VirtualMachineInstance", "halted")
+    cluster.apply(vm("manual", "Manual"))
+    with pytest.raises(NotFound):
+        cluster.get("VirtualMachineInstance", "manual")
+    cluster.start("manual")
+    assert cluster.get("VirtualMachineInstance", "manual")
+    cluster.stop("manual")
+    assert cluster.get("VirtualMachine", "manual")["spec"]["runStrategy"] == "Manual"
+    legacy = vm("legacy", running=True)
+    del legacy["spec"]["runStrategy"]
+    cluster.apply(legacy)
+    assert cluster.get("VirtualMachineInstance", "legacy")
+    cluster.stop("legacy")
+    assert cluster.get("VirtualMachine", "legacy")["spec"]["running"] is False
+
+
+def test_delete_vm_cascades_to_vmi_and_revisions(cluster):
+    cluster.apply(IT), cluster.apply(PREF), cluster.apply(vm())
+    assert len(list(cluster.list("ControllerRevision"))) == 2
+    cluster.delete("VirtualMachine", "vm1")
+    assert list(cluster.list("ControllerRevision")) == []
+    assert list(cluster.list("VirtualMachineInstance")) == []
+
+
+def test_missing_instancetype_fails_then_starts_when_created(cluster):
+    cluster.apply(PREF)
+    cluster.apply(vm())  # admitted, as KubeVirt admits it
+    status = cluster.get("VirtualMachine", "vm1")["status"]
+    assert status["printableStatus"] == "Stopped"
+    failure = [c for c in status["conditions"] if c["type"] == "Failure"][0]
+    assert failure["reason"] == "FailedFindInstancetype"
+    assert 'virtualmachineinstancetypes.instancetype.kubevirt.io "csmall" not found' in failure["message"]
+    cluster.apply(IT)
+    assert cluster.get("VirtualMachine", "vm1")["status"]["printableStatus"] == "Running"
+
+
+def test_existing_revision_with_other_content_is_an_error(cluster):
+    cluster.apply(IT), cluster.apply(PREF)
+    uid = cluster.get("VirtualMachineInstancetype", "csmall")["metadata"]["uid"]
+    cluster.apply({"apiVersion": "apps/v1", "kind": "ControllerRevision",
+                   "metadata": {"name": f"vm1-csmall-{uid}-1"},
+                   "data": {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+                            "metadata": {"name": "csmall"},
+                            "spec": {"cpu": {"guest": 4}, "memory": {"guest": "1Gi"}}}})
+    cluster.apply(vm())
+    status = cluster.get("VirtualMachine", "vm1")["status"]
+    failure = [c for c in status["conditions"] if c["type"] == "Failure"][0]
+    assert "found existing ControllerRevision with unexpected data" in failure["message"]
+
+
+def test_old_spec_revision_payload_is_upgraded_in_place(cluster):
+    spec = base64.b64encode(json.dumps(IT["spec"]).encode()).decode()
+    name = "vm1-csmall-6709b990-f717-44fe-a8ff-cb441d20b904-1"
+    cluster.apply({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": name},
+                   "data": {"apiVersion": "", "spec": spec}})
+    cluster.apply(IT), cluster.apply(PREF)
+    v = vm()
+    v["spec"]["instancetype"]["revisionName"] = name
+    cluster.apply(v)
+    cr = cluster.get("ControllerRevision", name)
+    assert cr["metadata"]["labels"]["instancetype.kubevirt.io/object-version"] == "v1beta1"
+    assert cr["data"]["apiVersion"] == "instancetype.kubevirt.io/v1beta1"
+    assert cluster.get("VirtualMachineInstance", "vm1")["spec"]["domain"]["memory"]["guest"] == "128Mi"
+
+
+def test_v1alpha_objects_are_stored_as_v1beta1_with_a_warning(cluster):
+    old = dict(IT, apiVersion="instancetype.kubevirt.io/v1alpha1")
+    result = cluster.apply(old)
+    assert result.warnings and "deprecated" in result.warnings[0]
+    assert cluster.get("VirtualMachineInstancetype", "csmall")["apiVersion"] == "instancetype.kubevirt.io/v1beta1"
+    assert cluster.apply(old).action == "unchanged"
+
+
+def test_reference_policy_expand(cluster):
+    cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubevirt"}})
+    cluster.apply({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+                   "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+                   "spec": {"configuration": {"instancetype": {"referencePolicy": "expand"}}}})
+    cluster.apply(IT), cluster.apply(PREF), cluster.apply(vm())
+    stored = cluster.get("VirtualMachine", "vm1")
+    assert "instancetype" not in stored["spec"] and "preference" not in stored["spec"]
+    assert stored["spec"]["template"]["spec"]["domain"]["memory"]["guest"] == "128Mi"
+    assert list(cluster.list("ControllerRevision")) == []
+    assert cluster.get("VirtualMachineInstance", "vm1")
