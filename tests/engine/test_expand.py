@@ -117,3 +117,25 @@ def test_expand_bad_shapes_are_errors():
         expand({"spec": {"instancetype": {"name": "x"}, "template": {"spec": {"domain": []}}}}, instancetype=IT)
     with pytest.raises(DecodeError):
         expand(make_vm(), instancetype={"cpu": {"guest": "two"}, "memory": {"guest": "1Gi"}}, preference=PREF)
+
+
+def test_specs_mutated_between_calls_are_read_again():
+    it = {"cpu": {"guest": 2}, "memory": {"guest": "128Mi"}}
+    pref = {"cpu": {"preferredCPUTopology": "cores"}}
+    first = expand(make_vm(), instancetype=it, preference=pref)
+    it["cpu"]["guest"] = 4
+    pref["cpu"]["preferredCPUTopology"] = "threads"
+    second = expand(make_vm(), instancetype=it, preference=pref)
+    assert first["spec"]["template"]["spec"]["domain"]["cpu"] == {"sockets": 1, "cores": 2, "threads": 1}
+    assert second["spec"]["template"]["spec"]["domain"]["cpu"] == {"sockets": 1, "cores": 1, "threads": 4}
+
+
+def test_output_shares_nothing_with_inputs():
+    it = dict(IT, gpus=[{"name": "g", "deviceName": "d"}], nodeSelector={"a": "b"})
+    vm = make_vm()
+    out = expand(vm, instancetype=it, preference=PREF)
+    out["spec"]["template"]["spec"]["nodeSelector"]["x"] = "y"
+    out["spec"]["template"]["spec"]["domain"]["devices"]["gpus"][0]["name"] = "changed"
+    again = expand(vm, instancetype=it, preference=PREF)
+    assert again["spec"]["template"]["spec"]["nodeSelector"] == {"a": "b"}
+    assert again["spec"]["template"]["spec"]["domain"]["devices"]["gpus"][0]["name"] == "g"

@@ -2,7 +2,7 @@
 
 Public (stable):
 
-    overcommit_request(guest, percent) -> str
+    overcommit_request(guest, percent, fmt=None) -> str
         The `domain.resources.requests.memory` an instancetype with `overcommitPercent`
         gives: V = guest's integer byte value (rounded up), then
         int(f32(f32(V) * f32(1 - f32(f32(P) / 100)))) where every step is IEEE single
@@ -40,8 +40,9 @@ def overcommit_value(value: int, percent: int) -> int:
 
 
 @lru_cache(maxsize=1024)
-def overcommit_request(guest: str, percent: int) -> str:
+def overcommit_request(guest: str, percent: int, fmt: str | None = None) -> str:
+    """`fmt` is the guest's format as given when it differs from what `guest` reads as."""
     from instancetype.api.quantity import Quantity
 
     q = Quantity.parse(guest)
-    return str(Quantity.from_int(overcommit_value(q.value(), percent), q.format))
+    return str(Quantity.from_int(overcommit_value(q.value(), percent), fmt or q.format))

@@ -91,11 +91,30 @@ def _obj(v: Any, field: str) -> dict:
 _NORMALISED: dict[int, dict] = {}
 
 
+# The format of each normalised instancetype's memory.guest as given: canonical text can lose
+# it ("1.5Ki" prints "1536", which reads back as DecimalSI), and the overcommitted request is
+# printed in the guest's format. Keyed like _NORMALISED and cleared with it.
+_GUEST_FORMAT: dict[int, str] = {}
+
+
 def _remember(out: dict) -> dict:
     if len(_NORMALISED) >= 4096:
         _NORMALISED.clear()
+        _GUEST_FORMAT.clear()
     _NORMALISED[id(out)] = out
     return out
+
+
+def guest_format(it: dict) -> str | None:
+    """The quantity format of a normalised instancetype's `memory.guest` as it was given."""
+    return _GUEST_FORMAT.get(id(it)) if _NORMALISED.get(id(it)) is it else None
+
+
+@lru_cache(maxsize=1024)
+def _format_str(text: str) -> str:
+    from instancetype.api.quantity import Quantity
+
+    return Quantity.parse(text).format
 
 
 # Normalised specs by the content of their input (msgpack bytes: ~0.3 µs to compute), so a
@@ -144,6 +163,7 @@ def _build_instancetype(x: Any) -> dict | None:
     mem = dict(_obj(spec.get("memory"), "spec.memory"))
     g = mem.get("guest")
     mem["guest"] = "0" if g is None else canonical_quantity(g, "spec.memory.guest")
+    fmt = "DecimalSI" if g is None else _format_str(g if isinstance(g, str) else str(g))
     if mem.get("maxGuest") is not None:
         mem["maxGuest"] = canonical_quantity(mem["maxGuest"], "spec.memory.maxGuest")
     oc = mem.get("overcommitPercent")
@@ -155,7 +175,9 @@ def _build_instancetype(x: Any) -> dict | None:
                 raise DecodeError(f"spec.memory.overcommitPercent: cannot unmarshal {oc!r} into an int")
         mem["overcommitPercent"] = oc
     out["memory"] = mem
-    return _remember(out)
+    _remember(out)
+    _GUEST_FORMAT[id(out)] = fmt
+    return out
 
 
 def _build_preference(x: Any) -> dict | None:

@@ -3,6 +3,7 @@ hugepages and maxGuest."""
 from __future__ import annotations
 
 from instancetype.engine.memory import overcommit_request
+from instancetype.engine.spec import guest_format
 from instancetype.jsonutil import clone
 
 from ._util import child, domain, resources_has
@@ -28,7 +29,7 @@ def apply(it: dict, spec: dict, metadata: dict, root: str, preference: dict | No
     percent = want.get("overcommitPercent") or 0
     if percent > 0:
         res = child(dom, "resources")
-        child(res, "requests")["memory"] = overcommit_request(guest, percent)
+        child(res, "requests")["memory"] = overcommit_request(guest, percent, guest_format(it))
     v = want.get("hugepages")
     if v is not None:
         vm_mem["hugepages"] = clone(v)
