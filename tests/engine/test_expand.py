@@ -139,3 +139,15 @@ def test_output_shares_nothing_with_inputs():
     again = expand(vm, instancetype=it, preference=PREF)
     assert again["spec"]["template"]["spec"]["nodeSelector"] == {"a": "b"}
     assert again["spec"]["template"]["spec"]["domain"]["devices"]["gpus"][0]["name"] == "g"
+
+
+def test_quantities_canonicalised_once_keeping_their_format():
+    # 1953.125Ki is 2000000 bytes in BinarySI: printed "2000000" (not "2M"), also when copied
+    vm = make_vm({"domain": {"resources": {"requests": {"memory": "1953.125Ki"}}}}, it=False)
+    ts = expand(vm, preference=PREF)["spec"]["template"]["spec"]
+    assert ts["domain"]["resources"]["requests"]["memory"] == "2000000"
+    assert ts["domain"]["memory"]["guest"] == "2000000"
+    ts = expand(make_vm(pref=False), instancetype={"cpu": {"guest": 1},
+                "memory": {"guest": "1953.125Ki", "overcommitPercent": 50}})["spec"]["template"]["spec"]
+    assert ts["domain"]["memory"]["guest"] == "2000000"
+    assert ts["domain"]["resources"]["requests"]["memory"] == "1000000"   # BinarySI, not "1M"

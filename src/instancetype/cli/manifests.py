@@ -26,6 +26,11 @@ class Manifests:
     config_docs: list[Document] = field(default_factory=list)  # KubeVirt objects
     warnings: list[str] = field(default_factory=list)
 
+    order: dict[int, int] = field(default_factory=dict)       # id(document) -> position in the input
+
+    def in_order(self, docs: list[Document]) -> list[Document]:
+        return sorted(docs, key=lambda d: self.order.get(id(d), 0))
+
     def objects(self) -> list[dict]:
         """Everything a VM may be looked up against."""
         return [d.obj for d in self.types] + [d.obj for d in self.lookups]
@@ -33,7 +38,8 @@ class Manifests:
 
 def sort_documents(docs: list[Document], namespace: str | None) -> Manifests:
     m = Manifests()
-    for d in docs:
+    for position, d in enumerate(docs):
+        m.order[id(d)] = position
         group = kinds.group_of(d.api_version)
         if group in kinds.KUBEVIRT_GROUPS and d.kind not in kinds.KNOWN_KINDS_BY_GROUP[group]:
             raise LoadError(f'{d.where}: no matches for kind "{d.kind}" in version "{d.api_version}"')

@@ -32,7 +32,7 @@ def _output_option(choices: tuple[str, ...] = ("yaml", "json")):
 
 def load(filenames: tuple[str, ...], namespace: str | None) -> Manifests:
     if not filenames:
-        raise click.UsageError("must specify one of -f and -k")
+        raise click.UsageError("must specify -f")
     m = sort_documents(read_sources(list(filenames)), namespace)
     for w in m.warnings:
         output.warn(w)
@@ -109,10 +109,12 @@ def validate_cmd(filenames, namespace, kubevirt_config):
     _note_skipped(m)
     objects = m.objects()
     failed = False
-    for d in m.types + m.vms:
+    vm_ids = {id(d) for d in m.vms}
+    for d in m.in_order(m.types + m.vms):
         name = resource_name(d.obj)
+        is_vm = id(d) in vm_ids
         try:
-            if d in m.vms:
+            if is_vm:
                 result = instancetype.admit_vm(d.obj, objects=objects, config=config)
                 missing = _missing_references(d.obj, objects) if result.allowed else []
             else:
@@ -131,7 +133,7 @@ def validate_cmd(filenames, namespace, kubevirt_config):
         else:
             failed = True
             webhook = ("virtualmachines-mutator.kubevirt.io" if result.stage == "mutate"
-                       else "virtualmachine-validator.kubevirt.io" if d in m.vms
+                       else "virtualmachine-validator.kubevirt.io" if is_vm
                        else f"{d.kind.lower()}-validator.instancetype.kubevirt.io")
             text = output.refusal_text(result, source=d.source, webhook=webhook)
             output.error(f"{d.where}: {name}: {text}")
@@ -182,7 +184,7 @@ def convert_cmd(filenames, fmt):
     """
     try:
         if not filenames:
-            raise click.UsageError("must specify one of -f and -k")
+            raise click.UsageError("must specify -f")
         docs = read_sources(list(filenames))
         from instancetype.api.versions import needs_upgrade, upgrade
 

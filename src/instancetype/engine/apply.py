@@ -20,10 +20,7 @@ from __future__ import annotations
 from instancetype.engine.instancetype import handlers_for
 from instancetype.engine.spec import instancetype_spec, preference_spec
 
-try:  # the preference applier lives in engine/preference (written alongside)
-    from instancetype.engine.preference import apply_preference as _apply_preference
-except ImportError:  # pragma: no cover - only while that package is being written
-    _apply_preference = None
+from instancetype.engine.preference import apply_preference
 
 
 # Per normalised instancetype spec (cached by engine/spec.py, never mutated): the handlers
@@ -54,7 +51,5 @@ def apply_to_spec(spec: dict, metadata: dict, instancetype, preference, *, root:
         if conflicts:
             return conflicts
     if pref is not None:
-        if _apply_preference is None:  # pragma: no cover
-            raise RuntimeError("instancetype.engine.preference is not available")
-        _apply_preference(pref, spec, metadata=metadata)
+        apply_preference(pref, spec, metadata=metadata)
     return []

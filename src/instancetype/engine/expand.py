@@ -21,7 +21,9 @@ Public (stable):
         Rewrite in place every quantity field of a VirtualMachine / of a VMI spec or template
         spec in Kubernetes canonical form ("1.5Gi" -> "1536Mi", "2000m" -> "2"); the fields
         are kv_types' `quantity`/`map:quantity` ones (as engine/matchers.normalize_vm, but
-        field paths are only built for a bad value: this is on the hot path).
+        field paths are only built for a bad value: this is on the hot path). Run it ONCE,
+        before apply/defaults copy values around: canonical text is not always a fixed point
+        ("1953.125Ki" -> "2000000" (BinarySI) -> "2M").
 
 The VM's shape is not checked up front (that costs as much as the expansion): a VM whose
 fields have the wrong JSON types fails somewhere in the pipeline and is then run through
@@ -179,6 +181,11 @@ def _expand(vm: dict, instancetype: Any, preference: Any, objects: Iterable[dict
             pref = find_preference(vm, index)
 
     out = _copy(vm)
+    # Canonical form exactly once, before anything is derived: canonical text does not always
+    # read back in its format ("1953.125Ki" prints "2000000", which reads as DecimalSI and
+    # would print "2M"), while Go keeps the Quantity object (and its format) when it copies
+    # a value (guest memory from requests, the instancetype's guest, ...).
+    canonical_quantities(out)
     ospec = out["spec"]
     template = _child(ospec, "template", "spec.template")
     tspec = _child(template, "spec", ROOT)
@@ -197,5 +204,4 @@ def _expand(vm: dict, instancetype: Any, preference: Any, objects: Iterable[dict
     if type(status) is dict:
         status.pop("instancetypeRef", None)
         status.pop("preferenceRef", None)
-    canonical_quantities(out)
     return out

@@ -195,10 +195,12 @@ def _set_guest_memory(domain: dict) -> None:
     req = (res.get("requests") or {}).get("memory")
     lim = (res.get("limits") or {}).get("memory")
     base = "spec.template.spec.domain.resources"
+    # The value is copied as it is (Go copies the Quantity): whoever prints the spec puts its
+    # quantities in canonical form once.
     if not _is_zero(req, f"{base}.requests.memory"):
-        mem["guest"] = canonical_quantity(req)
+        mem["guest"] = req
     elif not _is_zero(lim, f"{base}.limits.memory"):
-        mem["guest"] = canonical_quantity(lim)
+        mem["guest"] = lim
     elif mem.get("hugepages") is not None:
         page = (mem.get("hugepages") or {}).get("pageSize") or ""
         try:

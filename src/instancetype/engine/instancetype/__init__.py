@@ -8,8 +8,10 @@ Each handler has the signature
 (mutated in place), `metadata` the target object metadata (only annotations are touched),
 `root` the field-path root ("spec.template.spec" or "spec"). It returns its own conflicts
 (field paths), and applies nothing it conflicts on. `preference` (a preference spec) is
-read only by the CPU handler, for the preferred topology. HANDLERS lists them in KubeVirt's order
-(vmi.go): the conflicts of all of them are concatenated in that order.
+read only by the CPU handler, for the preferred topology. HANDLERS lists them in KubeVirt's
+order (vmi.go): the conflicts of all of them are concatenated in that order.
+`handlers_for(it)` is that list without the handlers whose instancetype field is absent
+(they could neither apply nor conflict).
 """
 from __future__ import annotations
 

@@ -1,0 +1,335 @@
+"""`get` and `describe` on the embedded cluster, as kubectl prints them.
+
+`get` streams table rows straight from the store's iterator (no list held in memory) and
+does per row only what its columns need; YAML/JSON printers load lazily.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Iterable, Iterator
+
+import click
+
+from . import tables
+from .kubectl import CommandError, Target, api_error_text, fail, namespace_of, open_cluster, \
+    parse_targets, sorted_keys
+
+_OUTPUTS = ("yaml", "json", "name", "wide")
+
+
+def _go_json(obj: Any) -> str:
+    """kubectl's JSON printer: 4-space indent, keys sorted, Go's HTML-safe escapes."""
+    import json
+
+    text = json.dumps(sorted_keys(obj), indent=4, ensure_ascii=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                    ("\u2029", "\\u2029")):
+        text = text.replace(ch, esc)
+    return text + "\n"
+
+
+def _yaml(obj: Any) -> str:
+    from .output import yaml_text
+
+    return yaml_text(sorted_keys(obj))
+
+
+def _as_list(items: list[dict]) -> dict:
+    return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def _labels_text(obj: dict) -> str:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels)) or "<none>"
+
+
+@click.command("get")
+@click.argument("args", nargs=-1)
+@click.option("-n", "--namespace", default=None, help="The namespace (default: default).")
+@click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="List across all namespaces.")
+@click.option("-o", "--output", "fmt", default=None, metavar="FORMAT", help="yaml, json, name or wide.")
+@click.option("-l", "--selector", default=None, help="Label selector (a=b,c!=d,e in (f,g),!h).")
+@click.option("--field-selector", default=None, help="Field selector (metadata.name=x).")
+@click.option("--show-labels", is_flag=True, help="Add a LABELS column.")
+@click.option("--no-headers", is_flag=True, help="Print tables without their header.")
+@click.option("--ignore-not-found", is_flag=True, help="Print nothing for objects that do not exist.")
+@click.pass_context
+def get_cmd(ctx, args, namespace, all_namespaces, fmt, selector, field_selector, show_labels, no_headers,
+            ignore_not_found):
+    """Print objects: TYPE [NAME...], TYPE/NAME..., or TYPE1,TYPE2 (kubectl get)."""
+    try:
+        return _get(ctx, args, namespace, all_namespaces, fmt, selector, field_selector, show_labels,
+                    no_headers, ignore_not_found)
+    except CommandError as e:
+        fail(str(e))
+        return 1
+
+
+def _get(ctx, args, namespace, all_namespaces, fmt, selector, field_selector, show_labels, no_headers,
+         ignore_not_found) -> int:
+    from instancetype.errors import StoreError
+
+    if fmt is not None and fmt not in _OUTPUTS:
+        raise CommandError(f'error: unable to match a printer suitable for the output format "{fmt}", allowed '
+                           "formats are: json,name,wide,yaml")
+    targets = parse_targets(args)
+    with_kind = len(targets) > 1 or any("/" in a for a in args) or "," in (args[0] if args else "")
+    named = any(t.names for t in targets)
+    if named and (selector or field_selector):
+        raise CommandError("error: name cannot be provided when a selector is specified")
+    if named and all_namespaces:
+        raise CommandError("error: a resource cannot be retrieved by name across all namespaces")
+    try:
+        cluster = open_cluster(ctx)
+    except StoreError as e:
+        raise CommandError(f"error: {e}") from None
+    errors: list[str] = []
+    try:
+        if fmt in ("yaml", "json"):
+            return _print_objects(cluster, targets, namespace, all_namespaces, fmt, selector, field_selector,
+                                  errors, ignore_not_found)
+        printed = 0
+        now = time.time()
+        for t in targets:
+            objs = _objects(cluster, t, namespace, all_namespaces, selector, field_selector, errors,
+                            ignore_not_found)
+            prefix = t.resource.qualified_singular + "/"
+            if fmt == "name":
+                for o in objs:
+                    sys.stdout.write(f"{prefix}{(o.get('metadata') or {}).get('name', '')}\n")
+                    printed += 1
+                continue
+            cols = tables.columns_for(t.resource.kind, fmt == "wide")
+            if show_labels:
+                cols = cols + [tables.Column("LABELS", lambda o, n: _labels_text(o))]
+            ns_col = all_namespaces and t.resource.namespaced
+            rows: Iterable[list[str]] = tables.table_rows(objs, cols, now, namespace_column=ns_col,
+                                                          name_prefix=prefix if with_kind else "")
+            header = None if no_headers else tables.header_for(cols, ns_col)
+            if printed and header is not None:
+                # kubectl separates the tables of several resource types by a blank line.
+                first = _peek(rows)
+                if first is None:
+                    continue
+                sys.stdout.write("\n")
+                rows = first
+            printed += tables.print_table(sys.stdout, rows, header)
+        if printed == 0 and not errors and fmt != "name":
+            _no_resources(targets, namespace, all_namespaces)
+    except StoreError as e:
+        errors.append(api_error_text(e))
+    finally:
+        cluster.close()
+    for msg in errors:
+        fail(msg)
+    return 1 if errors else 0
+
+
+def _peek(rows: Iterable[list[str]]) -> Iterator[list[str]] | None:
+    it = iter(rows)
+    for first in it:
+        def chain() -> Iterator[list[str]]:
+            yield first
+            yield from it
+        return chain()
+    return None
+
+
+def _no_resources(targets: list[Target], namespace: str | None, all_namespaces: bool) -> None:
+    if all_namespaces or not any(t.resource.namespaced for t in targets):
+        fail("No resources found")
+    else:
+        fail(f"No resources found in {namespace or 'default'} namespace.")
+
+
+def _objects(cluster, t: Target, namespace, all_namespaces, selector, field_selector, errors: list[str],
+             ignore_not_found: bool) -> Iterator[dict]:
+    """The objects of one target: named ones in order (errors collected), else a streamed list."""
+    from instancetype.store.base import NotFound
+
+    if t.names:
+        ns = namespace_of(t.resource, namespace)
+        for name in t.names:
+            try:
+                yield cluster.get(t.resource.kind, name, ns)
+            except NotFound as e:
+                if not ignore_not_found:
+                    errors.append(api_error_text(e))
+        return
+    ns = None if all_namespaces else namespace_of(t.resource, namespace)
+    yield from cluster.list(t.resource.kind, ns, label_selector=selector or None,
+                            field_selector=field_selector or None)
+
+
+def _print_objects(cluster, targets, namespace, all_namespaces, fmt, selector, field_selector, errors,
+                   ignore_not_found) -> int:
+    items: list[dict] = []
+    for t in targets:
+        items.extend(_objects(cluster, t, namespace, all_namespaces, selector, field_selector, errors,
+                              ignore_not_found))
+    single = len(targets) == 1 and len(targets[0].names) == 1
+    if single and not items:
+        pass
+    elif single:
+        sys.stdout.write(_go_json(items[0]) if fmt == "json" else _yaml(items[0]))
+    else:
+        doc = _as_list(items)
+        sys.stdout.write(_go_json(doc) if fmt == "json" else _yaml(doc))
+    for msg in errors:
+        fail(msg)
+    return 1 if errors else 0
+
+
+# --- describe ------------------------------------------------------------------------------------------
+
+_ACRONYMS = {"API", "URL", "UID", "OSB", "GUID"}
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+_MAX_ANNOTATION = 140
+
+
+def _camel_split(s: str) -> list[str]:
+    """fatih/camelcase `Split`: runs of lower, upper, digits; `CPUTopology` -> `CPU`, `Topology`."""
+    runs: list[list[str]] = []
+    last = None
+    for ch in s:
+        cls = 1 if ch.islower() else 2 if ch.isupper() else 3 if ch.isdigit() else 4
+        if cls == last:
+            runs[-1].append(ch)
+        else:
+            runs.append([ch])
+        last = cls
+    for i in range(len(runs) - 1):
+        if runs[i][0].isupper() and runs[i + 1][0].islower():
+            runs[i + 1].insert(0, runs[i].pop())
+    return ["".join(r) for r in runs if r]
+
+
+def smart_label(field: str) -> str:
+    """kubectl describe's `smartLabelFor`: `apiVersion` -> `API Version`."""
+    if any(not (ch.isalpha() or ch == "-") for ch in field):
+        return field
+    parts = []
+    for p in _camel_split(field):
+        if p == "_":
+            continue
+        parts.append(p.upper() if p.upper() in _ACRONYMS else p[:1].upper() + p[1:])
+    return " ".join(parts)
+
+
+def _go_value(v: Any) -> str:
+    if v is None:
+        return "<nil>"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v) if v != int(v) or abs(v) >= 1e21 else str(int(v))
+    return str(v)
+
+
+def _content(lines: list[str], level: int, content: dict, prefix: str, skip: set[str]) -> None:
+    ind = "  " * level
+    for field in sorted(content):
+        value = content[field]
+        path = f"{prefix}.{field}"
+        if path in skip:
+            continue
+        if isinstance(value, dict):
+            lines.append(f"{ind}{smart_label(field)}:")
+            _content(lines, level + 1, value, path, skip)
+        elif isinstance(value, list):
+            lines.append(f"{ind}{smart_label(field)}:")
+            for child in value:
+                if isinstance(child, dict):
+                    _content(lines, level + 1, child, path, skip)
+                else:
+                    lines.append(f"{ind}  {_go_value(child)}")
+        else:
+            lines.append(f"{ind}{smart_label(field)}:\t{_go_value(value)}")
+
+
+def _multiline_map(lines: list[str], title: str, values: dict, *, annotations: bool) -> None:
+    keys = sorted(k for k in values if not (annotations and k == _LAST_APPLIED))
+    if not keys:
+        lines.append(f"{title}:\t<none>")
+        return
+    for i, k in enumerate(keys):
+        v = str(values[k])
+        if annotations and len(v) > _MAX_ANNOTATION:
+            v = v[:_MAX_ANNOTATION] + "..."
+        head = f"{title}:\t" if i == 0 else "\t"
+        if annotations:
+            first, *rest = v.split("\n")
+            lines.append(f"{head}{k}: {first}")
+            lines.extend(f"\t  {r}" for r in rest)
+        else:
+            lines.append(f"{head}{k}={v}")
+
+
+def describe_text(obj: dict) -> str:
+    """kubectl's generic describer for an object (GenericDescriberFor + printUnstructuredContent)."""
+    meta = obj.get("metadata") or {}
+    lines = [f"Name:\t{meta.get('name', '')}", f"Namespace:\t{meta.get('namespace', '')}"]
+    _multiline_map(lines, "Labels", meta.get("labels") or {}, annotations=False)
+    _multiline_map(lines, "Annotations", meta.get("annotations") or {}, annotations=True)
+    _content(lines, 0, obj, "", {".metadata.name", ".metadata.namespace", ".metadata.labels",
+                                 ".metadata.annotations"})
+    lines.append("Events:\t<none>")
+    import io
+
+    buf = io.StringIO()
+    tw = tables.TabWriter(buf, minwidth=0, padding=2)
+    tw.text("\n".join(lines) + "\n")
+    tw.flush()
+    return buf.getvalue()
+
+
+@click.command("describe")
+@click.argument("args", nargs=-1)
+@click.option("-n", "--namespace", default=None, help="The namespace (default: default).")
+@click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="Across all namespaces.")
+@click.option("-l", "--selector", default=None, help="Label selector.")
+@click.pass_context
+def describe_cmd(ctx, args, namespace, all_namespaces, selector):
+    """Show objects in detail: TYPE [NAME_PREFIX] or TYPE/NAME (kubectl describe)."""
+    from instancetype.errors import StoreError
+    from instancetype.store.base import NotFound
+
+    try:
+        targets = parse_targets(args, verb="describe")
+        cluster = open_cluster(ctx)
+    except CommandError as e:
+        fail(str(e))
+        return 1
+    except StoreError as e:
+        fail(f"error: {e}")
+        return 1
+    errors: list[str] = []
+    texts: list[str] = []
+    try:
+        for t in targets:
+            ns = None if all_namespaces else namespace_of(t.resource, namespace)
+            if not t.names:
+                texts.extend(describe_text(o) for o in cluster.list(t.resource.kind, ns, label_selector=selector))
+                continue
+            for name in t.names:
+                try:
+                    texts.append(describe_text(cluster.get(t.resource.kind, name, ns)))
+                except NotFound as e:
+                    # kubectl describe falls back to the objects whose names start with NAME.
+                    found = [o for o in cluster.list(t.resource.kind, ns)
+                             if (o.get("metadata") or {}).get("name", "").startswith(name)]
+                    if not found:
+                        errors.append(api_error_text(e))
+                    texts.extend(describe_text(o) for o in found)
+    except StoreError as e:
+        errors.append(api_error_text(e))
+    finally:
+        cluster.close()
+    sys.stdout.write("\n\n".join(texts))
+    if not texts and not errors:
+        _no_resources(targets, namespace, all_namespaces)
+    for msg in errors:
+        fail(msg)
+    return 1 if errors else 0
+
