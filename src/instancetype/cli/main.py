@@ -23,6 +23,15 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "convert": ("instancetype.cli.offline", "convert_cmd", "Convert v1alpha1/v1alpha2/flavor objects to v1beta1."),
     "catalog": ("instancetype.cli.catalog", "catalog", "The common-instancetypes catalogue."),
     "migrate-vm": ("instancetype.cli.migrate", "migrate_vm_cmd", "Rewrite a VM to use a catalogue instancetype and preference."),
+    "apply": ("instancetype.cli.cluster_cmds", "apply_cmd", "Create or update objects in the embedded cluster (kubectl apply)."),
+    "get": ("instancetype.cli.get", "get_cmd", "Print objects of the embedded cluster (kubectl get)."),
+    "describe": ("instancetype.cli.get", "describe_cmd", "Show objects in detail (kubectl describe)."),
+    "delete": ("instancetype.cli.cluster_cmds", "delete_cmd", "Delete objects (kubectl delete)."),
+    "wait": ("instancetype.cli.cluster_cmds", "wait_cmd", "Wait for a condition on objects (kubectl wait)."),
+    "start": ("instancetype.cli.cluster_cmds", "start_cmd", "Start a VirtualMachine (virtctl start)."),
+    "stop": ("instancetype.cli.cluster_cmds", "stop_cmd", "Stop a VirtualMachine (virtctl stop)."),
+    "restart": ("instancetype.cli.cluster_cmds", "restart_cmd", "Restart a VirtualMachine (virtctl restart)."),
+    "image-upload": ("instancetype.cli.image_upload", "image_upload_cmd", "Upload a disk image to a DataVolume or PVC (virtctl image-upload)."),
 }
 
 

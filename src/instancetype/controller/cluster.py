@@ -131,16 +131,24 @@ class Cluster:
             stored = self._after_write(tx, stored, config)
         return ApplyResult(action, stored, warnings + admitted.warnings)
 
-    def apply_all(self, objs: list[dict], *, namespace: str | None = None) -> list[ApplyResult | Error]:
+    def apply_all(self, objs, *, namespace: str | None = None, keep_objects: bool = False
+                  ) -> list[ApplyResult | Error]:
         """Apply many objects in one transaction (one commit): each object still lands or is refused
-        on its own (a savepoint each), and the result list says which."""
+        on its own (a savepoint each), and the result list says which. The stored objects are kept
+        in the results only with `keep_objects` (memory stays flat in the number of objects)."""
         results: list[ApplyResult | Error] = []
         with self.store.transaction():
             for obj in objs:
                 try:
-                    results.append(self.apply(obj, namespace=namespace))
+                    with self.store.transaction():
+                        result = self.apply(obj, namespace=namespace)
                 except Error as e:
                     results.append(e)
+                    continue
+                if not keep_objects:
+                    result.object = {"kind": result.object.get("kind"), "metadata": {
+                        k: v for k, v in (result.object.get("metadata") or {}).items() if k in ("name", "namespace")}}
+                results.append(result)
         return results
 
     def create(self, obj: dict, *, namespace: str | None = None) -> ApplyResult:

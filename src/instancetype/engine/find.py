@@ -130,7 +130,6 @@ def _revision(vm: dict, m: dict, index: ObjectIndex, ns: str, side: _Side) -> di
     return cr
 
 
-_GO_TYPES = {k: f"*{K.VERSION}.{k}" for k in K.ALL_TYPE_KINDS}
 
 
 def _decode_data(cr: dict) -> dict:
