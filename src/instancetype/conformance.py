@@ -14,6 +14,8 @@ import json
 import sys
 from typing import Any, Callable
 
+import msgspec
+
 import instancetype as it
 from instancetype.errors import (
     ConflictError,
@@ -113,7 +115,10 @@ def answer(line: str) -> dict:
     """One request line -> one answer; never raises."""
     rid = None
     try:
-        req = json.loads(line)
+        try:
+            req = _decode(line)
+        except msgspec.DecodeError:
+            req = json.loads(line)  # Python's reader accepts what msgspec refuses (NaN...), or says why
         if not isinstance(req, dict):
             return {"error": "request is not a JSON object"}
         rid = req.get("id")
@@ -132,12 +137,23 @@ def answer(line: str) -> dict:
     return out
 
 
+_decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+
+
+def _line(out: dict) -> bytes:
+    try:
+        return _encode(out) + b"\n"
+    except (TypeError, ValueError, OverflowError):
+        return (json.dumps(out, separators=(",", ":"), ensure_ascii=False, default=str) + "\n").encode()
+
+
 def main() -> None:
-    out = sys.stdout
-    for line in sys.stdin:
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
         if not line.strip():
             continue
-        out.write(json.dumps(answer(line), separators=(",", ":"), ensure_ascii=False) + "\n")
+        out.write(_line(answer(line)))
         out.flush()
 
 
