@@ -19,7 +19,8 @@ How a pair is found:
    then leaves the VM's own value alone) and the pair is tried again; any other difference
    rules the pair out. "No preference" is the last resort;
 4. of the verified pairs the one leaving the fewest preference-type fields in the VM wins,
-   then one with a preference, then by name. Candidates are tried best-predicted first and the
+   then one with a preference, then the most generic preference (fewest settings: `linux`
+   rather than `alpine` when both explain the same), then by name. Candidates are tried best-predicted first and the
    search stops once no untried candidate can beat the best verified one.
 Pure: plain dicts in, plain dicts out; the argument is never mutated.
 """
@@ -182,7 +183,8 @@ _SHAPE_WORDS = (None, None, "dedicated CPUs", "an isolated emulator thread", "gu
 
 def _describe(shape: tuple, memory_text: str) -> str:
     n = shape[0]
-    s = f"{n} vCPU{'s' if n != 1 else ''} and {memory_text} of guest memory"
+    memory = f"{memory_text} of guest memory" if memory_text else "no guest memory"
+    s = f"{n} vCPU{'s' if n != 1 else ''} and {memory}"
     extras = []
     for i, word in enumerate(_SHAPE_WORDS):
         if word is None or not shape[i]:
@@ -196,6 +198,13 @@ def _describe(shape: tuple, memory_text: str) -> str:
         else:
             extras.append(word)
     return s + (" with " + ", ".join(extras) if extras else "")
+
+
+def _fits(it: tuple, vmi: tuple) -> bool:
+    """The instancetype can give this VMI shape. A VMI memory request without an overcommitting
+    type is left to the verification, whose difference (the request would go) is the clearer
+    reason for the many VMs that set their memory as a request."""
+    return it[:9] == vmi[:9] and (vmi[9] or not it[9])
 
 
 def _differs(a: tuple, b: tuple) -> str:
@@ -520,9 +529,10 @@ def migrate(vm: dict, *, instancetypes: Iterable[dict] | None = None,
         raise MigrationError(f"the VM does not start as it is: {e}") from None
 
     shape = _vmi_shape(target["spec"])
-    candidates = [t for t in types if t.shape == shape]
+    candidates = [t for t in types if _fits(t.shape, shape)]
     if not candidates:
-        memory = str(target["spec"].get("domain", {}).get("memory", {}).get("guest", "no"))
+        guest = ((target["spec"].get("domain") or {}).get("memory") or {}).get("guest")
+        memory = str(guest) if guest is not None else ""
         msg = f"no catalogue instancetype has {_describe(shape, memory)}"
         same_size = [t for t in types if t.shape[:2] == shape[:2]]
         if same_size:

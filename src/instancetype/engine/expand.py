@@ -37,6 +37,7 @@ import msgspec
 
 from instancetype.engine.apply import apply_to_spec, conflict_message
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
+from instancetype.engine.guard import public
 from instancetype.engine.find import find_instancetype, find_preference, index_for
 from instancetype.engine.matchers import load_vm
 from instancetype.engine.spec import _canonical_str, canonical_quantity, instancetype_spec, preference_spec
@@ -141,15 +142,10 @@ def _child(parent: dict, key: str, where: str) -> dict:
     return v
 
 
+@public("expand VirtualMachine")
 def expand(vm: dict, *, instancetype: Any = None, preference: Any = None,
            objects: Iterable[dict] = (), config: Any = None) -> dict:
-    try:
-        return _expand(vm, instancetype, preference, objects, config)
-    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as e:
-        if isinstance(e, Error):
-            raise
-        load_vm(vm)  # raises DecodeError naming the badly typed field
-        raise DecodeError(f"cannot expand VirtualMachine: {type(e).__name__}: {e}") from None
+    return _expand(vm, instancetype, preference, objects, config)
 
 
 def _expand(vm: dict, instancetype: Any, preference: Any, objects: Iterable[dict], config: Any) -> dict:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+from instancetype.engine.guard import public
 from instancetype.api.kinds import (
     BY_KIND,
     LABEL_DEFAULT_INSTANCETYPE,
@@ -188,6 +189,7 @@ def infer_in_place(vm: dict, index: ObjectIndex) -> None:
     _infer_one(vm, index, "preference", LABEL_DEFAULT_PREFERENCE, LABEL_DEFAULT_PREFERENCE_KIND)
 
 
+@public("infer from volumes")
 def infer(vm: Mapping, objects: Iterable[Mapping] = ()) -> InferResult:
     """Infer `spec.instancetype` and `spec.preference` from the volumes they name.
 

@@ -13,6 +13,7 @@ The conflict paths always name the VM template (`spec.template.spec...`) or
 """
 from __future__ import annotations
 
+from instancetype.engine.guard import public
 from instancetype.errors import ConflictError, RequirementsError
 from instancetype.jsonutil import clone
 
@@ -137,6 +138,7 @@ def _template(vm: dict) -> dict:
     return tmpl if isinstance(tmpl, dict) else {}
 
 
+@public("check preference requirements")
 def check_requirements(vm: dict, *, instancetype: dict | None = None, preference: dict | None = None,
                        config: dict | None = None, admission: bool = False) -> None:
     """Raise RequirementsError when the preference's requirements are not met.

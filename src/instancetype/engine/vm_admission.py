@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from instancetype.engine.guard import public
 from instancetype import jsonutil
 from instancetype.api import kinds as K
 from instancetype.engine import matchers
@@ -143,6 +144,7 @@ def find_instancetype_or_none(vm: dict, index: ObjectIndex) -> dict | None:
         return None
 
 
+@public("admit VirtualMachine")
 def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = None, instancetype: Any = None,
              preference: Any = None, objects: Iterable[Mapping] = (), config: Any = None) -> AdmissionResult:
     """Admit `vm` as KubeVirt's VM mutating and validating webhooks do (instancetype part)."""

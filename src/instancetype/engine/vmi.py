@@ -32,6 +32,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Callable, Iterable, Mapping
 
+from instancetype.engine.guard import public
 from instancetype.api import kinds as K
 from instancetype.engine import matchers
 from instancetype.engine.apply import apply_to_spec
@@ -143,6 +144,7 @@ def _name_annotations(annotations: dict, lookup: _Lookup, kinds: dict, names: di
         annotations[names[kind]] = m.get("name") or ""
 
 
+@public("build VirtualMachineInstance")
 def build_vmi(vm: Mapping, *, instancetype: Any = None, preference: Any = None,
               objects: Iterable[Mapping] = (), config: Any = None) -> dict:
     """The VMI KubeVirt creates when `vm` starts. Raises `VMIError` when the start stops."""

@@ -1,0 +1,43 @@
+"""Badly typed instancetype and preference specs end as `instancetype.Error`, never another exception."""
+from __future__ import annotations
+
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import instancetype
+
+BASE_VM = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "x", "namespace": "ns"},
+           "spec": {"instancetype": {"name": "it"}, "preference": {"name": "p"},
+                    "template": {"spec": {"domain": {"devices": {}},
+                                          "volumes": [{"name": "d", "containerDisk": {"image": "i"}}]}}}}
+IT = {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}}
+PREF = {"cpu": {"preferredCPUTopology": "spread"}, "devices": {"preferredDiskBus": "virtio"}}
+
+values = st.one_of(st.none(), st.booleans(), st.integers(-3, 2**40), st.text(max_size=5),
+                   st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+it_fields = st.sampled_from(["nodeSelector", "schedulerName", "gpus", "hostDevices", "ioThreadsPolicy", "ioThreads",
+                             "launchSecurity", "annotations", "cpu", "memory"])
+pref_fields = st.sampled_from(["cpu", "devices", "features", "firmware", "machine", "clock", "annotations",
+                               "preferredTerminationGracePeriodSeconds", "requirements", "volumes",
+                               "preferredSubdomain", "preferredArchitecture"])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(it_fields, values, pref_fields, values, st.sampled_from(["expand", "admit_vm", "build_vmi"]))
+def test_bad_specs_raise_only_errors(it_field, it_value, pref_field, pref_value, fn):
+    it = dict(IT, **{it_field: it_value})
+    pref = dict(PREF, **{pref_field: pref_value})
+    try:
+        getattr(instancetype, fn)(BASE_VM, instancetype=it, preference=pref)
+    except instancetype.Error:
+        pass
+
+
+@pytest.mark.parametrize("fn", ["expand", "admit_vm", "build_vmi"])
+def test_named_bad_specs(fn):
+    with pytest.raises(instancetype.Error, match="spec.nodeSelector"):
+        r = getattr(instancetype, fn)(BASE_VM, instancetype=dict(IT, nodeSelector=[1]), preference=PREF)
+        if getattr(r, "allowed", True) is False:
+            raise instancetype.Error(r.message)
