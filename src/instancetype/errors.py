@@ -87,5 +87,9 @@ class StoreError(Error):
     """The embedded store refused an operation or its file is unusable."""
 
 
+class SelectorError(Error):
+    """A label or field selector that does not parse (Kubernetes' wording)."""
+
+
 class CLIError(Error):
     """A command-line usage error (bad flag, bad argument)."""

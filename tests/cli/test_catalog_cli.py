@@ -118,7 +118,7 @@ def test_list_json_and_yaml_are_the_objects():
 
 def test_list_bad_selector():
     proc = run("list", "-l", "a in 1", check=False)
-    assert proc.returncode == 1 and proc.stderr.startswith("error: invalid label selector")
+    assert proc.returncode == 1 and proc.stderr.startswith("error: unable to parse requirement")
     proc = run("list", "--class", "zz", check=False)
     assert proc.returncode == 1 and "--class" in proc.stderr
 

@@ -101,10 +101,10 @@ def _row(obj: dict) -> list[str]:
 def list_cmd(selector, classes, only_instancetypes, only_preferences, namespaced, output) -> None:
     """Every instancetype and preference of the built-in catalogue."""
     from instancetype import catalog as cat
-    from instancetype.catalog import selector as sel
+    from instancetype.api import selectors as sel
 
     fmt = _output(output)
-    reqs = sel.parse(selector)
+    reqs = sel.parse_label_selector(selector)
     both = only_instancetypes == only_preferences
     objs: list[dict] = []
     if both or only_instancetypes:
@@ -118,7 +118,7 @@ def list_cmd(selector, classes, only_instancetypes, only_preferences, namespaced
         objs += its
     if (both or only_preferences) and not classes:
         objs += cat.preferences(namespaced)
-    objs = [o for o in objs if sel.matches(reqs, o["metadata"].get("labels"))]
+    objs = [o for o in objs if sel.labels_match(o["metadata"].get("labels"), reqs)]
     if fmt == "name":
         _write("".join(_resource_name(o) + "\n" for o in objs))
     elif fmt == "table":

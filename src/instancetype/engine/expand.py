@@ -42,7 +42,7 @@ from instancetype.engine.find import find_instancetype, find_preference, index_f
 from instancetype.engine.matchers import load_vm
 from instancetype.engine.spec import _canonical_str, canonical_quantity, instancetype_spec, preference_spec
 from instancetype.engine.vmi_defaults import cluster_config, set_vmi_spec_defaults
-from instancetype.errors import ConflictError, DecodeError, Error
+from instancetype.errors import ConflictError, DecodeError
 from instancetype.jsonutil import clone
 
 ROOT = "spec.template.spec"

@@ -27,7 +27,6 @@ from typing import Any, Iterator, Mapping
 import msgspec
 
 from instancetype.api.kinds import BY_KIND, Resource
-from instancetype.jsonutil import clone
 from instancetype.store.base import (
     DEFAULT_NAMESPACE, UNDELETABLE_NAMESPACES, BadRequest, Event, Forbidden, StateFileError, Store,
     already_exists, conflict, default_state_path, fields_match, merge_patch, not_found, owner_uids,

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from instancetype.catalog.selector import matches, parse
-from instancetype.errors import CLIError
+from instancetype.api.selectors import labels_match, parse_label_selector
+from instancetype.errors import SelectorError
 
 LABELS = {"a": "1", "b": "x", "k8s.io/c": "true"}
 
@@ -17,10 +17,10 @@ LABELS = {"a": "1", "b": "x", "k8s.io/c": "true"}
     (" a = 1 , b ", True), ("a=", False), ("z=", False),
 ])
 def test_match(selector, expected):
-    assert matches(parse(selector), LABELS) is expected
+    assert labels_match(LABELS, parse_label_selector(selector)) is expected
 
 
 @pytest.mark.parametrize("selector", ["a=1,", "=1", "a in 1", "a=b=c", "a in (x y)", "a=@"])
 def test_bad_selectors(selector):
-    with pytest.raises(CLIError, match="invalid label selector"):
-        parse(selector)
+    with pytest.raises(SelectorError, match="unable to parse requirement"):
+        parse_label_selector(selector)

@@ -1,0 +1,226 @@
+"""`apply` on the embedded cluster: kubectl's lines, refusals, warnings, exit codes.
+
+`run` (used by the other cluster CLI tests too) calls the real `main()` in-process on a real
+state file; `run_process` starts the installed CLI as a subprocess.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+
+import pytest
+
+from instancetype.cli.main import main
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run(state, *args: str, stdin: str | None = None) -> Result:
+    out, err = io.StringIO(), io.StringIO()
+    old_stdin = sys.stdin
+    if stdin is not None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()))
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(["--state", str(state), *args])
+                code = 0
+            except SystemExit as e:
+                code = int(e.code or 0)
+    finally:
+        sys.stdin = old_stdin
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def run_process(state, *args: str, stdin: str | None = None) -> Result:
+    env = dict(os.environ, INSTANCETYPE_STATE=str(state))
+    p = subprocess.run([sys.executable, "-m", "instancetype", *args], input=stdin, capture_output=True, text=True,
+                       env=env, timeout=60)
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+def doc(text: str) -> str:
+    return textwrap.dedent(text).lstrip()
+
+
+INSTANCETYPE = doc("""
+    apiVersion: instancetype.kubevirt.io/v1beta1
+    kind: VirtualMachineInstancetype
+    metadata:
+      name: small
+    spec:
+      cpu:
+        guest: 1
+      memory:
+        guest: 128Mi
+    """)
+
+VM = doc("""
+    apiVersion: kubevirt.io/v1
+    kind: VirtualMachine
+    metadata:
+      name: vm1
+    spec:
+      instancetype:
+        kind: VirtualMachineInstancetype
+        name: small
+      runStrategy: Halted
+      template:
+        spec:
+          domain:
+            devices: {}
+          volumes:
+          - containerDisk:
+              image: registry:5000/kubevirt/cirros-container-disk-demo:devel
+            name: containerdisk
+    """)
+
+
+@pytest.fixture
+def state(tmp_path):
+    return tmp_path / "state.db"
+
+
+def test_created_unchanged_configured(state):
+    r = run(state, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + VM)
+    assert (r.code, r.err) == (0, "")
+    assert r.out == ("virtualmachineinstancetype.instancetype.kubevirt.io/small created\n"
+                     "virtualmachine.kubevirt.io/vm1 created\n")
+    r = run(state, "apply", "-f", "-", stdin=INSTANCETYPE)
+    assert r.out == "virtualmachineinstancetype.instancetype.kubevirt.io/small unchanged\n"
+    r = run(state, "apply", "-f", "-", stdin=INSTANCETYPE.replace("128Mi", "256Mi"))
+    assert r.out == "virtualmachineinstancetype.instancetype.kubevirt.io/small configured\n"
+
+
+def test_files_and_directories(state, tmp_path):
+    d = tmp_path / "manifests"
+    d.mkdir()
+    (d / "a-it.yaml").write_text(INSTANCETYPE)
+    (d / "b-vm.yaml").write_text(VM)
+    r = run(state, "apply", "-f", str(d))
+    assert r.code == 0 and r.out.splitlines() == ["virtualmachineinstancetype.instancetype.kubevirt.io/small created",
+                                                  "virtualmachine.kubevirt.io/vm1 created"]
+    r = run(state, "apply", "-f", str(d / "a-it.yaml"), "-f", str(d / "b-vm.yaml"))
+    assert r.out.split() == ["virtualmachineinstancetype.instancetype.kubevirt.io/small", "unchanged",
+                             "virtualmachine.kubevirt.io/vm1", "unchanged"]
+
+
+def test_refused_object_does_not_stop_the_others(state):
+    bad_vm = VM.replace("devices: {}", "devices: {}\n        cpu:\n          sockets: 2")
+    r = run(state, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + bad_vm + "---\n" + VM.replace("vm1", "vm2"))
+    assert r.code == 1
+    assert r.out.splitlines() == ["virtualmachineinstancetype.instancetype.kubevirt.io/small created",
+                                  "virtualmachine.kubevirt.io/vm2 created"]
+    assert r.err == ("The request is invalid: spec.template.spec.domain.cpu.sockets: VM field(s) "
+                     "spec.template.spec.domain.cpu.sockets conflicts with selected instance type\n")
+    assert run(state, "get", "vm", "vm1").code == 1
+
+
+def test_failed_inference_is_a_bad_request_naming_the_file(state, tmp_path):
+    vm = doc("""
+        apiVersion: kubevirt.io/v1
+        kind: VirtualMachine
+        metadata:
+          name: inferred
+        spec:
+          instancetype:
+            inferFromVolume: disk
+          runStrategy: Halted
+          template:
+            spec:
+              domain:
+                devices: {}
+              volumes:
+              - name: disk
+                persistentVolumeClaim:
+                  claimName: missing
+        """)
+    f = tmp_path / "vm.yaml"
+    f.write_text(vm)
+    r = run(state, "apply", "-f", str(f))
+    assert r.code == 1 and r.out == ""
+    assert r.err == (f'Error from server (BadRequest): error when creating "{f}": admission webhook '
+                     '"virtualmachines-mutator.kubevirt.io" denied the request: persistentvolumeclaims "missing" '
+                     "not found\n")
+
+
+def test_several_errors_one_line_each(state):
+    bad = VM.replace("devices: {}", "devices: {}\n        cpu:\n          sockets: 2")
+    r = run(state, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + bad + "---\n" + bad.replace("vm1", "vm3"))
+    lines = r.err.splitlines()
+    assert r.code == 1 and len(lines) == 2
+    assert all(line.startswith('Error from server (Invalid): error when creating "STDIN": admission webhook '
+                               '"virtualmachine-validator.kubevirt.io" denied the request: ') for line in lines)
+
+
+def test_deprecated_version_warns_on_stderr(state):
+    r = run(state, "apply", "-f", "-", stdin=INSTANCETYPE.replace("v1beta1", "v1alpha2"))
+    assert r.code == 0
+    assert r.out == "virtualmachineinstancetype.instancetype.kubevirt.io/small created\n"
+    assert r.err.startswith("Warning: instancetype.kubevirt.io/v1alpha2 VirtualMachineInstancetypes is now deprecated")
+
+
+def test_schema_refusal_names_the_object(state):
+    r = run(state, "apply", "-f", "-", stdin=INSTANCETYPE.replace("guest: 1\n", "guest: one\n"))
+    assert r.code == 1
+    assert r.err.startswith('The VirtualMachineInstancetype "small" is invalid: spec.cpu.guest')
+
+
+def test_unknown_kind_and_bad_input(state):
+    r = run(state, "apply", "-f", "-", stdin="apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n")
+    assert r.code == 1
+    assert r.err == ('error: resource mapping not found for name: "d" namespace: "default" from "STDIN": no matches '
+                     'for kind "Deployment" in version "apps/v1"\nensure CRDs are installed first\n')
+    r = run(state, "apply")
+    assert (r.code, r.err) == (1, "error: must specify one of -f and -k\n")
+    r = run(state, "apply", "-f", "nope.yaml")
+    assert (r.code, r.err) == (1, 'error: the path "nope.yaml" does not exist\n')
+    r = run(state, "apply", "-n", "other", "-f", "-", stdin=VM.replace("name: vm1", "name: vm1\n  namespace: x"))
+    assert r.code == 1 and "You must pass '--namespace=x' to perform this operation." in r.err
+
+
+def test_missing_namespace(state):
+    r = run(state, "apply", "-n", "elsewhere", "-f", "-", stdin=INSTANCETYPE)
+    assert r.code == 1
+    assert r.err == ('Error from server (NotFound): error when creating "STDIN": namespaces "elsewhere" not found\n')
+
+
+def test_kubevirt_settings(state):
+    kv = doc("""
+        apiVersion: kubevirt.io/v1
+        kind: KubeVirt
+        metadata:
+          name: kubevirt
+        spec:
+          configuration:
+            instancetype:
+              referencePolicy: expand
+        """)
+    r = run(state, "apply", "-f", "-", stdin=kv)
+    assert (r.code, r.out) == (0, "kubevirt.kubevirt.io/kubevirt created\n"), r.err
+    got = json.loads(run(state, "get", "kubevirt", "kubevirt", "-o", "json").out)
+    assert got["spec"]["configuration"]["instancetype"] == {"referencePolicy": "expand"}
+    # With referencePolicy expand, a VM is stored expanded: no matcher left.
+    run(state, "apply", "-f", "-", stdin=INSTANCETYPE)
+    assert run(state, "apply", "-f", "-", stdin=VM).code == 0
+    vm = json.loads(run(state, "get", "vm", "vm1", "-o", "json").out)
+    assert "instancetype" not in vm["spec"]
+    assert vm["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"] == 1
+
+
+def test_subprocess_apply_stdin_and_exit_codes(state):
+    r = run_process(state, "apply", "-f", "-", stdin=INSTANCETYPE)
+    assert (r.code, r.out) == (0, "virtualmachineinstancetype.instancetype.kubevirt.io/small created\n")
+    r = run_process(state, "apply", "-f", "-", stdin="kind: [")
+    assert r.code == 1 and r.err.startswith("error: ") and "Traceback" not in r.err
