@@ -250,6 +250,20 @@ def test_instancetype_annotations_in_the_template_move_too():
     assert m.vm["spec"]["template"]["metadata"]["annotations"] == {"team": "nfv"}
 
 
+def test_own_lists_of_namespaced_objects_and_deprecated_types_rank_last():
+    original = fedora_vm()
+    m = migrate(original, instancetypes=catalog.instancetypes(namespaced=True),
+                preferences=catalog.preferences(namespaced=True))
+    # server.medium (deprecated) is the same size as u1.medium: the current one wins
+    assert m.vm["spec"]["instancetype"] == {"kind": "VirtualMachineInstancetype", "name": "u1.medium"}
+    assert m.vm["spec"]["preference"] == {"kind": "VirtualMachinePreference", "name": "fedora"}
+    before = instancetype.build_vmi(original)
+    after = instancetype.build_vmi(m.vm, objects=catalog.all_objects())
+    for key in ("kubevirt.io/instancetype-name", "kubevirt.io/preference-name", "vm.kubevirt.io/os"):
+        del after["metadata"]["annotations"][key]
+    assert after == before
+
+
 def test_the_argument_is_not_mutated_and_results_are_deterministic():
     original = windows_vm()
     snapshot = copy.deepcopy(original)

@@ -88,7 +88,6 @@ def test_fedora_example_vmi(tmp_path):
     assert domain["features"] == {"acpi": {"enabled": True}, "smm": {"enabled": True}}
     assert domain["firmware"]["bootloader"] == {"efi": {"secureBoot": True}}
     assert domain["memory"]["guest"] == "1Gi"  # v1.9 also sets maxGuest (memory hotplug)
-    assert domain["resources"]["requests"]["memory"] == "1Gi"
     assert vmi["networks"] == [{"name": "default", "pod": {}}]
     assert vmi["volumes"][0]["containerDisk"] == {"image": "quay.io/containerdisks/fedora:latest",
                                                   "imagePullPolicy": "Always"}

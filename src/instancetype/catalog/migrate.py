@@ -19,7 +19,8 @@ How a pair is found:
    then leaves the VM's own value alone) and the pair is tried again; any other difference
    rules the pair out. "No preference" is the last resort;
 4. of the verified pairs the one leaving the fewest preference-type fields in the VM wins,
-   then one with a preference, then the most generic preference (fewest settings: `linux`
+   then one with a preference, then a current instancetype over a deprecated one (only
+   possible when the caller passes its own list), then the most generic preference (fewest settings: `linux`
    rather than `alpine` when both explain the same), then by name. Candidates are tried best-predicted first and the
    search stops once no untried candidate can beat the best verified one.
 Pure: plain dicts in, plain dicts out; the argument is never mutated.
@@ -74,6 +75,7 @@ class _Type:
     ref: str        # kind/name as kubectl and `create vm --instancetype` spell it
     spec: dict      # normalised (engine/spec.py), never mutated
     shape: tuple
+    deprecated: bool
 
 
 @dataclass(frozen=True)
@@ -98,12 +100,15 @@ def _ref(obj: dict) -> str:
 
 
 def _types(objs: Iterable[dict]) -> list[_Type]:
+    from instancetype.catalog.build import LABEL_DEPRECATED
     from instancetype.engine.spec import instancetype_spec
 
     out = []
     for o in objs:
         spec = instancetype_spec(o)
-        out.append(_Type(o, o["metadata"]["name"], _ref(o), spec, _it_shape(spec)))
+        labels = (o.get("metadata") or {}).get("labels") or {}
+        deprecated = labels.get(LABEL_DEPRECATED) == "true"
+        out.append(_Type(o, o["metadata"]["name"], _ref(o), spec, _it_shape(spec), deprecated))
     return sorted(out, key=lambda t: t.name)
 
 
@@ -439,7 +444,8 @@ class _Attempt:
 
     def key(self) -> tuple:
         p = self.pref
-        return (self.leftover, p is None, p.weight if p else 0, self.it.name, p.name if p else "")
+        return (self.leftover, p is None, self.it.deprecated, p.weight if p else 0, self.it.name,
+                p.name if p else "")
 
 
 def _matcher(obj: dict) -> dict:

@@ -1,0 +1,162 @@
+"""`get`, `describe`, `delete`, virtctl `start/stop/restart` and `expand --vm` on the embedded cluster."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from instancetype.cli.tables import TabWriter, human_duration
+
+from .test_apply import INSTANCETYPE, VM, run, run_process
+
+
+@pytest.fixture
+def state(tmp_path):
+    s = tmp_path / "state.db"
+    assert run(s, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + VM).code == 0
+    return s
+
+
+@pytest.mark.parametrize("seconds,text", [(0, "0s"), (113, "113s"), (188, "3m8s"), (347, "5m47s"), (600, "10m"),
+                                          (13980, "3h53m"), (7200, "120m"), (4 * 3600, "4h"), (30 * 3600, "30h"),
+                                          (3 * 86400 + 3600, "3d1h"), (20 * 86400, "20d"), (-5, "<invalid>")])
+def test_age_as_kubectl(seconds, text):
+    assert human_duration(seconds) == text
+
+
+def test_names_plurals_short_names(state):
+    for word in ("vm", "vms", "virtualmachine", "virtualmachines", "VirtualMachine", "virtualmachines.kubevirt.io"):
+        r = run(state, "get", word)
+        assert r.code == 0 and r.out.splitlines()[0].split() == ["NAME", "AGE", "STATUS", "READY"], word
+        assert r.out.splitlines()[1].split()[0::2] == ["vm1", "Stopped"]
+    for word in ("vminstancetype", "virtualmachineinstancetypes", "vmf"):
+        assert run(state, "get", word).out.split()[:3] == ["NAME", "AGE", "small"]
+    r = run(state, "get", "nosuchthing")
+    assert (r.code, r.err) == (1, 'error: the server doesn\'t have a resource type "nosuchthing"\n')
+
+
+def test_not_found_and_empty(state):
+    r = run(state, "get", "vm", "vm1", "x")
+    assert r.code == 1 and r.out.split()[4] == "vm1"
+    assert r.err == 'Error from server (NotFound): virtualmachines.kubevirt.io "x" not found\n'
+    assert run(state, "get", "vmis").err == "No resources found in default namespace.\n"
+    assert run(state, "get", "vmis", "-n", "kube-system").err == "No resources found in kube-system namespace.\n"
+    assert run(state, "get", "vmis", "-A").err == "No resources found\n"
+    assert run(state, "get", "vm", "x", "--ignore-not-found").code == 0
+
+
+def test_all_namespaces_and_outputs(state):
+    r = run(state, "get", "vm", "-A")
+    assert r.out.splitlines()[0].split() == ["NAMESPACE", "NAME", "AGE", "STATUS", "READY"]
+    assert r.out.splitlines()[1].split()[:2] == ["default", "vm1"]
+    assert run(state, "get", "vm", "-o", "name").out == "virtualmachine.kubevirt.io/vm1\n"
+    lst = json.loads(run(state, "get", "vm", "-o", "json").out)
+    assert lst["kind"] == "List" and [i["metadata"]["name"] for i in lst["items"]] == ["vm1"]
+    text = run(state, "get", "vm/vm1", "-o", "yaml").out
+    assert text.startswith("apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n")
+    assert 'creationTimestamp: "' in text and 'resourceVersion: "' in text
+    assert run(state, "get", "vm/vm1").out.splitlines()[1].startswith("virtualmachine.kubevirt.io/vm1 ")
+    r = run(state, "get", "vm", "-o", "bogus")
+    assert r.code == 1 and "unable to match a printer" in r.err
+
+
+def test_label_selector_and_show_labels(state):
+    run(state, "apply", "-f", "-", stdin=VM.replace("name: vm1", "name: vm2\n  labels:\n    app: web"))
+    assert run(state, "get", "vm", "-l", "app=web", "-o", "name").out == "virtualmachine.kubevirt.io/vm2\n"
+    assert run(state, "get", "vm", "-l", "app!=web", "-o", "name").out == "virtualmachine.kubevirt.io/vm1\n"
+    out = run(state, "get", "vm", "--show-labels").out.splitlines()
+    assert out[0].split()[-1] == "LABELS" and out[1].split()[-1] == "<none>" and out[2].split()[-1] == "app=web"
+
+
+def test_tabwriter_alignment_matches_go():
+    import io
+
+    buf = io.StringIO()
+    tw = TabWriter(buf, minwidth=6, padding=3)
+    for row in (["NAME", "AGE"], ["cx1.xlarge", "3m8s"], ["m1.xlarge", "3m8s"]):
+        tw.row(row)
+    tw.flush()
+    assert buf.getvalue() == "NAME         AGE\ncx1.xlarge   3m8s\nm1.xlarge    3m8s\n"
+
+
+def test_describe(state):
+    r = run(state, "describe", "vm", "vm1")
+    assert r.code == 0
+    lines = r.out.splitlines()
+    assert lines[0] == "Name:         vm1" and lines[1] == "Namespace:    default"
+    assert "API Version:  kubevirt.io/v1" in lines and lines[-1].startswith("Events:")
+    assert any(line.strip().startswith("Run Strategy:") for line in lines)
+    r = run(state, "describe", "vm", "nope")
+    assert (r.code, r.err) == (1, 'Error from server (NotFound): virtualmachines.kubevirt.io "nope" not found\n')
+
+
+def test_start_stop_restart_messages(state):
+    assert run(state, "restart", "vm1").err == (
+        'Error restarting VirtualMachine Operation cannot be fulfilled on virtualmachine.kubevirt.io "vm1": '
+        "RunStategy Halted does not support manual restart requests\n")
+    assert run(state, "start", "vm1").out == "VM vm1 was scheduled to start\n"
+    r = run(state, "start", "vm1")
+    assert (r.code, r.err) == (1, 'Error starting VirtualMachine Operation cannot be fulfilled on '
+                                  'virtualmachine.kubevirt.io "vm1": Always does not support manual start requests\n')
+    assert run(state, "restart", "vm1").out == "VM vm1 was scheduled to restart\n"
+    assert run(state, "stop", "vm1").out == "VM vm1 was scheduled to stop\n"
+    assert run(state, "get", "vmi").err == "No resources found in default namespace.\n"
+    r = run(state, "start", "ghost")
+    assert (r.code, r.err) == (1, 'Error starting VirtualMachine virtualmachine.kubevirt.io "ghost" not found\n')
+
+
+def test_delete_forms(state, tmp_path):
+    f = tmp_path / "vm.yaml"
+    f.write_text(VM)
+    assert run(state, "delete", "-f", str(f)).out == 'virtualmachine.kubevirt.io "vm1" deleted\n'
+    r = run(state, "delete", "-f", str(f))
+    assert (r.code, r.err) == (1, f'Error from server (NotFound): error when deleting "{f}": '
+                                  'virtualmachines.kubevirt.io "vm1" not found\n')
+    r = run(state, "delete", "vm", "vm1")
+    assert (r.code, r.err) == (1, 'Error from server (NotFound): virtualmachines.kubevirt.io "vm1" not found\n')
+    assert run(state, "delete", "vm").err == "error: resource(s) were provided, but no name was specified\n"
+    assert run(state, "delete", "vmf/small").out == ('virtualmachineinstancetype.instancetype.kubevirt.io "small" '
+                                                     "deleted\n")
+
+
+def test_expand_stored(state):
+    from click import Context
+
+    from instancetype.cli.cluster_cmds import expand_stored
+    from instancetype.cli.main import cli
+
+    import contextlib
+    import io
+
+    ctx = Context(cli, obj={"state": str(state)})
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert expand_stored(ctx, "vm1", None, "json") == 0
+        assert expand_stored(ctx, "non-existing-vm", None, "yaml") == 1
+    vm = json.loads(out.getvalue())
+    assert "instancetype" not in vm["spec"] and vm["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"] == 1
+    assert err.getvalue() == ("error expanding VirtualMachine - non-existing-vm in namespace - default: "
+                              'virtualmachines.kubevirt.io "non-existing-vm" not found\n')
+
+
+def test_get_10000_vms_under_a_second(tmp_path):
+    """`get vm -A` of 10,000 VMs streams its rows (measured on the real CLI process)."""
+    from instancetype.store.sqlite import SqliteStore
+
+    state = tmp_path / "big.db"
+    store = SqliteStore(state)
+    with store.transaction():
+        for i in range(10_000):
+            store.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                          "metadata": {"name": f"vm-{i:05d}"}, "spec": {"runStrategy": "Halted", "template": {}},
+                          "status": {"printableStatus": "Stopped",
+                                     "conditions": [{"type": "Ready", "status": "False"}]}})
+    store.close()
+    run_process(state, "get", "vm", "vm-00000")  # first open: catalogue deployment, not measured
+    start = time.monotonic()
+    r = run_process(state, "get", "vm", "-A")
+    elapsed = time.monotonic() - start
+    lines = r.out.splitlines()
+    assert r.code == 0 and len(lines) == 10_001 and lines[1].split()[:2] == ["default", "vm-00000"]
+    assert elapsed < 1.5, elapsed   # < 1 s on an idle machine; slack for parallel test runs
