@@ -98,7 +98,7 @@ def test_start_stop_restart_messages(state):
     assert run(state, "start", "vm1").out == "VM vm1 was scheduled to start\n"
     r = run(state, "start", "vm1")
     assert (r.code, r.err) == (1, 'Error starting VirtualMachine Operation cannot be fulfilled on '
-                                  'virtualmachine.kubevirt.io "vm1": Always does not support manual start requests\n')
+                                  'virtualmachine.kubevirt.io "vm1": VM is already running\n')
     assert run(state, "restart", "vm1").out == "VM vm1 was scheduled to restart\n"
     assert run(state, "stop", "vm1").out == "VM vm1 was scheduled to stop\n"
     assert run(state, "get", "vmi").err == "No resources found in default namespace.\n"
