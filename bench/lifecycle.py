@@ -1,10 +1,11 @@
 """The embedded store and controller at scale: apply, start, restart, list.
 
-    python bench/lifecycle.py [--vms 10000] [--mode batch|each|both]
+    python bench/lifecycle.py [--vms 10000] [--mode batch|each|cli|both|all]
 
 One instancetype, one preference and N VMs (runStrategy Always, so applying starts them):
 - batch: all N VMs applied in one `Cluster.apply_all` (one transaction);
 - each:  one `Cluster.apply` per VM (one transaction each);
+- cli:   one `instancetype apply -f list.json` of a List file, then `instancetype get vm -A`;
 then every VM restarted, and all VMs listed. Prints VM starts per second, revisions created,
 state-file size per VM and the peak memory of the process (ru_maxrss), each phase in a fresh
 process so that peaks do not mix. Targets (issue 7): >= 1,000 VM starts/s in one batch,
@@ -86,6 +87,28 @@ def phase(name: str, state: str, n: int) -> dict:
     return out
 
 
+def cli_phase(d: str, n: int) -> None:
+    """The same VMs through the command line: one `apply -f` of a List file, then `get vm -A`."""
+    state = os.path.join(d, "cli.db")
+    path = os.path.join(d, "list.json")
+    with open(path, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": [IT, PREF] + [make_vm(i) for i in range(n)]}, f)
+    cmd = [sys.executable, "-m", "instancetype", "--state", state]
+    subprocess.run(cmd + ["get", "vm"], capture_output=True, check=True)   # first use: catalogue deployed
+    t = time.perf_counter()
+    p = subprocess.run(cmd + ["apply", "-f", path], capture_output=True, text=True)
+    dt = time.perf_counter() - t
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = p.stdout.count("\n")
+    print(f"cli      {n:6d} VMs  apply -f List: {dt:7.2f} s  {n / dt:8.0f} VMs/s applied and started "
+          f"({lines} lines)", flush=True)
+    t = time.perf_counter()
+    p = subprocess.run(cmd + ["get", "vm", "-A"], capture_output=True, text=True, check=True)
+    dt = time.perf_counter() - t
+    print(f"cli      {n:6d} VMs  get vm -A: {dt * 1000:7.0f} ms whole process ({p.stdout.count(chr(10)) - 1} rows)",
+          flush=True)
+
+
 def run_phase(name: str, state: str, n: int) -> dict:
     p = subprocess.run([sys.executable, __file__, "--phase", name, "--state", state, "--vms", str(n)],
                        capture_output=True, text=True, check=True)
@@ -107,16 +130,19 @@ def report(r: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--vms", type=int, default=10000)
-    ap.add_argument("--mode", choices=("batch", "each", "both"), default="both")
+    ap.add_argument("--mode", choices=("batch", "each", "cli", "both", "all"), default="all")
     ap.add_argument("--phase")
     ap.add_argument("--state")
     args = ap.parse_args()
     if args.phase:
         print(json.dumps(phase(args.phase, args.state, args.vms)))
         return
-    modes = ("batch", "each") if args.mode == "both" else (args.mode,)
+    modes = {"both": ("batch", "each"), "all": ("batch", "each", "cli")}.get(args.mode, (args.mode,))
     with tempfile.TemporaryDirectory() as d:
         for mode in modes:
+            if mode == "cli":
+                cli_phase(d, args.vms)
+                continue
             state = os.path.join(d, f"{mode}.db")
             report(run_phase(mode, state, args.vms))
             if mode == "batch":

@@ -25,9 +25,6 @@ def test_pinned_revision_survives_an_edit(tmp_path):
     assert vmi["spec"]["domain"]["cpu"]["sockets"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="controller.apply.three_way_patch drops an explicit null for a field the last "
-                   "applied configuration lacks; kubectl (jsonmergepatch.CreateThreeWayJSONMergePatch) sends it as "
-                   "a deletion, so `revisionName: null` must clear the controller-set revisionName")
 def test_rename_with_and_without_revision_name(tmp_path):
     state = tmp_path / "state.db"
     other = INSTANCETYPE.replace("name: small", "name: other")

@@ -45,7 +45,6 @@ def test_edits_are_restored_and_strays_pruned(cluster):
 def test_turning_deployment_off_removes_managed_objects_only(cluster):
     cluster.apply({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": CLUSTER_IT,
                    "metadata": {"name": "mine"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}})
-    cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubevirt"}})
     kv = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
           "spec": {"configuration": {"commonInstancetypesDeployment": {"enabled": False}}}}
     cluster.apply(kv)

@@ -180,7 +180,6 @@ def test_v1alpha_objects_are_stored_as_v1beta1_with_a_warning(cluster):
 
 
 def test_reference_policy_expand(cluster):
-    cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubevirt"}})
     cluster.apply({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
                    "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
                    "spec": {"configuration": {"instancetype": {"referencePolicy": "expand"}}}})

@@ -153,33 +153,9 @@ def bundle_cmd(namespaced, only_instancetypes, only_preferences, without_depreca
 
 def bundle_text(objs: list[dict]) -> str:
     """Multi-document YAML, each document starting with `---` (upstream's bundles, for yamllint)."""
-    dump = _bundle_dumper()
-    return "".join("---\n" + dump(o) for o in objs)
+    from .output import yaml_text
 
-
-def _bundle_dumper():
-    """YAML as kustomize writes the upstream bundles: `|` blocks, and "double quotes" where needed."""
-    import yaml
-
-    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    str_tag = "tag:yaml.org,2002:str"
-
-    class Dumper(base):  # type: ignore[misc, valid-type]
-        pass
-
-    def represent_str(dumper, data: str):
-        if "\n" in data:
-            return dumper.represent_scalar(str_tag, data, style="|")
-        if dumper.resolve(yaml.ScalarNode, data, (True, False)) != str_tag:
-            return dumper.represent_scalar(str_tag, data, style='"')   # "8", "true"
-        return dumper.represent_scalar(str_tag, data)
-
-    Dumper.add_representer(str, represent_str)
-
-    def dump(obj: dict) -> str:
-        return yaml.dump(obj, Dumper=Dumper, sort_keys=False, default_flow_style=False, width=1 << 20)
-
-    return dump
+    return "".join("---\n" + yaml_text(o) for o in objs)
 
 
 # --- fit ---------------------------------------------------------------------------------------

@@ -160,10 +160,22 @@ def apply_cmd(ctx, filenames, namespace, recursive):
         return 1
     failures: list[Failure] = []
     try:
-        for d in docs:
-            failure = _apply_one(cluster, d, namespace)
-            if failure is not None:
-                failures.append(failure)
+        # Objects are applied each on its own (a savepoint each: a refusal undoes only that
+        # object), committed in chunks; what a chunk printed is shown once it is committed.
+        for start in range(0, len(docs), APPLY_CHUNK):
+            pending: list[tuple[str, str]] = []
+            with cluster.store.transaction():
+                for d in docs[start:start + APPLY_CHUNK]:
+                    failure = _apply_one(cluster, d, namespace, pending)
+                    if failure is not None:
+                        failures.append(failure)
+            from .output import warn
+
+            for stream, text in pending:
+                if stream == "warn":
+                    warn(text)
+                else:
+                    sys.stdout.write(text)
             sys.stdout.flush()
     except Error as e:   # the state file failed under us: nothing more can be applied
         failures.append(Failure(f"error: {e}", str(e)))
@@ -175,13 +187,15 @@ def apply_cmd(ctx, filenames, namespace, recursive):
     return report(failures)
 
 
-def _apply_one(cluster: Any, d: Any, namespace: str | None) -> Failure | None:
+APPLY_CHUNK = 256
+
+
+def _apply_one(cluster: Any, d: Any, namespace: str | None, pending: list[tuple[str, str]]) -> Failure | None:
     from instancetype.errors import Error, StoreError
     from instancetype.store.base import APIError, NotFound, StateFileError
     from instancetype.webhook.admission import Refused
 
     from .manifests import resource_name
-    from .output import warn
 
     source = _source(d.source)
     meta = d.obj.get("metadata") if isinstance(d.obj.get("metadata"), dict) else {}
@@ -212,8 +226,8 @@ def _apply_one(cluster: Any, d: Any, namespace: str | None) -> Failure | None:
     except Error as e:
         return Failure(f'error: error when {verb} "{source}": {e}', f'error when {verb} "{source}": {e}')
     for w in result.warnings:
-        warn(w)
-    sys.stdout.write(f"{resource_name(result.object)} {result.action}\n")
+        pending.append(("warn", w))
+    pending.append(("out", f"{resource_name(result.object)} {result.action}\n"))
     return None
 
 

@@ -29,41 +29,11 @@ def _go_json(obj: Any) -> str:
     return text + "\n"
 
 
-_DUMPER = None
-
-
-def _kubectl_dumper():
-    """YAML as kubectl prints it (sigs.k8s.io/yaml over go-yaml v2): keys sorted, strings that
-    would read as another type double-quoted (`"2024-01-01T00:00:00Z"`, `"133"`, `""`), multi-line
-    strings as `|` blocks, long lines folded at 80 columns."""
-    global _DUMPER
-    if _DUMPER is not None:
-        return _DUMPER
-    import yaml
-
-    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    resolver = yaml.resolver.Resolver()
-
-    class Dumper(base):  # type: ignore[misc, valid-type]
-        pass
-
-    def represent_str(dumper, data: str):
-        if "\n" in data and all(ch in "\n\t" or ch >= " " for ch in data):
-            return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
-        if resolver.resolve(yaml.ScalarNode, data, (True, False)) != "tag:yaml.org,2002:str":
-            return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
-        return dumper.represent_scalar("tag:yaml.org,2002:str", data)
-
-    Dumper.add_representer(str, represent_str)
-    _DUMPER = Dumper
-    return Dumper
-
-
 def _yaml(obj: Any) -> str:
-    import yaml
+    """YAML as kubectl's `get -o yaml` prints it: keys sorted, long lines folded at 80 columns."""
+    from .output import yaml_text
 
-    return yaml.dump(sorted_keys(obj), Dumper=_kubectl_dumper(), sort_keys=False, default_flow_style=False,
-                     allow_unicode=True, width=80)
+    return yaml_text(sorted_keys(obj), width=80)
 
 
 def _as_list(items: list[dict]) -> dict:

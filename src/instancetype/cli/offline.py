@@ -54,17 +54,31 @@ def _print(objs: list[dict], fmt: str) -> None:
 
 @click.command("expand")
 @_filename
+@click.option("--vm", "vm_name", default=None, metavar="NAME",
+              help="Expand a VirtualMachine stored in the embedded store (virtctl's spelling).")
 @_namespace
 @_output_option()
 @_config
-def expand_cmd(filenames, namespace, fmt, kubevirt_config):
+@click.pass_context
+def expand_cmd(ctx, filenames, vm_name, namespace, fmt, kubevirt_config):
     """Print each VirtualMachine expanded with its instancetype and preference.
 
-    The instancetypes, preferences, ControllerRevisions and volumes a VM refers
-    to are looked up among the other objects given, by KubeVirt's rules.
+    With -f, the instancetypes, preferences, ControllerRevisions and volumes a VM
+    refers to are looked up among the other objects given, by KubeVirt's rules, and
+    no store is opened. With --vm, the stored VM is expanded against the store.
     """
     import instancetype
 
+    if vm_name is not None:
+        if filenames:
+            output.error("--vm and -f cannot be used together")
+            return 1
+        from .cluster_cmds import expand_stored
+
+        return expand_stored(ctx, vm_name, namespace, fmt)
+    if not filenames:
+        output.error("invalid arguments - VirtualMachine name or file must be provided")
+        return 1
     try:
         m = load(filenames, namespace)
         config = read_config(kubevirt_config, m)

@@ -8,24 +8,31 @@ from typing import Any, Iterable
 import yaml
 
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_STR = "tag:yaml.org,2002:str"
+_resolver = yaml.resolver.Resolver()
 
 
 class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
-    """Block style, keys in their given order, multi-line strings as `|` blocks (as kubectl)."""
+    """YAML as kubectl (go-yaml v2) and kustomize write it: keys in their given order, multi-line
+    strings as `|` blocks, strings that would read as another type double-quoted (`"133"`,
+    `"true"`, `"2024-01-01T00:00:00Z"`, `""`)."""
 
 
 def _str_representer(dumper: Any, data: str):
     if "\n" in data and all(ch == "\n" or ch == "\t" or ch >= " " for ch in data) and not data.endswith(" "):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+        return dumper.represent_scalar(_STR, data, style="|")
+    if _resolver.resolve(yaml.ScalarNode, data, (True, False)) != _STR:
+        return dumper.represent_scalar(_STR, data, style='"')
+    return dumper.represent_scalar(_STR, data)
 
 
 _Dumper.add_representer(str, _str_representer)
 
 
-def yaml_text(obj: Any) -> str:
+def yaml_text(obj: Any, *, width: int = 1 << 20) -> str:
+    """One YAML document (`width=80` folds long lines as kubectl's `get -o yaml` does)."""
     return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                     width=1 << 20)
+                     width=width)
 
 
 def yaml_docs(objs: Iterable[Any]) -> str:

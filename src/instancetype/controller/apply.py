@@ -33,13 +33,21 @@ def with_last_applied(obj: dict) -> dict:
 
 
 def _deletions(original: Any, modified: Any) -> dict:
+    """The nulls of CreateMergePatch(original, modified): what `modified` dropped, and every null it
+    sets that `original` did not already have (even for a key `original` never had)."""
     out: dict = {}
     for k, ov in original.items():
-        mv = modified.get(k, _MISSING)
-        if mv is _MISSING or (mv is None and ov is not None):
+        if k not in modified:
             out[k] = None
-        elif isinstance(ov, dict) and isinstance(mv, dict):
-            sub = _deletions(ov, mv)
+        elif isinstance(ov, dict) and isinstance(modified[k], dict):
+            sub = _deletions(ov, modified[k])
+            if sub:
+                out[k] = sub
+    for k, mv in modified.items():
+        if mv is None and (k not in original or original[k] is not None):
+            out[k] = None
+        elif isinstance(mv, dict) and k not in original:
+            sub = _deletions({}, mv)
             if sub:
                 out[k] = sub
     return out

@@ -18,7 +18,7 @@ from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import Error, LoadError
 from instancetype.jsonutil import clone
-from instancetype.store.base import NotFound, Store, merge_patch
+from instancetype.store.base import AlreadyExists, NotFound, Store, merge_patch
 from instancetype.webhook.admission import admit
 
 from . import vm as vmctl
@@ -46,13 +46,25 @@ class Cluster:
         from instancetype.store.sqlite import SqliteStore
 
         cluster = cls(SqliteStore(state))
-        if catalog:
-            try:
+        try:
+            cluster._ensure_kubevirt_namespace()
+            if catalog:
                 cluster.sync_catalog_if_needed()
-            except BaseException:
-                cluster.close()
-                raise
+        except BaseException:
+            cluster.close()
+            raise
         return cluster
+
+    def _ensure_kubevirt_namespace(self) -> None:
+        """KubeVirt is installed: its namespace exists, as `default` does."""
+        try:
+            self.store.get("Namespace", KUBEVIRT_NAMESPACE)
+        except NotFound:
+            with self.store.transaction() as tx:
+                try:
+                    tx.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUBEVIRT_NAMESPACE}})
+                except AlreadyExists:
+                    pass
 
     def sync_catalog_if_needed(self) -> None:
         from . import catalog_sync
