@@ -39,3 +39,13 @@ def dig(obj: Any, *path: str, default: Any = None) -> Any:
         if obj is None:
             return default
     return obj
+
+
+def sorted_keys(v: Any) -> Any:
+    """A copy with every map's keys in alphabetical order, at every level (as Go's encoders print
+    maps, and kubectl prints unstructured objects)."""
+    if isinstance(v, dict):
+        return {k: sorted_keys(v[k]) for k in sorted(v)}
+    if isinstance(v, list):
+        return [sorted_keys(x) for x in v]
+    return v

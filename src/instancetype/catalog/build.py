@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from instancetype.jsonutil import sorted_keys
 from instancetype.api.kinds import API_VERSION, CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE
 from instancetype.catalog.preferences import PREFERENCES, Pref
 from instancetype.catalog.series import SERIES, Series, Size
@@ -50,15 +51,6 @@ def merge(base: dict, patch: dict) -> dict:
         else:
             out[k] = v
     return out
-
-
-def sorted_keys(v: Any) -> Any:
-    """A deep copy with every map's keys in alphabetical order (kustomize's output order)."""
-    if isinstance(v, dict):
-        return {k: sorted_keys(v[k]) for k in sorted(v)}
-    if isinstance(v, list):
-        return [sorted_keys(x) for x in v]
-    return v
 
 
 def _get(spec: dict, path: tuple[str, ...]) -> Any:

@@ -11,9 +11,10 @@ from typing import Any, Iterable, Iterator
 
 import click
 
+from instancetype.jsonutil import sorted_keys
+
 from . import tables
-from .kubectl import CommandError, Target, api_error_text, fail, namespace_of, open_cluster, \
-    parse_targets, sorted_keys
+from .kubectl import CommandError, Target, api_error_text, fail, namespace_of, open_cluster, parse_targets
 
 _OUTPUTS = ("yaml", "json", "name", "wide")
 

@@ -96,10 +96,3 @@ def namespace_of(res: Resource, namespace: str | None) -> str | None:
     return namespace or "default"
 
 
-def sorted_keys(v: Any) -> Any:
-    """Objects with their keys sorted at every level: kubectl prints unstructured objects so."""
-    if isinstance(v, dict):
-        return {k: sorted_keys(v[k]) for k in sorted(v)}
-    if isinstance(v, list):
-        return [sorted_keys(x) for x in v]
-    return v
