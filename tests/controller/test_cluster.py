@@ -189,3 +189,54 @@ def test_reference_policy_expand(cluster):
     assert stored["spec"]["template"]["spec"]["domain"]["memory"]["guest"] == "128Mi"
     assert list(cluster.list("ControllerRevision")) == []
     assert cluster.get("VirtualMachineInstance", "vm1")
+
+
+def test_rerun_on_failure_and_once(cluster):
+    cluster.apply(IT), cluster.apply(PREF)
+    cluster.apply(vm("rerun", "RerunOnFailure"))
+    assert cluster.get("VirtualMachineInstance", "rerun")
+    cluster.stop("rerun")
+    with pytest.raises(NotFound):
+        cluster.get("VirtualMachineInstance", "rerun")
+    cluster.apply(vm("rerun", "RerunOnFailure"))  # unchanged: a stopped VM stays stopped
+    with pytest.raises(NotFound):
+        cluster.get("VirtualMachineInstance", "rerun")
+    cluster.start("rerun")
+    assert cluster.get("VirtualMachineInstance", "rerun")
+    cluster.apply(vm("once", "Once"))
+    assert cluster.get("VirtualMachineInstance", "once")
+    with pytest.raises(Conflict, match="Once does not support manual start requests"):
+        cluster.start("once")
+    with pytest.raises(Conflict, match="RunStategy Once does not support manual restart requests"):
+        cluster.restart("once")
+
+
+def test_revision_name_in_the_spec_is_mirrored_into_status(cluster):
+    cluster.apply(IT), cluster.apply(PREF), cluster.apply(vm())
+    stored = cluster.get("VirtualMachine", "vm1")
+    first = stored["spec"]["instancetype"]["revisionName"]
+    # a second capture of the edited instancetype, made by another VM
+    edited = json.loads(json.dumps(IT))
+    edited["spec"]["cpu"]["guest"] = 2
+    cluster.apply(edited)
+    cluster.apply(vm("vm2"))
+    second = cluster.get("VirtualMachine", "vm2")["spec"]["instancetype"]["revisionName"]
+    assert second != first
+    # pointing vm1 at it is mirrored at once, and its next start uses it
+    stored["spec"]["instancetype"]["revisionName"] = second
+    cluster.update(stored)
+    assert cluster.get("VirtualMachine", "vm1")["status"]["instancetypeRef"]["controllerRevisionRef"]["name"] == second
+    cluster.restart("vm1")
+    assert cluster.get("VirtualMachineInstance", "vm1")["spec"]["domain"]["cpu"]["sockets"] * \
+        cluster.get("VirtualMachineInstance", "vm1")["spec"]["domain"]["cpu"]["cores"] == 2
+
+
+def test_reference_policy_expand_all_expands_pinned_vms_too(cluster):
+    cluster.apply(IT), cluster.apply(PREF), cluster.apply(vm())
+    assert len(list(cluster.list("ControllerRevision"))) == 2
+    cluster.apply({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+                   "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+                   "spec": {"configuration": {"instancetype": {"referencePolicy": "expandAll"}}}})
+    stored = cluster.get("VirtualMachine", "vm1")
+    assert "instancetype" not in stored["spec"]
+    assert list(cluster.list("ControllerRevision")) == []

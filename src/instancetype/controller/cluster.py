@@ -214,10 +214,15 @@ class Cluster:
         if kind == "VirtualMachine":
             return vmctl.reconcile(tx, stored, config)
         if kind == "KubeVirt":
+            # New cluster settings: the operator redeploys the catalogue, and every VM is
+            # reconciled under them (a new referencePolicy, network defaults, ...).
             from . import catalog_sync
 
             catalog_sync.sync(tx)
-        if kind in kinds.ALL_TYPE_KINDS or kind in LOOKUP_KINDS or kind == "KubeVirt":
+            config = self.config(tx)
+            for vm in list(tx.list("VirtualMachine")):
+                vmctl.reconcile(tx, vm, config)
+        elif kind in kinds.ALL_TYPE_KINDS or kind in LOOKUP_KINDS:
             self._retry_failed_vms(tx, (stored.get("metadata") or {}).get("namespace"), config)
         return stored
 

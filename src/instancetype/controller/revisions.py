@@ -27,19 +27,32 @@ class SyncError(Error):
     reason: str = "FailedCreate"
 
 
+def _ref(m: dict, revision: str) -> dict:
+    ref = {"name": m["name"]}
+    if m.get("kind"):
+        ref["kind"] = m["kind"]
+    ref["controllerRevisionRef"] = {"name": revision}
+    return ref
+
+
 def sync_status_refs(vm: dict) -> bool:
-    """Drop a status reference that the spec no longer names (the spec field is the one that
-    counts: clearing or changing `revisionName`, or removing the matcher). Returns whether changed."""
-    spec, status = vm.get("spec") or {}, vm.get("status") or {}
+    """Make `status.<side>Ref` follow the spec, which is the one that counts: a `revisionName` in
+    the matcher is mirrored (as KubeVirt's Store does, without reading the revision); clearing or
+    changing it, or removing the matcher, drops the reference. Returns whether status changed."""
+    spec = vm.get("spec") or {}
+    status = vm.get("status")
+    if not isinstance(status, dict):
+        status = vm["status"] = {}
     changed = False
     for side, ref_key, *_ in SIDES:
-        ref = status.get(ref_key)
-        if not ref:
-            continue
         m = spec.get(side)
-        pinned = (ref.get("controllerRevisionRef") or {}).get("name")
-        if not isinstance(m, dict) or not m.get("revisionName") or m.get("revisionName") != pinned \
-                or m.get("name") != ref.get("name"):
+        ref = status.get(ref_key)
+        if isinstance(m, dict) and m.get("name") and m.get("revisionName"):
+            want = _ref(m, m["revisionName"])
+            if ref != want:
+                status[ref_key] = want
+                changed = True
+        elif ref:
             del status[ref_key]
             changed = True
     return changed
@@ -59,11 +72,7 @@ def capture(store: Store, vm: dict) -> bool:
             cr = _capture_one(store, vm, m, table, matcher_type, reason)
             m["revisionName"] = cr["metadata"]["name"]
             spec_changed = True
-        ref = {"name": m["name"]}
-        if m.get("kind"):
-            ref["kind"] = m["kind"]
-        ref["controllerRevisionRef"] = {"name": cr["metadata"]["name"]}
-        vm.setdefault("status", {})[ref_key] = ref
+        vm.setdefault("status", {})[ref_key] = _ref(m, cr["metadata"]["name"])
     return spec_changed
 
 
