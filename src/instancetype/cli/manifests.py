@@ -36,13 +36,19 @@ class Manifests:
         return [d.obj for d in self.types] + [d.obj for d in self.lookups]
 
 
+def check_known_kind(d: Document) -> None:
+    """An unknown kind in KubeVirt's own groups is an error (a typo), not another API's object."""
+    group = kinds.group_of(d.api_version)
+    if group in kinds.KUBEVIRT_GROUPS and d.kind not in kinds.KNOWN_KINDS_BY_GROUP[group]:
+        raise LoadError(f'{d.where}: no matches for kind "{d.kind}" in version "{d.api_version}"')
+
+
 def sort_documents(docs: list[Document], namespace: str | None) -> Manifests:
     m = Manifests()
     for position, d in enumerate(docs):
         m.order[id(d)] = position
+        check_known_kind(d)
         group = kinds.group_of(d.api_version)
-        if group in kinds.KUBEVIRT_GROUPS and d.kind not in kinds.KNOWN_KINDS_BY_GROUP[group]:
-            raise LoadError(f'{d.where}: no matches for kind "{d.kind}" in version "{d.api_version}"')
         if needs_upgrade(d.obj):
             try:
                 d.obj, w = upgrade(d.obj)

@@ -15,7 +15,7 @@ from instancetype.errors import Error, LoadError, NotFoundError, UnexpectedKindE
 
 from . import output
 from .loader import read_sources
-from .manifests import Manifests, read_config, resource_name, sort_documents
+from .manifests import Manifests, check_known_kind, read_config, resource_name, sort_documents
 
 _filename = click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
                          help="A file, a directory (read recursively) or - for stdin. Repeatable.")
@@ -30,13 +30,17 @@ def _output_option(choices: tuple[str, ...] = ("yaml", "json")):
                         help="Output format.")
 
 
-def load(filenames: tuple[str, ...], namespace: str | None) -> Manifests:
+def load(filenames: tuple[str, ...], namespace: str | None, kubevirt_config: str | None = None
+         ) -> tuple[Manifests, dict | None]:
+    """The sorted manifests and the cluster settings; notes on what is skipped go to stderr."""
     if not filenames:
         raise click.UsageError("must specify -f")
     m = sort_documents(read_sources(list(filenames)), namespace)
+    config = read_config(kubevirt_config, m)
     for w in m.warnings:
         output.warn(w)
-    return m
+    _note_skipped(m)
+    return m, config
 
 
 def _note_skipped(m: Manifests) -> None:
@@ -80,12 +84,10 @@ def expand_cmd(ctx, filenames, vm_name, namespace, fmt, kubevirt_config):
         output.error("invalid arguments - VirtualMachine name or file must be provided")
         return 1
     try:
-        m = load(filenames, namespace)
-        config = read_config(kubevirt_config, m)
+        m, config = load(filenames, namespace, kubevirt_config)
     except LoadError as e:
         output.error(str(e))
         return 1
-    _note_skipped(m)
     if not m.vms:
         output.error("no VirtualMachine found in the input")
         return 1
@@ -115,12 +117,10 @@ def validate_cmd(filenames, namespace, kubevirt_config):
     import instancetype
 
     try:
-        m = load(filenames, namespace)
-        config = read_config(kubevirt_config, m)
+        m, config = load(filenames, namespace, kubevirt_config)
     except LoadError as e:
         output.error(str(e))
         return 1
-    _note_skipped(m)
     objects = m.objects()
     failed = False
     vm_ids = {id(d) for d in m.vms}
@@ -204,6 +204,7 @@ def convert_cmd(filenames, fmt):
 
         objs = []
         for d in docs:
+            check_known_kind(d)
             if needs_upgrade(d.obj):
                 try:
                     obj, warnings = upgrade(d.obj)
