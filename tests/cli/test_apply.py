@@ -1,95 +1,9 @@
-"""`apply` on the embedded cluster: kubectl's lines, refusals, warnings, exit codes.
-
-`run` (used by the other cluster CLI tests too) calls the real `main()` in-process on a real
-state file; `run_process` starts the installed CLI as a subprocess.
-"""
+"""`apply` on the embedded cluster: kubectl's lines, refusals, warnings, exit codes, --dry-run."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
-import subprocess
-import sys
-import textwrap
-from dataclasses import dataclass
 
-import pytest
-
-from instancetype.cli.main import main
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def run(state, *args: str, stdin: str | None = None) -> Result:
-    out, err = io.StringIO(), io.StringIO()
-    old_stdin = sys.stdin
-    if stdin is not None:
-        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()))
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main(["--state", str(state), *args])
-                code = 0
-            except SystemExit as e:
-                code = int(e.code or 0)
-    finally:
-        sys.stdin = old_stdin
-    return Result(code, out.getvalue(), err.getvalue())
-
-
-def run_process(state, *args: str, stdin: str | None = None) -> Result:
-    env = dict(os.environ, INSTANCETYPE_STATE=str(state))
-    p = subprocess.run([sys.executable, "-m", "instancetype", *args], input=stdin, capture_output=True, text=True,
-                       env=env, timeout=60)
-    return Result(p.returncode, p.stdout, p.stderr)
-
-
-def doc(text: str) -> str:
-    return textwrap.dedent(text).lstrip()
-
-
-INSTANCETYPE = doc("""
-    apiVersion: instancetype.kubevirt.io/v1beta1
-    kind: VirtualMachineInstancetype
-    metadata:
-      name: small
-    spec:
-      cpu:
-        guest: 1
-      memory:
-        guest: 128Mi
-    """)
-
-VM = doc("""
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata:
-      name: vm1
-    spec:
-      instancetype:
-        kind: VirtualMachineInstancetype
-        name: small
-      runStrategy: Halted
-      template:
-        spec:
-          domain:
-            devices: {}
-          volumes:
-          - containerDisk:
-              image: registry:5000/kubevirt/cirros-container-disk-demo:devel
-            name: containerdisk
-    """)
-
-
-@pytest.fixture
-def state(tmp_path):
-    return tmp_path / "state.db"
+from ._helpers import INSTANCETYPE, VM, doc, get_json, run, run_process, state  # noqa: F401 (fixture)
 
 
 def test_created_unchanged_configured(state):

@@ -1,15 +1,11 @@
 """lifecycle.md §10 flows through the CLI: pinning, renaming, deleting the referenced object, inference."""
 from __future__ import annotations
 
-import json
-
-import pytest
-
-from .test_apply import INSTANCETYPE, VM, doc, run
+from ._helpers import INSTANCETYPE, VM, doc, get_json, run
 
 
 def _vm(state, name="vm1"):
-    return json.loads(run(state, "get", "vm", name, "-o", "json").out)
+    return get_json(state, "vm", name)
 
 
 def test_pinned_revision_survives_an_edit(tmp_path):
@@ -21,7 +17,7 @@ def test_pinned_revision_survives_an_edit(tmp_path):
         "configured\n")
     assert run(state, "restart", "vm1").code == 0
     assert _vm(state)["spec"]["instancetype"]["revisionName"] == pinned
-    vmi = json.loads(run(state, "get", "vmi", "vm1", "-o", "json").out)
+    vmi = get_json(state, "vmi", "vm1")
     assert vmi["spec"]["domain"]["cpu"]["sockets"] == 1
 
 

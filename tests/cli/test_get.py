@@ -8,7 +8,7 @@ import pytest
 
 from instancetype.cli.tables import TabWriter, human_duration
 
-from .test_apply import INSTANCETYPE, VM, run, run_process
+from ._helpers import INSTANCETYPE, VM, get_json, run, run_process
 
 
 @pytest.fixture
@@ -51,12 +51,16 @@ def test_all_namespaces_and_outputs(state):
     assert r.out.splitlines()[0].split() == ["NAMESPACE", "NAME", "AGE", "STATUS", "READY"]
     assert r.out.splitlines()[1].split()[:2] == ["default", "vm1"]
     assert run(state, "get", "vm", "-o", "name").out == "virtualmachine.kubevirt.io/vm1\n"
-    lst = json.loads(run(state, "get", "vm", "-o", "json").out)
+    lst = get_json(state, "vm")
     assert lst["kind"] == "List" and [i["metadata"]["name"] for i in lst["items"]] == ["vm1"]
     text = run(state, "get", "vm/vm1", "-o", "yaml").out
     assert text.startswith("apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n")
     assert 'creationTimestamp: "' in text and 'resourceVersion: "' in text
-    assert run(state, "get", "vm/vm1").out.splitlines()[1].startswith("virtualmachine.kubevirt.io/vm1 ")
+    # One type asked for: plain names (cli-runtime MultipleTypesRequested); several: <kind>.<group>/<name>.
+    assert run(state, "get", "vm/vm1").out.splitlines()[1].startswith("vm1 ")
+    assert run(state, "get", "vm,vmf").out.splitlines()[1].startswith("virtualmachine.kubevirt.io/vm1 ")
+    assert run(state, "get", "vm/vm1", "vmf/small").out.splitlines()[1].startswith("virtualmachine.kubevirt.io/vm1 ")
+    assert run(state, "get", "vm", "-o", "json", "--ignore-not-found", "-l", "x=y").out == ""
     r = run(state, "get", "vm", "-o", "bogus")
     assert r.code == 1 and "unable to match a printer" in r.err
 
@@ -93,8 +97,10 @@ def test_describe(state):
 
 def test_start_stop_restart_messages(state):
     assert run(state, "restart", "vm1").err == (
-        'Error restarting VirtualMachine Operation cannot be fulfilled on virtualmachine.kubevirt.io "vm1": '
+        'error restarting VirtualMachine: Operation cannot be fulfilled on virtualmachine.kubevirt.io "vm1": '
         "RunStategy Halted does not support manual restart requests\n")
+    assert run(state, "start", "vm1", "--dry-run").out == "VM vm1 was scheduled to start\n"
+    assert run(state, "get", "vmi").err == "No resources found in default namespace.\n"
     assert run(state, "start", "vm1").out == "VM vm1 was scheduled to start\n"
     r = run(state, "start", "vm1")
     assert (r.code, r.err) == (1, 'Error starting VirtualMachine Operation cannot be fulfilled on '
@@ -104,6 +110,10 @@ def test_start_stop_restart_messages(state):
     assert run(state, "get", "vmi").err == "No resources found in default namespace.\n"
     r = run(state, "start", "ghost")
     assert (r.code, r.err) == (1, 'Error starting VirtualMachine virtualmachine.kubevirt.io "ghost" not found\n')
+    r = run(state, "stop", "ghost")
+    assert (r.code, r.err) == (1, 'error stopping VirtualMachine virtualmachine.kubevirt.io "ghost" not found\n')
+    assert run(state, "stop", "vm1", "--force").err == "Must both use --force=true and set --grace-period.\n"
+    assert run(state, "start").err == "accepts 1 arg(s), received 0\n"
 
 
 def test_delete_forms(state, tmp_path):
@@ -116,28 +126,24 @@ def test_delete_forms(state, tmp_path):
     r = run(state, "delete", "vm", "vm1")
     assert (r.code, r.err) == (1, 'Error from server (NotFound): virtualmachines.kubevirt.io "vm1" not found\n')
     assert run(state, "delete", "vm").err == "error: resource(s) were provided, but no name was specified\n"
+    # A selector that matches nothing: kubectl says so on stdout and succeeds.
+    assert (run(state, "delete", "vm", "-l", "app=none").out, run(state, "delete", "vm", "--all").code) == (
+        "No resources found\n", 0)
+    assert run(state, "delete", "vmf/small", "--dry-run=server").out == (
+        'virtualmachineinstancetype.instancetype.kubevirt.io "small" deleted (server dry run)\n')
+    assert run(state, "delete", "vmf", "small", "-o", "name", "--dry-run").out == (
+        "virtualmachineinstancetype.instancetype.kubevirt.io/small\n")
     assert run(state, "delete", "vmf/small").out == ('virtualmachineinstancetype.instancetype.kubevirt.io "small" '
                                                      "deleted\n")
 
 
 def test_expand_stored(state):
-    from click import Context
-
-    from instancetype.cli.cluster_cmds import expand_stored
-    from instancetype.cli.main import cli
-
-    import contextlib
-    import io
-
-    ctx = Context(cli, obj={"state": str(state)})
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        assert expand_stored(ctx, "vm1", None, "json") == 0
-        assert expand_stored(ctx, "non-existing-vm", None, "yaml") == 1
-    vm = json.loads(out.getvalue())
-    assert "instancetype" not in vm["spec"] and vm["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"] == 1
-    assert err.getvalue() == ("error expanding VirtualMachine - non-existing-vm in namespace - default: "
-                              'virtualmachines.kubevirt.io "non-existing-vm" not found\n')
+    r = run(state, "expand", "--vm", "vm1", "-o", "json")
+    spec = json.loads(r.out)["spec"]
+    assert "instancetype" not in spec and spec["template"]["spec"]["domain"]["cpu"]["sockets"] == 1
+    r = run(state, "expand", "--vm", "non-existing-vm")
+    assert (r.code, r.err) == (1, "error expanding VirtualMachine - non-existing-vm in namespace - default: "
+                                  'virtualmachines.kubevirt.io "non-existing-vm" not found\n')
 
 
 def test_get_10000_vms_under_a_second(tmp_path):

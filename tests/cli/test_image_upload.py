@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from .test_apply import run
+from ._helpers import get_json, run
 
 
 def test_pvc_upload_datasource_and_errors(tmp_path):
@@ -16,10 +16,10 @@ def test_pvc_upload_datasource_and_errors(tmp_path):
     assert r.out.splitlines()[:2] == ["PVC default/fedora not found", "PersistentVolumeClaim default/fedora created"]
     assert "Created a new DataSource default/fedora" in r.out
     assert (tmp_path / "state.db.images" / "default" / "fedora").read_bytes() == image.read_bytes()
-    pvc = json.loads(run(state, "get", "pvc", "fedora", "-o", "json").out)
+    pvc = get_json(state, "pvc", "fedora")
     assert pvc["metadata"]["labels"] == {"instancetype.kubevirt.io/default-instancetype": "u1.medium",
                                          "instancetype.kubevirt.io/default-preference": "fedora"}
-    ds = json.loads(run(state, "get", "datasource", "fedora", "-o", "json").out)
+    ds = get_json(state, "datasource", "fedora")
     assert ds["spec"]["source"]["pvc"] == {"name": "fedora", "namespace": "default"}
     r = run(state, "image-upload", "pvc", "fedora", "--no-create", f"--image-path={image}")
     assert (r.code, r.err) == (1, "PVC fedora already successfully imported/cloned/updated\n")

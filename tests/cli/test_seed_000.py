@@ -1,101 +1,22 @@
 """Seed 000 (instancetype update #5): requirements refusals, image-upload labels, inference."""
 from __future__ import annotations
 
-import json
+from ._helpers import get_json, instancetype, manifest, preference, run, run_process, vm
 
-import pytest
+# The seed's first apply: a preference requiring more memory than the instancetype gives.
+CSMALL_CIRROS_VM = manifest(
+    instancetype("csmall"),
+    preference("cirros", {"devices": {"preferredDiskBus": "virtio"},
+                          "requirements": {"cpu": {"guest": 1}, "memory": {"guest": "512Mi"}}}),
+    vm("vm-cirros-csmall", instancetype="csmall", preference="cirros"))
 
-from .test_apply import doc, run, run_process
-
-CSMALL_CIRROS_VM = doc("""
-    apiVersion: instancetype.kubevirt.io/v1beta1
-    kind: VirtualMachineInstancetype
-    metadata:
-      name: csmall
-    spec:
-      cpu:
-        guest: 1
-      memory:
-        guest: 128Mi
-    ---
-    apiVersion: instancetype.kubevirt.io/v1beta1
-    kind: VirtualMachinePreference
-    metadata:
-      name: cirros
-    spec:
-      devices:
-        preferredDiskBus: virtio
-      requirements:
-        cpu:
-          guest: 1
-        memory:
-          guest: 512Mi
-    ---
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata:
-      name: vm-cirros-csmall
-    spec:
-      instancetype:
-        kind: VirtualMachineInstancetype
-        name: csmall
-      preference:
-        kind: VirtualMachinePreference
-        name: cirros
-      running: false
-      template:
-        spec:
-          domain:
-            devices: {}
-          terminationGracePeriodSeconds: 0
-          volumes:
-          - containerDisk:
-              image: registry:5000/kubevirt/cirros-container-disk-demo:devel
-            name: containerdisk
-    """)
-
-PREFER_CORES_VM = doc("""
-    apiVersion: instancetype.kubevirt.io/v1beta1
-    kind: VirtualMachinePreference
-    metadata:
-      name: cirros
-    spec:
-      cpu:
-        preferredCPUTopology: preferCores
-      requirements:
-        cpu:
-          guest: 2
-        memory:
-          guest: 128Mi
-    ---
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata:
-      name: vm-cirros
-    spec:
-      running: false
-      preference:
-        kind: VirtualMachinePreference
-        name: cirros
-      template:
-        spec:
-          domain:
-            cpu:
-              sockets: 2
-            devices:
-              disks:
-              - disk:
-                  bus: virtio
-                name: containerdisk
-            resources:
-              requests:
-                memory: 128Mi
-          terminationGracePeriodSeconds: 0
-          volumes:
-          - containerDisk:
-              image: registry:5000/kubevirt/cirros-container-disk-demo:devel
-            name: containerdisk
-    """)
+# The second: preferCores requiring 2 vCPUs of a VM that gives sockets.
+PREFER_CORES_VM = manifest(
+    preference("cirros", {"cpu": {"preferredCPUTopology": "preferCores"},
+                          "requirements": {"cpu": {"guest": 2}, "memory": {"guest": "128Mi"}}}),
+    vm("vm-cirros", preference="cirros", domain={
+        "cpu": {"sockets": 2}, "devices": {"disks": [{"disk": {"bus": "virtio"}, "name": "containerdisk"}]},
+        "resources": {"requests": {"memory": "128Mi"}}}))
 
 
 def test_requirements_refusals(tmp_path):
@@ -127,10 +48,10 @@ def test_image_upload_labels_and_inference(tmp_path):
     assert r.code == 0, r.err
     assert "DataVolume default/cirros created" in r.out
     assert f"Uploading {image} completed successfully" in r.out
-    dv = json.loads(run(state, "get", "dv/cirros", "-o", "json").out)
+    dv = get_json(state, "dv/cirros")
     assert dv["metadata"]["labels"] == {"instancetype.kubevirt.io/default-instancetype": "n1.medium",
                                         "instancetype.kubevirt.io/default-preference": "cirros"}
-    pvc = json.loads(run(state, "get", "pvc/cirros", "-o", "json").out)
+    pvc = get_json(state, "pvc/cirros")
     assert pvc["metadata"]["labels"] == {
         "app": "containerized-data-importer", "app.kubernetes.io/component": "storage",
         "app.kubernetes.io/managed-by": "cdi-controller",
@@ -144,8 +65,8 @@ def test_image_upload_labels_and_inference(tmp_path):
     assert manifest.code == 0
     r = run(state, "apply", "-f", "-", stdin=manifest.out)
     assert (r.code, r.out) == (0, "virtualmachine.kubevirt.io/cirros created\n"), r.err
-    vm = json.loads(run(state, "get", "vms/cirros", "-o", "json").out)
-    it, pref = vm["spec"]["instancetype"], vm["spec"]["preference"]
+    spec = get_json(state, "vms/cirros")["spec"]
+    it, pref = spec["instancetype"], spec["preference"]
     assert (it["kind"], it["name"]) == ("virtualmachineclusterinstancetype", "n1.medium")
     assert (pref["kind"], pref["name"]) == ("virtualmachineclusterpreference", "cirros")
     assert it["revisionName"].startswith("cirros-n1.medium-") and it["revisionName"].endswith("-1")
@@ -167,26 +88,14 @@ def test_cluster_instancetypes_table(tmp_path):
                for n in r.out.splitlines())
 
 
-@pytest.mark.parametrize("kind", ["VirtualMachineClusterInstancetype"])
-def test_overcommit_vmi_memory(tmp_path, kind):
+def test_overcommit_vmi_memory(tmp_path):
     state = tmp_path / "state.db"
-    it = doc("""
-        apiVersion: instancetype.kubevirt.io/v1beta1
-        kind: VirtualMachineInstancetype
-        metadata:
-          name: overcommit
-        spec:
-          cpu:
-            guest: 1
-          memory:
-            guest: 128Mi
-            overcommitPercent: 15
-        """)
+    it = manifest(instancetype("overcommit", overcommitPercent=15))
     assert run(state, "apply", "-f", "-", stdin=it).code == 0
-    manifest = run(state, "create", "vm", "--instancetype", "virtualmachineinstancetype/overcommit",
-                   "--volume-containerdisk", "name:cirros,src:registry:5000/kubevirt/cirros-container-disk-demo:devel",
-                   "--name", "cirros").out
-    assert run(state, "apply", "-f", "-", stdin=manifest).out == "virtualmachine.kubevirt.io/cirros created\n"
-    vmi = json.loads(run(state, "get", "vmi/cirros", "-o", "json").out)
-    assert vmi["spec"]["domain"]["memory"] == {"guest": "128Mi"}
-    assert vmi["spec"]["domain"]["resources"]["requests"]["memory"] == "114085072"
+    created = run(state, "create", "vm", "--instancetype", "virtualmachineinstancetype/overcommit",
+                  "--volume-containerdisk", "name:cirros,src:registry:5000/kubevirt/cirros-container-disk-demo:devel",
+                  "--name", "cirros").out
+    assert run(state, "apply", "-f", "-", stdin=created).out == "virtualmachine.kubevirt.io/cirros created\n"
+    domain = get_json(state, "vmi/cirros")["spec"]["domain"]
+    assert domain["memory"] == {"guest": "128Mi"}
+    assert domain["resources"]["requests"]["memory"] == "114085072"

@@ -1,9 +1,7 @@
 """Seed 001 (Simplifying VirtualMachine UX): the user guide's fedora example, v1alpha1 objects."""
 from __future__ import annotations
 
-import json
-
-from .test_apply import doc, run, run_process
+from ._helpers import doc, get_json, run, run_process
 
 FEDORA = doc("""
     ---
@@ -76,9 +74,9 @@ def test_fedora_example_vmi(tmp_path):
                      "virtualmachinepreference.instancetype.kubevirt.io/fedora created\n"
                      "virtualmachine.kubevirt.io/fedora created\n")
     assert "v1alpha1 VirtualMachineInstancetypes is now deprecated" in r.err
-    vm = json.loads(run(state, "get", "vms/fedora", "-o", "json").out)
+    vm = get_json(state, "vms/fedora")
     assert vm["spec"]["template"]["spec"]["domain"]["devices"] == {}
-    vmi = json.loads(run(state, "get", "vmis/fedora", "-o", "json").out)["spec"]
+    vmi = get_json(state, "vmis/fedora")["spec"]
     domain = vmi["domain"]
     assert {k: domain["cpu"][k] for k in ("cores", "sockets", "threads")} == {"cores": 1, "sockets": 1, "threads": 1}
     assert domain["devices"]["disks"] == [{"disk": {"bus": "virtio"}, "name": "containerdisk"},

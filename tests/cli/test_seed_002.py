@@ -1,58 +1,13 @@
 """Seed 002 (VirtualMachineFlavor update #1): flavor API objects, start, wait, default devices."""
 from __future__ import annotations
 
-import json
+from ._helpers import CLOUD_INIT_ECHO, get_json, instancetype, manifest, preference, run, run_process, vm
 
-from .test_apply import doc, run, run_process
-
-EXAMPLE = doc("""
-    ---
-    apiVersion: flavor.kubevirt.io/v1alpha1
-    kind: VirtualMachineFlavor
-    metadata:
-      name: small
-    spec:
-      cpu:
-        guest: 2
-      memory:
-        guest: 128Mi
-    ---
-    apiVersion: flavor.kubevirt.io/v1alpha1
-    kind: VirtualMachinePreference
-    metadata:
-      name: virtio
-    spec:
-      devices:
-        preferredDiskBus: virtio
-        preferredInterfaceModel: virtio
-    ---
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata:
-      name: example
-    spec:
-      flavor:
-        kind: VirtualMachineFlavor
-        name: small
-      preference:
-        kind: VirtualMachinePreference
-        name: virtio
-      running: false
-      template:
-        spec:
-          domain:
-            devices: {}
-          volumes:
-          - containerDisk:
-              image: registry:5000/kubevirt/cirros-container-disk-demo:devel
-            name: containerdisk
-          - cloudInitNoCloud:
-              userData: |
-                #!/bin/sh
-
-                echo 'printed from cloud-init userdata'
-            name: cloudinitdisk
-    """)
+EXAMPLE = manifest(
+    instancetype("small", 2, version="v1alpha1", kind="VirtualMachineFlavor"),
+    preference("virtio", {"devices": {"preferredDiskBus": "virtio", "preferredInterfaceModel": "virtio"}},
+               version="v1alpha1", group="flavor.kubevirt.io"),
+    vm("example", instancetype="small", preference="virtio", matcher="flavor", cloud_init=CLOUD_INIT_ECHO))
 
 
 def test_start_wait_and_default_devices(tmp_path):
@@ -67,7 +22,7 @@ def test_start_wait_and_default_devices(tmp_path):
     assert (r.code, r.out) == (0, "VM example was scheduled to start\n")
     r = run_process(state, "wait", "vms/example", "--for=condition=Ready")
     assert (r.code, r.out) == (0, "virtualmachine.kubevirt.io/example condition met\n")
-    vmi = json.loads(run(state, "get", "vmis/example", "-o", "json").out)
+    vmi = get_json(state, "vmis/example")
     devices = vmi["spec"]["domain"]["devices"]
     assert devices["disks"] == [{"disk": {"bus": "virtio"}, "name": "containerdisk"},
                                 {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"}]
@@ -84,3 +39,27 @@ def test_wait_times_out_and_reports(tmp_path):
     assert (r.code, r.err) == (1, 'Error from server (NotFound): virtualmachines.kubevirt.io "nope" not found\n')
     r = run(state, "wait", "vm", "example", "--for=condition=Ready=false", "--timeout=1s")
     assert (r.code, r.out) == (0, "virtualmachine.kubevirt.io/example condition met\n")
+
+
+def test_wait_forms_as_kubectl(tmp_path):
+    state = tmp_path / "state.db"
+    run(state, "apply", "-f", "-", stdin=EXAMPLE)
+    r = run(state, "wait", "vm/example", "--for=condition=Ready", "--timeout=0")
+    assert (r.code, r.err) == (1, "error: condition not met for virtualmachines/example\n")
+    r = run(state, "wait", "vm/example", "--for=jsonpath={.status.printableStatus}=Stopped", "--timeout=0")
+    assert (r.code, r.out) == (0, "virtualmachine.kubevirt.io/example condition met\n")
+    r = run(state, "wait", "vm/example", "--for=jsonpath={.spec.template.spec.volumes[1].name}='cloudinitdisk'",
+            "--timeout=0")
+    assert (r.code, r.out) == (0, "virtualmachine.kubevirt.io/example condition met\n"), r.err
+    r = run(state, "wait", "vm/example", "--for=jsonpath={.spec.template}=x")
+    assert (r.code, r.err) == (1, "error: jsonpath leads to a nested object or list which is not supported\n")
+    # --for=delete of an object already gone: kubectl's silent success.
+    assert run(state, "wait", "vm/gone", "--for=delete") == run(state, "wait", "vm", "--for=delete", "-n", "kube-public")
+    assert run(state, "wait", "vm/gone", "--for=delete").code == 0
+    r = run(state, "wait", "vm/example", "--for=delete", "--timeout=0")
+    assert (r.code, r.err) == (1, "error: condition not met for virtualmachines/example\n")
+    assert run(state, "wait", "vm/example").err == 'error: unrecognized condition: ""\n'
+    assert run(state, "wait", "vm/example", "--for=condition=Ready", "--timeout=soon").err == (
+        'error: invalid argument "soon" for "--timeout" flag: time: invalid duration "soon"\n')
+    assert run(state, "wait", "vm", "--for=condition=Ready", "-n", "kube-public").err == (
+        "error: no matching resources found\n")

@@ -4,85 +4,18 @@ from __future__ import annotations
 import base64
 import json
 
-from .test_apply import doc, run, run_process
+from ._helpers import CLOUD_INIT_ECHO, get_json, instancetype, manifest, preference, run, run_process, vm
 
-OVERRIDE = doc("""
-    ---
-    apiVersion: instancetype.kubevirt.io/v1alpha1
-    kind: VirtualMachinePreference
-    metadata:
-      name: example-preference-disk-virtio
-    spec:
-      devices:
-        preferredDiskBus: virtio
-    ---
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata:
-      name: example-preference-user-override
-    spec:
-      preference:
-        kind: VirtualMachinePreference
-        name: example-preference-disk-virtio
-      running: false
-      template:
-        spec:
-          domain:
-            memory:
-              guest: 128Mi
-            devices:
-              disks:
-              - disk:
-                  bus: sata
-                name: containerdisk
-              - disk: {}
-                name: cloudinitdisk
-            resources: {}
-          terminationGracePeriodSeconds: 0
-          volumes:
-          - containerDisk:
-              image: registry:5000/kubevirt/cirros-container-disk-demo:devel
-            name: containerdisk
-          - cloudInitNoCloud:
-              userData: |
-                #!/bin/sh
+OVERRIDE = manifest(
+    preference("example-preference-disk-virtio", {"devices": {"preferredDiskBus": "virtio"}}, version="v1alpha1"),
+    vm("example-preference-user-override", preference="example-preference-disk-virtio", cloud_init=CLOUD_INIT_ECHO,
+       domain={"memory": {"guest": "128Mi"},
+               "devices": {"disks": [{"disk": {"bus": "sata"}, "name": "containerdisk"},
+                                     {"disk": {}, "name": "cloudinitdisk"}]},
+               "resources": {}}))
 
-                echo 'printed from cloud-init userdata'
-            name: cloudinitdisk
-    """)
-
-CSMALL = doc("""
-    apiVersion: instancetype.kubevirt.io/v1alpha1
-    kind: VirtualMachineInstancetype
-    metadata:
-      name: csmall
-    spec:
-      cpu:
-        guest: 1
-      memory:
-        guest: 128Mi
-    """)
-
-VM_CIRROS_CSMALL = doc("""
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata:
-      name: vm-cirros-csmall
-    spec:
-      instancetype:
-        kind: VirtualMachineInstancetype
-        name: csmall
-      running: false
-      template:
-        spec:
-          domain:
-            devices: {}
-          terminationGracePeriodSeconds: 0
-          volumes:
-          - containerDisk:
-              image: registry:5000/kubevirt/cirros-container-disk-demo:devel
-            name: containerdisk
-    """)
+CSMALL = manifest(instancetype("csmall", version="v1alpha1"))
+VM_CIRROS_CSMALL = manifest(vm("vm-cirros-csmall", instancetype="csmall"))
 
 
 def test_user_override_of_preferred_disk_bus(tmp_path):
@@ -93,10 +26,10 @@ def test_user_override_of_preferred_disk_bus(tmp_path):
                      "virtualmachine.kubevirt.io/example-preference-user-override created\n"), r.err
     r = run_process(state, "start", "example-preference-user-override")
     assert (r.code, r.out) == (0, "VM example-preference-user-override was scheduled to start\n")
-    vm = json.loads(run(state, "get", "vms/example-preference-user-override", "-o", "json").out)
+    vm = get_json(state, "vms/example-preference-user-override")
     assert vm["spec"]["template"]["spec"]["domain"]["devices"]["disks"] == [
         {"disk": {"bus": "sata"}, "name": "containerdisk"}, {"disk": {}, "name": "cloudinitdisk"}]
-    vmi = json.loads(run(state, "get", "vmis/example-preference-user-override", "-o", "json").out)
+    vmi = get_json(state, "vmis/example-preference-user-override")
     assert vmi["spec"]["domain"]["devices"]["disks"] == [
         {"disk": {"bus": "sata"}, "name": "containerdisk"}, {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"}]
 
@@ -108,14 +41,14 @@ def test_versioning_with_controller_revisions(tmp_path):
     r = run_process(state, "apply", "-f", str(tmp_path / "csmall.yaml"), "-f", str(tmp_path / "vm-cirros-csmall.yaml"))
     assert r.out == ("virtualmachineinstancetype.instancetype.kubevirt.io/csmall created\n"
                      "virtualmachine.kubevirt.io/vm-cirros-csmall created\n"), r.err
-    vm = json.loads(run(state, "get", "vm/vm-cirros-csmall", "-o", "json").out)
+    vm = get_json(state, "vm/vm-cirros-csmall")
     assert vm["spec"]["instancetype"] == {"kind": "VirtualMachineInstancetype", "name": "csmall"}
     assert run(state, "start", "vm-cirros-csmall").out == "VM vm-cirros-csmall was scheduled to start\n"
-    vm = json.loads(run(state, "get", "vm/vm-cirros-csmall", "-o", "json").out)
-    uid = json.loads(run(state, "get", "virtualmachineinstancetype", "csmall", "-o", "json").out)["metadata"]["uid"]
+    vm = get_json(state, "vm/vm-cirros-csmall")
+    uid = get_json(state, "virtualmachineinstancetype", "csmall")["metadata"]["uid"]
     name = f"vm-cirros-csmall-csmall-{uid}-1"
     assert vm["spec"]["instancetype"] == {"kind": "VirtualMachineInstancetype", "name": "csmall", "revisionName": name}
-    cr = json.loads(run(state, "get", f"controllerrevision/{name}", "-o", "json").out)
+    cr = get_json(state, f"controllerrevision/{name}")
     assert cr["apiVersion"] == "apps/v1" and cr["kind"] == "ControllerRevision"
     assert cr["metadata"]["ownerReferences"] == [{
         "apiVersion": "kubevirt.io/v1", "blockOwnerDeletion": True, "controller": True, "kind": "VirtualMachine",

@@ -24,7 +24,15 @@ def test_two_vcpus(topology, expected):
 def test_no_preference_is_sockets():
     assert guest_topology(4, None) == (4, 1, 1)
     assert preferred_topology(None) == "sockets"
-    assert preferred_topology({"cpu": {"preferredCPUTopology": ""}}) == "sockets"
+
+
+def test_empty_topology_is_not_sockets():
+    # GetPreferredTopology returns a present pointer as is: "" matches no case of
+    # applyGuestCPUTopology's switch (pkg/instancetype/apply/cpu.go), which leaves 1/1/1.
+    pref = {"cpu": {"preferredCPUTopology": ""}}
+    assert preferred_topology(pref) == ""
+    assert guest_topology(4, pref) == (1, 1, 1)
+    assert guest_topology(4, {"cpu": {"preferredCPUTopology": None}}) == (4, 1, 1)
 
 
 @pytest.mark.parametrize("topology", ["sockets", "cores", "threads", "spread", "any"])

@@ -14,7 +14,8 @@ import click
 from instancetype.jsonutil import sorted_keys
 
 from . import tables
-from .kubectl import CommandError, Target, api_error_text, fail, namespace_of, open_cluster, parse_targets
+from .kubectl import (CommandError, Target, api_error_text, cluster_of, fail, namespace_of, namespace_option,
+                      parse_targets, reports_errors)
 
 _OUTPUTS = ("yaml", "json", "name", "wide")
 
@@ -48,7 +49,7 @@ def _labels_text(obj: dict) -> str:
 
 @click.command("get")
 @click.argument("args", nargs=-1)
-@click.option("-n", "--namespace", default=None, help="The namespace (default: default).")
+@namespace_option
 @click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="List across all namespaces.")
 @click.option("-o", "--output", "fmt", default=None, metavar="FORMAT", help="yaml, json, name or wide.")
 @click.option("-l", "--selector", default=None, help="Label selector (a=b,c!=d,e in (f,g),!h).")
@@ -57,75 +58,93 @@ def _labels_text(obj: dict) -> str:
 @click.option("--no-headers", is_flag=True, help="Print tables without their header.")
 @click.option("--ignore-not-found", is_flag=True, help="Print nothing for objects that do not exist.")
 @click.pass_context
+@reports_errors
 def get_cmd(ctx, args, namespace, all_namespaces, fmt, selector, field_selector, show_labels, no_headers,
             ignore_not_found):
     """Print objects: TYPE [NAME...], TYPE/NAME..., or TYPE1,TYPE2 (kubectl get)."""
-    try:
-        return _get(ctx, args, namespace, all_namespaces, fmt, selector, field_selector, show_labels,
-                    no_headers, ignore_not_found)
-    except CommandError as e:
-        fail(str(e))
-        return 1
-
-
-def _get(ctx, args, namespace, all_namespaces, fmt, selector, field_selector, show_labels, no_headers,
-         ignore_not_found) -> int:
     from instancetype.errors import StoreError
+    from instancetype.store.base import StateFileError
 
     if fmt is not None and fmt not in _OUTPUTS:
         raise CommandError(f'error: unable to match a printer suitable for the output format "{fmt}", allowed '
                            "formats are: json,name,wide,yaml")
     targets = parse_targets(args)
-    with_kind = len(targets) > 1 or any("/" in a for a in args) or "," in (args[0] if args else "")
     named = any(t.names for t in targets)
     if named and (selector or field_selector):
         raise CommandError("error: name cannot be provided when a selector is specified")
     if named and all_namespaces:
         raise CommandError("error: a resource cannot be retrieved by name across all namespaces")
-    try:
-        cluster = open_cluster(ctx)
-    except StoreError as e:
-        raise CommandError(f"error: {e}") from None
+    query = _Query(namespace, all_namespaces, selector, field_selector, ignore_not_found)
     errors: list[str] = []
-    try:
-        if fmt in ("yaml", "json"):
-            return _print_objects(cluster, targets, namespace, all_namespaces, fmt, selector, field_selector,
-                                  errors, ignore_not_found)
-        printed = 0
-        now = time.time()
-        for t in targets:
-            objs = _objects(cluster, t, namespace, all_namespaces, selector, field_selector, errors,
-                            ignore_not_found)
-            prefix = t.resource.qualified_singular + "/"
-            if fmt == "name":
-                for o in objs:
-                    sys.stdout.write(f"{prefix}{(o.get('metadata') or {}).get('name', '')}\n")
-                    printed += 1
-                continue
-            cols = tables.columns_for(t.resource.kind, fmt == "wide")
-            if show_labels:
-                cols = cols + [tables.Column("LABELS", lambda o, n: _labels_text(o))]
-            ns_col = all_namespaces and t.resource.namespaced
-            rows: Iterable[list[str]] = tables.table_rows(objs, cols, now, namespace_column=ns_col,
-                                                          name_prefix=prefix if with_kind else "")
-            header = None if no_headers else tables.header_for(cols, ns_col)
-            if printed and header is not None:
-                # kubectl separates the tables of several resource types by a blank line.
-                first = _peek(rows)
-                if first is None:
-                    continue
-                sys.stdout.write("\n")
-                rows = first
-            printed += tables.print_table(sys.stdout, rows, header)
-        if printed == 0 and not errors and fmt != "name":
-            _no_resources(targets, namespace, all_namespaces)
-    except StoreError as e:
-        errors.append(api_error_text(e))
-    finally:
-        cluster.close()
+    with cluster_of(ctx) as cluster:
+        try:
+            if fmt in ("yaml", "json"):
+                _print_objects(cluster, targets, query, fmt, errors)
+            else:
+                _print_tables(cluster, targets, query, fmt, _with_kind(args, targets), show_labels, no_headers,
+                              errors)
+        except StateFileError:
+            raise
+        except StoreError as e:     # a selector the store cannot parse, ...
+            errors.append(api_error_text(e))
     for msg in errors:
         fail(msg)
     return 1 if errors else 0
+
+
+class _Query:
+    """Where and what `get` lists: -n / -A, -l, --field-selector, --ignore-not-found."""
+
+    __slots__ = ("namespace", "all_namespaces", "selector", "field_selector", "ignore_not_found")
+
+    def __init__(self, namespace, all_namespaces, selector, field_selector, ignore_not_found):
+        self.namespace, self.all_namespaces = namespace, all_namespaces
+        self.selector, self.field_selector = selector or None, field_selector or None
+        self.ignore_not_found = ignore_not_found
+
+
+def _with_kind(args: tuple[str, ...], targets: list[Target]) -> bool:
+    """Names are printed as `<kind>.<group>/<name>` when several types were asked for: cli-runtime
+    `MultipleTypesRequested` (distinct type words, or a comma list of distinct words) or
+    several kinds among the results (kubectl `multipleGVKsRequested`)."""
+    words: set[str] = set()
+    for a in args:
+        if "/" in a:
+            words.add(a.partition("/")[0])
+        elif "," in a and len(set(a.split(","))) > 1:
+            return True
+    return len(words) > 1 or len({t.resource.kind for t in targets}) > 1
+
+
+def _print_tables(cluster, targets: list[Target], query: _Query, fmt: str | None, with_kind: bool,
+                  show_labels: bool, no_headers: bool, errors: list[str]) -> None:
+    printed = 0
+    now = time.time()
+    for t in targets:
+        objs = _objects(cluster, t, query, errors)
+        prefix = t.resource.qualified_singular + "/"
+        if fmt == "name":
+            for o in objs:
+                sys.stdout.write(f"{prefix}{(o.get('metadata') or {}).get('name', '')}\n")
+                printed += 1
+            continue
+        cols = tables.columns_for(t.resource.kind, fmt == "wide")
+        if show_labels:
+            cols = cols + [tables.Column("LABELS", lambda o, n: _labels_text(o))]
+        ns_col = query.all_namespaces and t.resource.namespaced
+        rows: Iterable[list[str]] = tables.table_rows(objs, cols, now, namespace_column=ns_col,
+                                                      name_prefix=prefix if with_kind else "")
+        header = None if no_headers else tables.header_for(cols, ns_col)
+        if printed and header is not None:
+            # kubectl separates the tables of several resource types by a blank line.
+            first = _peek(rows)
+            if first is None:
+                continue
+            sys.stdout.write("\n")
+            rows = first
+        printed += tables.print_table(sys.stdout, rows, header)
+    if printed == 0 and not errors and fmt != "name" and not query.ignore_not_found:
+        _no_resources(targets, query.namespace, query.all_namespaces)
 
 
 def _peek(rows: Iterable[list[str]]) -> Iterator[list[str]] | None:
@@ -145,42 +164,33 @@ def _no_resources(targets: list[Target], namespace: str | None, all_namespaces: 
         fail(f"No resources found in {namespace or 'default'} namespace.")
 
 
-def _objects(cluster, t: Target, namespace, all_namespaces, selector, field_selector, errors: list[str],
-             ignore_not_found: bool) -> Iterator[dict]:
+def _objects(cluster, t: Target, query: _Query, errors: list[str]) -> Iterator[dict]:
     """The objects of one target: named ones in order (errors collected), else a streamed list."""
     from instancetype.store.base import NotFound
 
     if t.names:
-        ns = namespace_of(t.resource, namespace)
+        ns = namespace_of(t.resource, query.namespace)
         for name in t.names:
             try:
                 yield cluster.get(t.resource.kind, name, ns)
             except NotFound as e:
-                if not ignore_not_found:
+                if not query.ignore_not_found:
                     errors.append(api_error_text(e))
         return
-    ns = None if all_namespaces else namespace_of(t.resource, namespace)
-    yield from cluster.list(t.resource.kind, ns, label_selector=selector or None,
-                            field_selector=field_selector or None)
+    ns = None if query.all_namespaces else namespace_of(t.resource, query.namespace)
+    yield from cluster.list(t.resource.kind, ns, label_selector=query.selector, field_selector=query.field_selector)
 
 
-def _print_objects(cluster, targets, namespace, all_namespaces, fmt, selector, field_selector, errors,
-                   ignore_not_found) -> int:
+def _print_objects(cluster, targets: list[Target], query: _Query, fmt: str, errors: list[str]) -> None:
+    """kubectl `printGeneric`: one named object as itself, anything else as a `List`."""
     items: list[dict] = []
     for t in targets:
-        items.extend(_objects(cluster, t, namespace, all_namespaces, selector, field_selector, errors,
-                              ignore_not_found))
+        items.extend(_objects(cluster, t, query, errors))
     single = len(targets) == 1 and len(targets[0].names) == 1
-    if single and not items:
-        pass
-    elif single:
-        sys.stdout.write(_go_json(items[0]) if fmt == "json" else _yaml(items[0]))
-    else:
-        doc = _as_list(items)
-        sys.stdout.write(_go_json(doc) if fmt == "json" else _yaml(doc))
-    for msg in errors:
-        fail(msg)
-    return 1 if errors else 0
+    if not items and (single or query.ignore_not_found):
+        return
+    doc = items[0] if single else _as_list(items)
+    sys.stdout.write(_go_json(doc) if fmt == "json" else _yaml(doc))
 
 
 # --- describe ------------------------------------------------------------------------------------------
@@ -288,50 +298,45 @@ def describe_text(obj: dict) -> str:
 
 @click.command("describe")
 @click.argument("args", nargs=-1)
-@click.option("-n", "--namespace", default=None, help="The namespace (default: default).")
+@namespace_option
 @click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="Across all namespaces.")
 @click.option("-l", "--selector", default=None, help="Label selector.")
 @click.pass_context
+@reports_errors
 def describe_cmd(ctx, args, namespace, all_namespaces, selector):
     """Show objects in detail: TYPE [NAME_PREFIX] or TYPE/NAME (kubectl describe)."""
     from instancetype.errors import StoreError
-    from instancetype.store.base import NotFound
+    from instancetype.store.base import NotFound, StateFileError
 
-    try:
-        targets = parse_targets(args, verb="describe")
-        cluster = open_cluster(ctx)
-    except CommandError as e:
-        fail(str(e))
-        return 1
-    except StoreError as e:
-        fail(f"error: {e}")
-        return 1
+    targets = parse_targets(args, verb="describe")
     errors: list[str] = []
     texts: list[str] = []
-    try:
-        for t in targets:
-            ns = None if all_namespaces else namespace_of(t.resource, namespace)
-            if not t.names:
-                texts.extend(describe_text(o) for o in cluster.list(t.resource.kind, ns, label_selector=selector))
-                continue
-            for name in t.names:
-                try:
-                    texts.append(describe_text(cluster.get(t.resource.kind, name, ns)))
-                except NotFound as e:
-                    # kubectl describe falls back to the objects whose names start with NAME.
-                    found = [o for o in cluster.list(t.resource.kind, ns)
-                             if (o.get("metadata") or {}).get("name", "").startswith(name)]
-                    if not found:
-                        errors.append(api_error_text(e))
-                    texts.extend(describe_text(o) for o in found)
-    except StoreError as e:
-        errors.append(api_error_text(e))
-    finally:
-        cluster.close()
+    with cluster_of(ctx) as cluster:
+        try:
+            for t in targets:
+                ns = None if all_namespaces else namespace_of(t.resource, namespace)
+                if not t.names:
+                    texts.extend(describe_text(o) for o in cluster.list(t.resource.kind, ns,
+                                                                        label_selector=selector or None))
+                    continue
+                for name in t.names:
+                    try:
+                        texts.append(describe_text(cluster.get(t.resource.kind, name, ns)))
+                    except NotFound as e:
+                        # kubectl describe falls back to the objects whose names start with NAME.
+                        found = [o for o in cluster.list(t.resource.kind, ns)
+                                 if (o.get("metadata") or {}).get("name", "").startswith(name)]
+                        if not found:
+                            errors.append(api_error_text(e))
+                        texts.extend(describe_text(o) for o in found)
+        except StateFileError:
+            raise
+        except StoreError as e:
+            errors.append(api_error_text(e))
     sys.stdout.write("\n\n".join(texts))
     if not texts and not errors:
-        _no_resources(targets, namespace, all_namespaces)
+        # kubectl describe words it by the namespace asked for, whatever the kind's scope.
+        fail("No resources found" if all_namespaces else f"No resources found in {namespace or 'default'} namespace.")
     for msg in errors:
         fail(msg)
     return 1 if errors else 0
-

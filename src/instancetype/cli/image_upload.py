@@ -12,6 +12,7 @@ reads later. Messages are virtctl's; a progress bar is drawn only on a terminal.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 import uuid
@@ -22,7 +23,7 @@ import click
 
 from instancetype.api import kinds
 
-from .kubectl import fail, open_cluster
+from .kubectl import CommandError, cluster_of, namespace_option, reports_errors
 
 UPLOAD_TARGET = "cdi.kubevirt.io/storage.upload.target"
 CONTENT_TYPE = "cdi.kubevirt.io/storage.contentType"
@@ -36,8 +37,8 @@ PREFERENCE_KINDS = ["VirtualMachinePreference", "VirtualMachineClusterPreference
 CDI_API = "cdi.kubevirt.io/v1beta1"
 
 
-class UploadError(Exception):
-    """virtctl's error text (printed as is)."""
+class UploadError(CommandError):
+    """virtctl's error text (printed as is, as virtctl's `Execute` prints an error)."""
 
 
 def images_dir(state_path: Path) -> Path:
@@ -165,7 +166,7 @@ def _draw(done: int, total: int, elapsed: float) -> None:
 
 @click.command("image-upload")
 @click.argument("args", nargs=-1)
-@click.option("-n", "--namespace", default=None, help="The namespace (default: default).")
+@namespace_option
 @click.option("--size", default="", help="The size of the DataVolume/PVC to create (ex. 10Gi, 500Mi).")
 @click.option("--image-path", default="", help="Path to the local VM image.")
 @click.option("--archive-path", default="", help="Path to the local archive.")
@@ -182,16 +183,13 @@ def _draw(done: int, total: int, elapsed: float) -> None:
 @click.option("--default-preference-kind", default="", help="The default preference kind.")
 @click.option("--insecure", is_flag=True, help="Accepted for virtctl compatibility.")
 @click.option("--uploadproxy-url", default="", help="Accepted for virtctl compatibility (no proxy here).")
-@click.option("--wait-secs", default=300, type=int, help="Accepted for virtctl compatibility.")
-@click.option("--retry", default=5, type=int, help="Accepted for virtctl compatibility.")
+@click.option("--wait-secs", default=300, type=click.IntRange(min=0), help="Accepted for virtctl compatibility.")
+@click.option("--retry", default=5, type=click.IntRange(min=0), help="Accepted for virtctl compatibility.")
 @click.pass_context
+@reports_errors
 def image_upload_cmd(ctx, args, namespace, **opts):
     """Upload a VM image to a DataVolume/PersistentVolumeClaim (virtctl image-upload)."""
-    try:
-        return run(ctx, list(args), namespace or "default", opts)
-    except UploadError as e:
-        fail(str(e))
-        return 1
+    return run(ctx, list(args), namespace or "default", opts)
 
 
 def _parse_args(args: list[str], opts: dict) -> tuple[bool, str]:
@@ -212,8 +210,9 @@ def _parse_args(args: list[str], opts: dict) -> tuple[bool, str]:
 
 def run(ctx: click.Context, args: list[str], ns: str, opts: dict) -> int:
     from instancetype.errors import Error
-    from instancetype.store.base import NotFound
 
+    if len(args) > 2:    # cobra.MaximumNArgs(2)
+        raise UploadError(f"accepts at most 2 arg(s), received {len(args)}")
     create_pvc, name = _parse_args(args, opts)
     if opts["image_path"] and opts["archive_path"]:
         raise UploadError("if any flags in the group [image-path archive-path] are set none of the others can be; "
@@ -227,19 +226,14 @@ def run(ctx: click.Context, args: list[str], ns: str, opts: dict) -> int:
     except OSError as e:
         raise UploadError(f"failed to open image file: open {path}: {(e.strerror or str(e)).lower()}") from None
     with src:
+        if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):    # a device or a pipe has no size to check
+            raise UploadError(f"failed to open image file: {path}: not a regular file")
         total = os.fstat(src.fileno()).st_size
-        try:
-            cluster = open_cluster(ctx)
-        except Error as e:
-            raise UploadError(f"error: {e}") from None
-        try:
-            return _upload(cluster, src, total, path, name, ns, create_pvc, opts)
-        except NotFound as e:
-            raise UploadError(str(e)) from None
-        except Error as e:
-            raise UploadError(str(e)) from None
-        finally:
-            cluster.close()
+        with cluster_of(ctx) as cluster:
+            try:
+                return _upload(cluster, src, total, path, name, ns, create_pvc, opts)
+            except Error as e:
+                raise UploadError(str(e)) from None
 
 
 def _upload(cluster: Any, src: BinaryIO, total: int, path: str, name: str, ns: str, create_pvc: bool,

@@ -2,15 +2,20 @@
 
 kubectl prints an API error as `Error from server (<Reason>): <message>` (cmdutil
 `StandardErrorMessage`), anything else as `error: <message>`; every error exits 1.
+A command body is wrapped in `reports_errors`, so a failure it raises becomes one line on
+stderr and exit status 1, never a traceback.
 """
 from __future__ import annotations
 
+import functools
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import click
 
+from instancetype.api import kinds
 from instancetype.api.kinds import Resource, resource_for
 
 STDIN_SOURCE = "STDIN"   # kubectl's name for `-f -` in its messages
@@ -20,12 +25,39 @@ class CommandError(Exception):
     """A failure already worded for the user (printed as is, exit 1)."""
 
 
-def open_cluster(ctx: click.Context):
-    """The embedded cluster at `--state` / `$INSTANCETYPE_STATE` / the default path."""
+def fail(message: str) -> None:
+    sys.stderr.write(message if message.endswith("\n") else message + "\n")
+
+
+def reports_errors(fn: Callable[..., int]) -> Callable[..., int]:
+    """A command body whose `CommandError` is printed as is and whose `instancetype.Error`
+    (a file that cannot be read, a damaged state file, ...) as `error: <message>`; both exit 1."""
+    from instancetype.errors import Error
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> int:
+        try:
+            return fn(*args, **kwargs)
+        except CommandError as e:
+            fail(str(e))
+        except Error as e:
+            fail(f"error: {e}")
+        return 1
+
+    return wrapper
+
+
+@contextmanager
+def cluster_of(ctx: click.Context) -> Iterator[Any]:
+    """The embedded cluster at `--state` / `$INSTANCETYPE_STATE` / the default path, closed on exit."""
     from instancetype.controller.cluster import Cluster
 
     state = (ctx.find_root().obj or {}).get("state") if ctx is not None else None
-    return Cluster.open(state)
+    cluster = Cluster.open(state)
+    try:
+        yield cluster
+    finally:
+        cluster.close()
 
 
 def api_error_text(e: Any) -> str:
@@ -38,9 +70,39 @@ def api_error_text(e: Any) -> str:
     return f"error: {e}"
 
 
-def fail(message: str) -> None:
-    sys.stderr.write(message if message.endswith("\n") else message + "\n")
+# --- errors collected while going on (kubectl's ContinueOnError + CheckErr) ------------------------
 
+@dataclass
+class Failure:
+    """One failed object: `alone` is how kubectl prints it as the only error, `among` as one of several."""
+
+    alone: str
+    among: str
+
+
+def report(failures: list[Failure]) -> int:
+    """cmdutil `CheckErr` of an aggregate: one error in its own form, several one line each."""
+    if len(failures) == 1:
+        fail(failures[0].alone)
+    else:
+        for f in failures:
+            fail(f.among)
+    return 1 if failures else 0
+
+
+def api_failure(e: Any, *, verb: str | None = None, source: str | None = None) -> Failure:
+    """An API error, with cli-runtime's `error when <verb> "<file>": ` when it came from a file."""
+    if source is None:
+        text = api_error_text(e)
+        return Failure(text, text)
+    reason = getattr(e, "reason", "")
+    message = f'error when {verb} "{source}": {e}'
+    if reason:
+        return Failure(f"Error from server ({reason}): {message}", f"Error from server ({reason}): {message}")
+    return Failure(f"error: {message}", message)
+
+
+# --- resources named on the command line ---------------------------------------------------------
 
 def resource_or_error(word: str) -> Resource:
     res = resource_for(word)
@@ -73,20 +135,16 @@ def parse_targets(args: tuple[str, ...] | list[str], *, verb: str = "get") -> li
         targets: list[Target] = []
         for a in args:
             word, _, name = a.partition("/")
-            if not name:
-                raise CommandError(f"error: arguments in resource/name form must have a single resource and name")
+            if not word or not name or "/" in name:
+                raise CommandError("error: arguments in resource/name form must have a single resource and name")
             res = resource_or_error(word)
             if targets and targets[-1].resource is res:
                 targets[-1].names.append(name)
             else:
                 targets.append(Target(res, [name]))
         return targets
-    words = [w for w in args[0].split(",") if w]
-    names = list(args[1:])
-    resources = [resource_or_error(w) for w in words]
-    if names and len(resources) > 1:
-        return [Target(r, list(names)) for r in resources]
-    return [Target(r, list(names)) for r in resources]
+    resources = [resource_or_error(w) for w in args[0].split(",")]
+    return [Target(r, list(args[1:])) for r in resources]
 
 
 def namespace_of(res: Resource, namespace: str | None) -> str | None:
@@ -96,3 +154,50 @@ def namespace_of(res: Resource, namespace: str | None) -> str | None:
     return namespace or "default"
 
 
+# --- objects read from files (apply -f, delete -f) ----------------------------------------------
+
+def source_name(where: str) -> str:
+    """A document's source as kubectl names it in messages (`-f -` is `STDIN`)."""
+    return STDIN_SOURCE if where == "<stdin>" else where
+
+
+def stored_kind(obj: dict) -> str:
+    """The kind an object is stored as (flavor.kubevirt.io kinds are stored as instancetypes)."""
+    kind = obj.get("kind", "")
+    if kinds.group_of(obj.get("apiVersion", "")) == kinds.FLAVOR_GROUP:
+        return kinds.FLAVOR_KINDS.get(kind, kind)
+    return kind
+
+
+def mapping_error(d: Any, ns: str | None) -> str | None:
+    """kubectl's error for a document whose kind the cluster does not serve (None: served)."""
+    from instancetype.api.versions import needs_upgrade
+
+    if needs_upgrade(d.obj):
+        return None
+    res = kinds.BY_KIND.get(d.kind)
+    if res is not None and kinds.group_of(d.api_version) == res.group:
+        return None
+    scope_ns = "" if res is not None and not res.namespaced else (ns or "")
+    return (f'resource mapping not found for name: "{d.name}" namespace: "{scope_ns}" from '
+            f'"{source_name(d.source)}": no matches for kind "{d.kind}" in version "{d.api_version}"\n'
+            "ensure CRDs are installed first")
+
+
+def check_namespace(d: Any, namespace: str | None) -> None:
+    """kubectl refuses a document whose own namespace differs from `-n`."""
+    res = kinds.BY_KIND.get(stored_kind(d.obj))
+    if res is not None and not res.namespaced:
+        return
+    meta = d.obj.get("metadata")
+    given = meta.get("namespace") if isinstance(meta, dict) else None
+    if namespace and given and given != namespace:
+        raise CommandError(f'error: the namespace from the provided object "{given}" does not match the namespace '
+                           f'"{namespace}". You must pass \'--namespace={given}\' to perform this operation.')
+
+
+# --- shared options ------------------------------------------------------------------------------
+
+filename_option = click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
+                               help="A file, a directory or - for stdin. Repeatable.")
+namespace_option = click.option("-n", "--namespace", default=None, help="The namespace (default: default).")

@@ -25,12 +25,11 @@ Resolution order (pkg/instancetype/find/spec.go, revision.go; same for preferenc
 """
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any, Iterable
 
 from instancetype.api import kinds as K
 from instancetype.engine.objects import ObjectIndex
+from instancetype.engine.revisions import revision_object, revision_spec
 from instancetype.engine.spec import instancetype_spec, preference_spec
 from instancetype.errors import DecodeError, NotFoundError, UnexpectedKindError
 
@@ -130,49 +129,16 @@ def _revision(vm: dict, m: dict, index: ObjectIndex, ns: str, side: _Side) -> di
     return cr
 
 
-
-
-def _decode_data(cr: dict) -> dict:
-    data = cr.get("data")
-    if isinstance(data, (str, bytes)):
-        try:
-            data = json.loads(data)
-        except ValueError as e:
-            raise DecodeError(f"failed to decode object in ControllerRevision: {e}") from None
-    if not isinstance(data, dict):
-        raise DecodeError("failed to decode object in ControllerRevision: data is not an object")
-    return data
-
-
 def _spec_from_revision(cr: dict, side: _Side) -> dict:
-    """The spec stored in a ControllerRevision (pkg/instancetype/compatibility GetInstancetypeSpec)."""
-    data = _decode_data(cr)
-    kind = data.get("kind")
-    api_version = _str(data.get("apiVersion"))
-    if kind is None and "spec" in data:
-        # Pre-v0.58 "SpecRevision" wrapper `{apiVersion, spec: <base64 JSON of the spec>}`.
-        # TODO(api helper): KubeVirt v1.7+ no longer decodes these (and v1.3-v1.6 converted them
-        # with the v1alpha1 conversion functions); we read the spec as-is until the api layer
-        # provides the conversion.
-        raw = data["spec"]
-        if isinstance(raw, str):
-            try:
-                raw = json.loads(base64.b64decode(raw))
-            except (ValueError, TypeError) as e:
-                raise DecodeError(f"failed to decode old ControllerRevision: {e}") from None
-        if not isinstance(raw, dict):
-            raise DecodeError("failed to decode old ControllerRevision: spec is not an object")
-        return raw
-    if kind not in K.ALL_TYPE_KINDS:
-        raise DecodeError(f"failed to decode object in ControllerRevision: no kind {json.dumps(kind or '')} "
-                          f"is registered for version {json.dumps(api_version)}")
-    if kind not in side.accepted:
-        version = api_version.rpartition("/")[2] or K.VERSION
-        raise DecodeError(f"unexpected type in ControllerRevision: *{version}.{kind}")
-    # TODO(api helper): objects stored as instancetype.kubevirt.io/v1alpha1 or v1alpha2 should go
-    # through the api layer's conversion to v1beta1; their specs are read as v1beta1 meanwhile.
-    spec = data.get("spec")
-    return spec if isinstance(spec, dict) else {}
+    """The spec stored in a ControllerRevision (compatibility.GetInstancetypeSpec / GetPreferenceSpec).
+
+    Decoded by engine/revisions.py, the one reader of revision payloads. KubeVirt v1.7+ registers
+    only v1beta1 in the decoder (the v1alpha1 SpecRevision wrapper and the v1alpha1/v1alpha2
+    conversions were removed), so old payloads fail here as they do in v1.9 (`allow_old=False`);
+    upgrading them is the controller's business (revisions.upgrade_revision).
+    """
+    obj = revision_object(cr, allow_old=False)
+    return revision_spec({"data": obj}, side.accepted)
 
 
 def objects_for_matchers(vm: dict, instancetype: Any, preference: Any) -> list[dict]:

@@ -38,12 +38,66 @@ def _decode_given(instancetype: Any, preference: Any, objects: Any) -> None:
                 raise DecodeError(f"objects[{i}]: {e}") from None
 
 
+# The KubeVirt CR configuration keys the engine reads, with their Go types (KubeVirtConfiguration).
+_CONFIG_OBJECTS = {
+    "network": ("v1.NetworkConfiguration", {"defaultNetworkInterface": str,
+                                            "permitBridgeInterfaceOnPodNetwork": bool}),
+    "liveUpdateConfiguration": ("v1.LiveUpdateConfiguration", {"maxCpuSockets": int, "maxHotplugRatio": int}),
+    "architectureConfiguration": ("v1.ArchConfiguration", {"defaultArchitecture": str}),
+}
+_CONFIG_SCALARS = {"machineType": str, "cpuModel": str, "vmRolloutStrategy": str, "evictionStrategy": str}
+_GO_SCALAR = {str: "string", bool: "bool", int: "uint32"}
+
+
+def _json_kind(v: Any) -> str:
+    from instancetype.engine.godecode import _json_kind as kind
+
+    return kind(v)
+
+
+def _config_error(what: Any, path: str, go: str) -> DecodeError:
+    return DecodeError(f"config: json: cannot unmarshal {_json_kind(what)} into Go struct field "
+                       f"KubeVirtConfiguration.{path} of type {go}", field=f"config.{path}")
+
+
+def _check_scalar(v: Any, want: type, path: str) -> None:
+    ok = isinstance(v, want) and (want is not int or (not isinstance(v, bool) and v >= 0))
+    if v is not None and not ok:
+        raise _config_error(v, path, _GO_SCALAR[want])
+
+
+def _decode_config(config: Any) -> None:
+    """The parts of the KubeVirt configuration the engine reads, checked as Go decodes them."""
+    if config is None or hasattr(config, "machine_type_for"):    # absent, or an already read ClusterConfig
+        return
+    if not isinstance(config, dict):
+        raise DecodeError(f"config: json: cannot unmarshal {_json_kind(config)} into Go value of type "
+                          "v1.KubeVirtConfiguration", field="config")
+    for key, want in _CONFIG_SCALARS.items():
+        _check_scalar(config.get(key), want, key)
+    for key, (go, fields) in _CONFIG_OBJECTS.items():
+        sub = config.get(key)
+        if sub is None:
+            continue
+        if not isinstance(sub, dict):
+            raise _config_error(sub, key, go)
+        for name, want in fields.items():
+            _check_scalar(sub.get(name), want, f"{key}.{name}")
+        if key == "architectureConfiguration":
+            for arch, sub2 in sub.items():
+                if arch != "defaultArchitecture" and sub2 is not None and not isinstance(sub2, dict):
+                    raise _config_error(sub2, f"{key}.{arch}", "v1.ArchSpecificConfiguration")
+
+
 def public(what: str) -> Callable:
     """Decorate an entry point `fn(vm, ...)`: unexpected exceptions become `DecodeError`s."""
 
     def wrap(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def entry(vm: Any, *args: Any, **kw: Any) -> Any:
+            config = kw.get("config")
+            if config is not None:
+                _decode_config(config)      # a few dict reads; the configuration is small
             try:
                 return fn(vm, *args, **kw)
             except Error:

@@ -72,8 +72,12 @@ class _Lookup:
         self.kind_label = kind_label
         self.namespace = index.default_namespace
 
-    def _get(self, kind: str, name: str, namespace: str | None) -> Mapping:
-        obj = self.index.get(kind, name, namespace)
+    def _get(self, kind: str, name: str, namespace: str) -> Mapping:
+        # A namespace given as "" (a DataVolume/DataSource source without one, or an empty
+        # sourceRef.namespace) is asked for as is: KubeVirt's client GETs in namespace "",
+        # where no namespaced object lives, so the lookup is NotFound (volume.go fromPVC/
+        # fromDataSource never default it to the VM's namespace).
+        obj = self.index.get(kind, name, namespace) if namespace else None
         if obj is None:
             raise InferError(BY_KIND[kind].not_found(name), ignorable=False)
         return obj

@@ -154,8 +154,9 @@ def _compile(schema: Any, path: str):
         return copy_map
     if schema is int:
         def copy_int(value: Any) -> Any:
-            if type(value) is not int and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                           or value != int(value)):
+            # Go's decoder takes only an integer literal into an integer field: 3.0 is refused
+            # ("cannot unmarshal number 3.0 into ... of type int64"), as are bools and strings.
+            if type(value) is not int:
                 raise _bad(value, path, schema)
             return value
         return copy_int

@@ -1,19 +1,28 @@
-"""Guest vCPUs -> sockets/cores/threads (pkg/instancetype/apply/cpu.go applyGuestTopology).
+"""Guest vCPUs -> sockets/cores/threads (pkg/instancetype/apply/cpu.go applyGuestCPUTopology).
 
 Public (stable):
 
     preferred_topology(preference) -> str
-        The preference's `cpu.preferredCPUTopology`, or "sockets" when there is none.
+        The preference's `cpu.preferredCPUTopology` as given (even ""), or "sockets" when
+        there is none (GetPreferredTopology; one reader, shared with engine/preference/cpu.py).
     spread_options(preference) -> (ratio, across)
         ratio: `cpu.spreadOptions.ratio` if present, else `preferSpreadSocketToCoreRatio` if
-        non-zero, else 2; across: `cpu.spreadOptions.across` if present, else "SocketsCores".
+        non-zero, else 2; across: `cpu.spreadOptions.across` if present, else "SocketsCores"
+        (GetSpreadOptions).
     guest_topology(vcpus, preference) -> (sockets, cores, threads)
 
-Divisions are Go's unsigned integer divisions (truncating): 36 vCPUs spread over
+Sockets, cores and threads all start at 1 and 1 vCPU always stays 1/1/1. A topology that
+matches none of the known spellings, including a present but empty `preferredCPUTopology: ""`
+(a non-nil pointer to "" in Go), leaves 1/1/1, as does a spread `across` that is none of the
+three. Divisions are Go's unsigned integer divisions (truncating): 36 vCPUs spread over
 SocketsCoresThreads with ratio 4 gives (4, 4, 2). A ratio of 0 panics in Go; here it gives
 zero for the divided value (KubeVirt rejects such preferences at admission).
 """
 from __future__ import annotations
+
+from instancetype.engine.preference.cpu import preferred_topology, spread_options
+
+__all__ = ["preferred_topology", "spread_options", "guest_topology"]
 
 SOCKETS = ("sockets", "preferSockets")
 CORES = ("cores", "preferCores")
@@ -24,31 +33,6 @@ SPREAD = ("spread", "preferSpread")
 SOCKETS_CORES = "SocketsCores"
 CORES_THREADS = "CoresThreads"
 SOCKETS_CORES_THREADS = "SocketsCoresThreads"
-
-
-def _cpu(preference: dict | None) -> dict:
-    if not preference:
-        return {}
-    cpu = preference.get("cpu")
-    return cpu if isinstance(cpu, dict) else {}
-
-
-def preferred_topology(preference: dict | None) -> str:
-    t = _cpu(preference).get("preferredCPUTopology")
-    return t if isinstance(t, str) and t else "sockets"
-
-
-def spread_options(preference: dict | None) -> tuple[int, str]:
-    opts = _cpu(preference).get("spreadOptions")
-    ratio = None
-    across = None
-    if isinstance(opts, dict):
-        ratio = opts.get("ratio")
-        across = opts.get("across")
-    if ratio is None:
-        top = (preference or {}).get("preferSpreadSocketToCoreRatio") or 0
-        ratio = top if top else 2
-    return int(ratio), (across if across is not None else SOCKETS_CORES)
 
 
 def _div(a: int, b: int) -> int:

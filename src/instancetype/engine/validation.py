@@ -132,6 +132,9 @@ def validate(obj: Any, *, operation: str = "CREATE", old: Any = None) -> Admissi
     """
     if operation not in ("CREATE", "UPDATE"):
         return AdmissionResult()
+    if obj is None:
+        # ValidateSchema: `null` decodes into an empty map, which lacks the required spec.
+        return AdmissionResult.refused(schema_causes({}))
     if not isinstance(obj, dict):
         return AdmissionResult.bad_request(_go_map_error(obj))
     kind = obj.get("kind")

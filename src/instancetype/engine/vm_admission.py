@@ -127,6 +127,7 @@ def _stored(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
                 meta = {"name": name, "namespace": ns} if K.BY_KIND[kind].namespaced else {"name": name}
                 out.append({"apiVersion": K.API_VERSION, "kind": kind, "metadata": meta, "spec": given})
             continue
+        _check_object_names(given, key)
         obj = dict(given)
         if not isinstance(obj.get("kind"), str) or not obj["kind"]:
             obj["kind"] = kind or kinds[""]
@@ -135,6 +136,19 @@ def _stored(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
             obj["metadata"] = {**(meta if isinstance(meta, dict) else {}), "name": name}
         out.append(obj)
     return out
+
+
+def _check_object_names(obj: dict, key: str) -> None:
+    """A whole object's name and namespace must be strings (they key the lookups)."""
+    from instancetype.errors import LoadError
+
+    meta = obj.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        raise LoadError(f"{key}.metadata: must be an object")
+    for field in ("name", "namespace"):
+        v = (meta or {}).get(field)
+        if v is not None and not isinstance(v, str):
+            raise LoadError(f"{key}.metadata.{field}: must be a string")
 
 
 def find_instancetype_or_none(vm: dict, index: ObjectIndex) -> dict | None:
@@ -156,6 +170,12 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
     if (work.get("metadata") or {}).get("deletionTimestamp"):
         # Both VM webhooks let an object that is being deleted through untouched.
         return AdmissionResult(allowed=True, stage="validate", vm=work)
+    if operation == "UPDATE" and old is not None:
+        try:
+            # GetVMFromAdmissionReview decodes the old VM too (a failure is a 400).
+            matchers.normalize_vm(matchers.load_vm(old))
+        except (DecodeError, QuantityError) as e:
+            return AdmissionResult.bad_request(str(e), stage="mutate")
     ns = matchers.namespace(work)
     given = _stored(work, instancetype, preference)
     index = matchers.object_index(objects, ns, given)

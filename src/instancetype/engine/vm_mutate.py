@@ -91,10 +91,13 @@ def _architecture_from_datasource(vm: dict, index: ObjectIndex) -> str:
             continue    # "ignoring failure to find datasource during vm mutation"
         source = _dict(_dict(ds.get("spec")).get("source"))
         if source.get("dataSource") is not None:
-            # A DataSource pointing at another DataSource: read the target's label
-            # (its namespace is taken as given, as KubeVirt does).
+            # A DataSource pointing at another DataSource: read the target's label. Its
+            # namespace is taken as given, as KubeVirt does: an empty one is a GET in
+            # namespace "", which finds nothing (and the template is skipped).
             target = _dict(source["dataSource"])
-            ds = index.get("DataSource", target.get("name") or "", target.get("namespace") or "")
+            target_ns = target.get("namespace") if isinstance(target.get("namespace"), str) else ""
+            target_name = target.get("name") if isinstance(target.get("name"), str) else ""
+            ds = index.get("DataSource", target_name, target_ns) if target_ns else None
             if ds is None:
                 continue
         arch = _dict(_dict(ds.get("metadata")).get("labels")).get(DATASOURCE_ARCH_LABEL)

@@ -23,7 +23,7 @@ from instancetype.engine.defaults import set_default_network_interface, set_defa
 from instancetype.engine.spec import canonical_quantity
 
 DEFAULT_ARCHITECTURE = "amd64"
-DEFAULT_MACHINE_TYPES = {"amd64": "q35", "arm64": "virt", "s390x": "s390-ccw-virtio", "ppc64le": "pseries"}
+DEFAULT_MACHINE_TYPES = {"amd64": "q35", "arm64": "virt", "s390x": "s390-ccw-virtio"}
 DEFAULT_CPU_REQUEST = "100m"
 DEFAULT_EVICTION_STRATEGY = "None"
 DEFAULT_CPU_MODEL = "host-model"
@@ -44,16 +44,22 @@ class ClusterConfig:
         archs = dict(DEFAULT_MACHINE_TYPES)
         arch_cfg = c.get("architectureConfiguration") or {}
         for arch, sub in arch_cfg.items():
-            if isinstance(sub, dict) and "machineType" in sub:
-                archs[arch] = sub.get("machineType") or ""
+            # `machineType` is an omitempty string: "" (or null) never reaches the decode over
+            # the defaults (virt-config setConfigFromKubeVirt marshals the CR's configuration
+            # and unmarshals it over the default one), so the default stays.
+            if isinstance(sub, dict) and sub.get("machineType"):
+                archs[arch] = sub["machineType"]
         self.arch_machine_types = archs
         self.default_architecture = arch_cfg.get("defaultArchitecture") or DEFAULT_ARCHITECTURE
         req = c.get("cpuRequest")
         self.cpu_request = canonical_quantity(req, "cpuRequest") if req is not None else DEFAULT_CPU_REQUEST
         self.cpu_request_is_default = req is None or _quantity_equal(self.cpu_request, DEFAULT_CPU_REQUEST)
-        self.eviction_strategy = c["evictionStrategy"] if "evictionStrategy" in c else DEFAULT_EVICTION_STRATEGY
+        # A pointer: null is dropped by that round trip (default "None"), "" is kept.
+        ev = c.get("evictionStrategy")
+        self.eviction_strategy = ev if ev is not None else DEFAULT_EVICTION_STRATEGY
         net = c.get("network") or {}
-        self.default_network_interface = net.get("defaultNetworkInterface", "bridge")
+        # omitempty string: "" or null leave the default "bridge".
+        self.default_network_interface = net.get("defaultNetworkInterface") or "bridge"
         permit = net.get("permitBridgeInterfaceOnPodNetwork")
         self.permit_bridge_on_pod_network = True if permit is None else bool(permit)
         self.cpu_model = c.get("cpuModel") or ""
@@ -66,10 +72,12 @@ class ClusterConfig:
         self.max_guest = canonical_quantity(mg, "liveUpdateConfiguration.maxGuest") if mg is not None else None
 
     def machine_type_for(self, arch: str) -> str:
-        """GetMachineType: the global machineType, else the per-architecture one (amd64 for others)."""
+        """GetMachineType: the global machineType, else the per-architecture one: arm64 and s390x
+        have their own, every other architecture (ppc64le included: its case is gone from
+        virt-config) reads amd64's."""
         if self.machine_type:
             return self.machine_type
-        return self.arch_machine_types.get(arch if arch in ("arm64", "s390x", "ppc64le") else "amd64", "")
+        return self.arch_machine_types.get(arch if arch in ("arm64", "s390x") else "amd64", "")
 
 
 _DEFAULT = None

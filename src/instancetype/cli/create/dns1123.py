@@ -23,7 +23,8 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
 def label_errors(value: str) -> list[str]:
     """IsDNS1123Label: the list of problems, empty when `value` is a valid label."""
     errs = []
-    if len(value) > MAX_LEN:
+    # Go's len() counts bytes, not characters
+    if len(value.encode("utf-8", "surrogateescape")) > MAX_LEN:
         errs.append(f"must be no more than {MAX_LEN} characters")
     if not _LABEL.fullmatch(value):
         if _SUBDOMAIN.fullmatch(value):

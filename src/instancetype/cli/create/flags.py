@@ -161,7 +161,9 @@ class FlagSet:
         rest = shorthands[1:]
         flag = self.shorthands.get(c)
         if flag is None:
-            raise FlagError(f"unknown shorthand flag: {goparse.quote_byte(c)} in -{shorthands}")
+            # pflag looks at one byte and prints it with %q: a non-ASCII first character shows
+            # as the rune of its first UTF-8 byte (`-é` -> 'Ã')
+            raise FlagError(f"unknown shorthand flag: {goparse.quote_byte(goparse.first_byte(c))} in -{shorthands}")
         out_args = args
         if len(shorthands) > 2 and shorthands[1] == "=":
             value, rest = shorthands[2:], ""

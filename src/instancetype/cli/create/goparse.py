@@ -42,9 +42,50 @@ def quote(s: str) -> str:
     return '"' + "".join(_escape_rune(c, '"') for c in s) + '"'
 
 
+def first_byte(c: str) -> str:
+    """The first byte of `c`'s UTF-8 encoding (surrogateescape'd bytes included), as a rune."""
+    if c.isascii():
+        return c
+    return chr(c.encode("utf-8", "surrogateescape")[0])
+
+
 def quote_byte(b: str) -> str:
     """Go's `%q` of a byte (a quoted character literal, e.g. `'m'`)."""
     return "'" + _escape_rune(b, "'") + "'"
+
+
+def to_lower(s: str) -> str:
+    """strings.ToLower: rune by rune simple lowercase mapping.
+
+    Python's str.lower differs for U+0130 (Go maps it to a plain `i`, Python adds a combining
+    dot), and Go's strings.Map turns every invalid UTF-8 byte (a surrogateescape'd one here)
+    into U+FFFD.
+    """
+    if s.isascii():
+        return s.lower()
+    return "".join("i" if c == "\u0130" else "\ufffd" if "\udc80" <= c <= "\udcff" else c.lower() for c in s)
+
+
+# Unicode's simple case folding puts these non-ASCII runes in the orbit of an ASCII letter
+# (unicode.SimpleFold's caseOrbit): KELVIN SIGN with k/K, LATIN SMALL LETTER LONG S with s/S.
+_ASCII_FOLD = {"\u212a": "k", "\u017f": "s"}
+
+
+def equal_fold_ascii(s: str, ascii_word: str) -> bool:
+    """strings.EqualFold(s, ascii_word) for an ASCII `ascii_word` (all KubeVirt compares with).
+
+    Equal rune by rune under simple case folding: ASCII letters regardless of case, plus the
+    two non-ASCII runes whose fold orbit holds an ASCII letter (so `Alwayſ` is `Always`).
+    """
+    if len(s) != len(ascii_word):
+        return False
+    for c, w in zip(s, ascii_word):
+        if c == w:
+            continue
+        c = _ASCII_FOLD.get(c, c)
+        if not c.isascii() or c.lower() != w.lower():
+            return False
+    return True
 
 
 _TRUE = frozenset(("1", "t", "T", "TRUE", "true", "True"))

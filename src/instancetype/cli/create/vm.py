@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from instancetype.errors import CLIError
 
-from . import params, volumes
+from . import goparse, params, volumes
 from .command import Command, Context, rand_suffix
 from .flags import BOOL, INT64, STRING, STRING_ARRAY, STRING_SLICE, Flag
 from .params import flag_err
@@ -156,7 +156,7 @@ class VMBuilder:
     def with_run_strategy(self) -> None:
         value = self.ctx.value("run-strategy")
         for rs in RUN_STRATEGIES:
-            if rs.lower() == value.lower():  # strings.EqualFold
+            if goparse.equal_fold_ascii(value, rs):  # strings.EqualFold
                 self.vm["spec"]["runStrategy"] = rs
                 return
         raise flag_err("run-strategy", f'invalid run strategy "{value}", supported values are: '
@@ -167,7 +167,7 @@ class VMBuilder:
             kind, name = params.split_prefixed_name(self.ctx.value(flag))
         except params.ParamError as exc:
             raise flag_err(flag, str(exc)) from None
-        kind = kind.lower()
+        kind = goparse.to_lower(kind)  # strings.ToLower, printed as lowered in the error
         if kind and kind not in kinds:
             raise flag_err(flag, f'invalid {what} kind "{kind}", supported values are: {kinds[0]}, {kinds[1]}')
         matcher = {"name": name}
@@ -221,8 +221,9 @@ class VMBuilder:
         if self.find_volume(CLOUD_INIT_DISK) is not None:
             raise CLIError(f'there is already a volume with name "{CLOUD_INIT_DISK}"')
         kind = ctx.value("cloud-init")
-        key = {NOCLOUD: "cloudInitNoCloud", CONFIGDRIVE: "cloudInitConfigDrive"}.get(kind.lower())
-        if kind.lower() == NONE:
+        lowered = goparse.to_lower(kind)  # cloudInitConfig switches on strings.ToLower
+        key = {NOCLOUD: "cloudInitNoCloud", CONFIGDRIVE: "cloudInitConfigDrive"}.get(lowered)
+        if lowered == NONE:
             if any(ctx.changed(f) for f in ("password-file", "ssh-key", "ga-manage-ssh", "cloud-init-user-data",
                                             "cloud-init-network-data")):
                 ctx.warn("WARNING: --cloud-init: was set to none, not creating a data source although other "

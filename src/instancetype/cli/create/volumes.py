@@ -6,7 +6,7 @@ field order, which decides which bad value is reported first.
 """
 from __future__ import annotations
 
-from . import dns1123, params
+from . import dns1123, goparse, params
 from .command import rand_suffix
 from .params import LIST, QUANTITY, STR, UINT, flag_err
 
@@ -94,7 +94,7 @@ def with_sysprep(b) -> None:
         raise flag_err(flag, f'not allowed to specify namespace of configmap or secret "{name}"')
     kind = p.get("type") or "configmap"
     b.volume_should_not_exist(flag, "sysprepdisk")
-    key = {"configmap": "configMap", "secret": "secret"}.get(kind.lower())
+    key = {"configmap": "configMap", "secret": "secret"}.get(goparse.to_lower(kind))
     if key is None:
         raise flag_err(flag, f'invalid sysprep source type "{kind}", supported values are: configmap, secret')
     b.volumes.append({"name": "sysprepdisk", "sysprep": {key: {"name": src}}})
@@ -224,9 +224,10 @@ def with_access_credentials(b) -> None:
         if namespace:
             raise flag_err(flag, f'not allowed to specify namespace of secret "{name}"')
         kind = p.get("type", "")
-        if kind.lower() in ("ssh", ""):
+        lowered = goparse.to_lower(kind)
+        if lowered in ("ssh", ""):
             cred = _ssh_credential(b, p, src)
-        elif kind.lower() == "password":
+        elif lowered == "password":
             cred = _password_credential(p, src)
         else:
             raise flag_err(flag, f'invalid access credential type "{kind}", supported values are: ssh, password')
@@ -236,7 +237,7 @@ def with_access_credentials(b) -> None:
 def _ssh_credential(b, p: dict, src: str) -> dict:
     flags = b.ctx.flags
     method = p.get("method", "")
-    m = method.lower()
+    m = goparse.to_lower(method)
     if m in ("ga", ""):
         user = p.get("user") or b.ctx.value("user")
         if not user:
@@ -251,7 +252,7 @@ def _ssh_credential(b, p: dict, src: str) -> dict:
         if not flags.changed("cloud-init"):
             flags.set("cloud-init", m)  # make sure the matching cloud-init volume exists
         current = b.ctx.value("cloud-init")
-        if current.lower() != m:
+        if not goparse.equal_fold_ascii(current, m):  # strings.EqualFold
             raise flag_err("access-cred", f"method param and value passed to --cloud-init have to match: "
                            f"{m} vs {current}")
         propagation = {"noCloud": {}} if m == "nocloud" else {"configDrive": {}}
@@ -263,7 +264,7 @@ def _ssh_credential(b, p: dict, src: str) -> dict:
 
 def _password_credential(p: dict, src: str) -> dict:
     method = p.get("method", "")
-    if method and method.lower() != "ga":
+    if method and not goparse.equal_fold_ascii(method, "ga"):  # strings.EqualFold
         raise flag_err("access-cred", f'invalid access credentials password method "{method}", supported values '
                        "are: ga")
     if p.get("user"):

@@ -31,6 +31,11 @@ def apply_features(pref_features: dict, spec: dict) -> None:
         if v is not None and feats.get(vkey) is None:
             feats[vkey] = copy_value(v)
     hyperv = pref_features.get("preferredHyperv")
+    # Hyper-V passthrough and explicit Hyper-V features exclude each other: with passthrough
+    # enabled the preference's Hyper-V features are not applied at all (kubevirt PR #16332).
+    passthrough = feats.get("hypervPassthrough")
+    if type(passthrough) is dict and passthrough.get("enabled") is True:
+        hyperv = None
     if type(hyperv) is dict:
         target = child(feats, "hyperv")
         # Merged feature by feature: only what the VM leaves absent is taken.

@@ -1,0 +1,203 @@
+"""kubectl `apply -f` on the embedded cluster.
+
+Prints `<resource>.<group>/<name> created|configured|unchanged` per object, goes on past a
+refused object and reports the errors at the end as kubectl's `CheckErr` does (one error: its
+own form, e.g. `The request is invalid: ...`; several: one `Error from server (<Reason>): ...`
+line each), exit 1. Warnings go to stderr as `Warning: ...`. `--dry-run=client|server` admits
+every object and then undoes it all, printing kubectl's `(dry run)` / `(server dry run)`.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from instancetype.api import kinds
+
+from .kubectl import (CommandError, Failure, api_failure, check_namespace, cluster_of, fail, filename_option,
+                      mapping_error, namespace_option, report, reports_errors, source_name, stored_kind)
+
+APPLY_CHUNK = 256          # objects per commit: output shows once its chunk is committed
+DRY_RUN_SUFFIX = {"none": "", "client": " (dry run)", "server": " (server dry run)"}
+
+
+class _Undo(Exception):
+    """Raised inside the outer transaction of a dry run so that nothing is kept."""
+
+
+def _go_json_compact(v: Any) -> str:
+    text = json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(ch, esc)
+    return text
+
+
+def _info(res: kinds.Resource, name: str, ns: str | None) -> str:
+    """cli-runtime `resource.Info.String()`."""
+    return (f'Resource: "{res.group}/{res.version}, Resource={res.plural}", '
+            f'GroupVersionKind: "{res.group}/{res.version}, Kind={res.kind}"\n'
+            f'Name: "{name}", Namespace: "{ns or ""}"')
+
+
+def _multiline(prefix: str, messages: list[str]) -> str:
+    """kubectl `MultilineError` over the (deduplicated) causes."""
+    seen = list(dict.fromkeys(messages))
+    if len(seen) == 1:
+        return prefix + seen[0]
+    return prefix + "\n" + "\n".join(f"* {m}" for m in seen)
+
+
+def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
+    """A `webhook.admission.Refused` as kubectl reports it."""
+    from .output import refusal_text
+
+    result, webhook = e.result, getattr(e, "webhook", "")
+    meta = obj.get("metadata") or {}
+    if not webhook:
+        # The CRD's structural schema: the API server's own Invalid error, which names the object.
+        res = kinds.BY_KIND.get(obj.get("kind", ""))
+        causes = [f"{c.field}: {c.message}" if c.field else c.message for c in result.causes]
+        qualified = f"{res.kind}.{res.group}" if res else obj.get("kind", "")
+        body = causes[0] if len(causes) == 1 else "[" + ", ".join(causes) + "]"
+        message = f'error when {verb} "{source}": {qualified} "{meta.get("name", "")}" is invalid: {body}'
+        return Failure(_multiline(f'The {obj.get("kind", "")} "{meta.get("name", "")}" is invalid: ', causes),
+                       f"Error from server (Invalid): {message}")
+    text = refusal_text(result, verb=verb, source=source, webhook=webhook)
+    if result.causes:
+        denied = f'admission webhook "{webhook}" denied the request: {result.message}'
+        return Failure(text, f'Error from server (Invalid): error when {verb} "{source}": {denied}')
+    return Failure(text, text)
+
+
+def _dry_run_mode(value: str) -> str:
+    """kubectl's `--dry-run` values (a bare `--dry-run` is the deprecated `client`)."""
+    if value not in DRY_RUN_SUFFIX:
+        raise CommandError(f'error: Invalid dry-run value ({value}). Must be "none", "server", or "client".')
+    return value
+
+
+@click.command("apply")
+@filename_option
+@namespace_option
+@click.option("-R", "--recursive", is_flag=True, help="Accepted for kubectl compatibility (directories are always "
+                                                      "read recursively).")
+@click.option("--dry-run", "dry_run", default="none", flag_value="client", is_flag=False,
+              help="none, client or server: admit the objects but keep nothing.")
+@click.pass_context
+@reports_errors
+def apply_cmd(ctx, filenames, namespace, recursive, dry_run):
+    """Create or update objects from files, as kubectl apply (client-side, three-way merge)."""
+    from instancetype.errors import Error
+
+    from .loader import read_sources
+    from .output import warn
+
+    mode = _dry_run_mode(dry_run)
+    if not filenames:
+        raise CommandError("error: must specify one of -f and -k")
+    docs = read_sources(list(filenames))
+    for d in docs:
+        check_namespace(d, namespace)
+    if not docs:
+        raise CommandError("error: no objects passed to apply")
+    failures: list[Failure] = []
+    with cluster_of(ctx) as cluster:
+        store = cluster.store
+        try:
+            if mode != "none":
+                # One transaction around everything, undone at the end: later objects see the
+                # earlier ones, as on a server that kept them, and nothing stays.
+                with store.transaction():
+                    _apply_chunk(cluster, docs, namespace, failures, DRY_RUN_SUFFIX[mode], warn)
+                    raise _Undo
+            for start in range(0, len(docs), APPLY_CHUNK):
+                # Each object on its own savepoint (a refusal undoes only it), committed in chunks.
+                with store.transaction():
+                    pending = _apply_chunk(cluster, docs[start:start + APPLY_CHUNK], namespace, failures, "")
+                _show(pending, warn)
+        except _Undo:
+            pass
+        except Error as e:   # the state file failed under us: nothing more can be applied
+            failures.append(Failure(f"error: {e}", str(e)))
+    return report(failures)
+
+
+def _apply_chunk(cluster: Any, docs: list, namespace: str | None, failures: list[Failure], suffix: str,
+                 show: Any = None) -> list[tuple[str, str]]:
+    pending: list[tuple[str, str]] = []
+    for d in docs:
+        failure = _apply_one(cluster, d, namespace, pending, suffix)
+        if failure is not None:
+            failures.append(failure)
+    if show is not None:
+        _show(pending, show)
+        pending = []
+    return pending
+
+
+def _show(pending: list[tuple[str, str]], warn: Any) -> None:
+    for stream, text in pending:
+        if stream == "warn":
+            warn(text)
+        else:
+            sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _apply_one(cluster: Any, d: Any, namespace: str | None, pending: list[tuple[str, str]],
+               suffix: str) -> Failure | None:
+    from instancetype.errors import Error, StoreError
+    from instancetype.store.base import APIError, StateFileError
+    from instancetype.webhook.admission import Refused
+
+    from .manifests import resource_name
+
+    source = source_name(d.source)
+    meta = d.obj.get("metadata") if isinstance(d.obj.get("metadata"), dict) else {}
+    res = kinds.BY_KIND.get(d.kind)
+    ns = (meta.get("namespace") or namespace or "default") if (res is None or res.namespaced) else None
+    mapping = mapping_error(d, ns)
+    if mapping is not None:
+        return Failure(f"error: {mapping}", mapping)
+    if not meta.get("name"):
+        res_ = res or kinds.BY_KIND.get(stored_kind(d.obj))
+        text = ("error when retrieving current configuration of:\n" + (_info(res_, "", ns) if res_ else "") +
+                f'\nfrom server for: "{source}": resource name may not be empty')
+        return Failure(f"error: {text}", text)
+    try:
+        current = cluster.get(stored_kind(d.obj), meta["name"], ns)
+    except StateFileError:
+        raise
+    except StoreError:     # not there (or not servable): the create below says which
+        current = None
+    verb = "creating" if current is None else _patch_verb(d.obj, current, ns)
+    try:
+        result = cluster.apply(d.obj, namespace=ns)
+    except Refused as e:
+        return refusal_failure(e, verb=verb, source=source, obj=d.obj)
+    except StateFileError:
+        raise
+    except APIError as e:
+        return api_failure(e, verb=verb, source=source)
+    except Error as e:
+        return Failure(f'error: error when {verb} "{source}": {e}', f'error when {verb} "{source}": {e}')
+    pending.extend(("warn", w) for w in result.warnings)
+    pending.append(("out", f"{resource_name(result.object)} {result.action}{suffix}\n"))
+    return None
+
+
+def _patch_verb(obj: dict, current: dict, ns: str | None) -> str:
+    """kubectl's verb for a failed update: `applying patch:\\n<patch>\\nto:\\n<info>\\nfor:`."""
+    from instancetype.controller.apply import original_of, three_way_patch, with_last_applied
+
+    res = kinds.BY_KIND.get(current.get("kind", ""))
+    try:
+        patch = three_way_patch(original_of(current), with_last_applied(obj), current)
+        text = _go_json_compact(patch)
+    except Exception:  # a patch we cannot show must not hide the real error
+        text = "{}"
+    name = (current.get("metadata") or {}).get("name", "")
+    info = _info(res, name, ns) if res else f'Name: "{name}", Namespace: "{ns or ""}"'
+    return f"applying patch:\n{text}\nto:\n{info}\nfor:"

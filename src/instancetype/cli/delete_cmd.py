@@ -1,0 +1,120 @@
+"""kubectl `delete` on the embedded cluster: by TYPE NAME, TYPE/NAME, -f FILE, -l SELECTOR or --all.
+
+Prints `<kind>.<group> "<name>" deleted` per object (`-o name`: `<kind>.<group>/<name>`); the
+store's garbage collector removes what the object owns (a VM's VMI and ControllerRevisions, a
+DataVolume's PVC), as Kubernetes' background cascade does. Goes on past a missing object and
+reports the errors at the end, exit 1. A selector matching nothing prints `No resources found`
+on stdout and exits 0, as kubectl does.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from instancetype.api import kinds
+
+from .kubectl import (CommandError, Failure, api_failure, check_namespace, cluster_of, filename_option,
+                      mapping_error, namespace_of, namespace_option, parse_targets, report, reports_errors,
+                      source_name, stored_kind)
+
+_Item = tuple[kinds.Resource, str, "str | None", "str | None"]     # (resource, name, namespace, source file)
+
+
+def _items_from_files(filenames: tuple[str, ...], namespace: str | None) -> list[_Item]:
+    from .loader import read_sources
+
+    items: list[_Item] = []
+    for d in read_sources(list(filenames)):
+        check_namespace(d, namespace)
+        res = kinds.BY_KIND.get(stored_kind(d.obj))
+        if res is None:
+            raise CommandError(f"error: {mapping_error(d, namespace)}")
+        meta = d.obj.get("metadata") if isinstance(d.obj.get("metadata"), dict) else {}
+        if not meta.get("name") or not isinstance(meta["name"], str):
+            raise CommandError("error: resource name may not be empty")
+        items.append((res, meta["name"], namespace_of(res, meta.get("namespace") or namespace),
+                      source_name(d.source)))
+    if not items:
+        raise CommandError("error: no objects passed to delete")
+    return items
+
+
+@click.command("delete")
+@click.argument("args", nargs=-1)
+@filename_option
+@namespace_option
+@click.option("-l", "--selector", default=None, help="Delete the objects matching this label selector.")
+@click.option("--all", "all_", is_flag=True, help="Delete every object of the given types.")
+@click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="With -l or --all: in every namespace.")
+@click.option("--ignore-not-found", is_flag=True, help="Treat missing objects as deleted.")
+@click.option("-o", "--output", "fmt", default=None, help="name: print <kind>.<group>/<name> per object.")
+@click.option("--dry-run", "dry_run", default="none", flag_value="client", is_flag=False,
+              help="none, client or server: say what would be deleted and keep it.")
+@click.pass_context
+@reports_errors
+def delete_cmd(ctx, args, filenames, namespace, selector, all_, all_namespaces, ignore_not_found, fmt, dry_run):
+    """Delete objects by TYPE NAME, TYPE/NAME, -f FILE or -l SELECTOR (kubectl delete)."""
+    from .apply_cmd import DRY_RUN_SUFFIX, _dry_run_mode
+
+    suffix = DRY_RUN_SUFFIX[_dry_run_mode(dry_run)]
+    if fmt not in (None, "", "name"):
+        raise CommandError(f"error: unexpected -o output mode: {fmt}. We only support '-o name'")
+    if all_ and selector:
+        raise CommandError("error: cannot set --all and --selector at the same time")
+    if filenames and args:
+        raise CommandError("error: there is no need to specify a resource type as a separate argument when "
+                           "passing arguments in resource/name form")
+    items: list[_Item] = []
+    selects: list[tuple[kinds.Resource, str | None]] = []
+    if filenames:
+        items = _items_from_files(filenames, namespace)
+    else:
+        for t in parse_targets(args, verb="delete"):
+            if t.names:
+                if selector or all_:
+                    raise CommandError("error: name cannot be provided when a selector is specified")
+                items.extend((t.resource, n, namespace_of(t.resource, namespace), None) for n in t.names)
+            elif selector or all_:
+                selects.append((t.resource, None if all_namespaces else namespace_of(t.resource, namespace)))
+            else:
+                raise CommandError("error: resource(s) were provided, but no name was specified")
+    failures: list[Failure] = []
+    with cluster_of(ctx) as cluster:
+        for res, ns in selects:
+            for o in list(cluster.list(res.kind, ns, label_selector=selector or None)):
+                m = o.get("metadata") or {}
+                items.append((res, m.get("name", ""), m.get("namespace"), None))
+        deleted = _delete(cluster, items, failures, ignore_not_found, fmt == "name", suffix)
+    if selects and not deleted and not failures:
+        sys.stdout.write("No resources found\n")
+    return report(failures)
+
+
+def _delete(cluster, items: list[_Item], failures: list[Failure], ignore_not_found: bool, as_name: bool,
+            suffix: str) -> int:
+    from instancetype.store.base import NotFound, StateFileError
+    from instancetype.errors import StoreError
+
+    deleted = 0
+    for res, name, ns, source in items:
+        try:
+            if suffix:
+                cluster.get(res.kind, name, ns)        # a dry run only checks that it is there
+            else:
+                cluster.delete(res.kind, name, ns)
+        except NotFound as e:
+            if not ignore_not_found:
+                failures.append(api_failure(e, verb="deleting", source=source))
+            continue
+        except StateFileError:
+            raise
+        except StoreError as e:
+            failures.append(api_failure(e, verb="deleting", source=source))
+            continue
+        deleted += 1
+        if as_name:
+            sys.stdout.write(f"{res.qualified_singular}/{name}\n")
+        else:
+            sys.stdout.write(f'{res.qualified_singular} "{name}" deleted{suffix}\n')
+    return deleted

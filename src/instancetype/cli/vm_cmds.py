@@ -1,0 +1,96 @@
+"""virtctl `start`, `stop`, `restart` and `expand --vm` on the embedded cluster.
+
+Messages are virtctl's (`pkg/virtctl/vm`): `VM <name> was scheduled to <verb>` on stdout; errors
+printed raw as virtctl's `Execute` prints them (`Error starting VirtualMachine <err>`, `error
+stopping VirtualMachine <err>`, `error restarting VirtualMachine: <err>`, the `force` variants
+with `--force --grace-period=0`), exit 1. `--dry-run` runs the request and keeps nothing.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .kubectl import CommandError, cluster_of, namespace_option, reports_errors
+
+# action -> (error format, error format with --force); `{}` is the API error.
+_ERRORS = {
+    "start": ("Error starting VirtualMachine {}", None),
+    "stop": ("error stopping VirtualMachine {}", "error force stopping VirtualMachine: {}"),
+    "restart": ("error restarting VirtualMachine: {}", "error force restarting VirtualMachine: {}"),
+}
+
+
+class _Undo(Exception):
+    pass
+
+
+def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace: str | None, *,
+               dry_run: bool = False, force: bool = False, grace_period: int | None = None) -> int:
+    from instancetype.errors import Error
+    from instancetype.store.base import NotFound
+
+    if len(args) != 1:     # cobra.ExactArgs(1)
+        raise CommandError(f"accepts 1 arg(s), received {len(args)}")
+    if (grace_period is not None) != force:
+        raise CommandError("Must both use --force=true and set --grace-period.")
+    name = args[0]
+    template = _ERRORS[action][1 if force else 0]
+    with cluster_of(ctx) as cluster:
+        try:
+            with cluster.store.transaction():
+                getattr(cluster, action)(name, namespace or "default")
+                if dry_run:
+                    raise _Undo
+        except _Undo:
+            pass
+        except NotFound as e:
+            # The subresource handler answers with the singular resource (virt-api fetchVirtualMachine).
+            text = f'virtualmachine.kubevirt.io "{name}" not found' if getattr(e, "kind", None) in (
+                None, "VirtualMachine") else str(e)
+            raise CommandError(template.format(text)) from None
+        except Error as e:
+            raise CommandError(template.format(e)) from None
+    sys.stdout.write(f"VM {name} was scheduled to {action}\n")
+    return 0
+
+
+def _vm_command(action: str, doc: str, *, force_flags: bool):
+    """virtctl's `start` / `stop` / `restart` (stop and restart also take `--force --grace-period`)."""
+    def cmd(ctx, args, namespace, dry_run, force=False, grace_period=None):
+        return _vm_action(ctx, action, args, namespace, dry_run=dry_run, force=force, grace_period=grace_period)
+
+    cmd.__doc__ = doc
+    if force_flags:
+        cmd = click.option("--grace-period", type=int, default=None, help="With --force: only 0 is supported.")(cmd)
+        cmd = click.option("--force", is_flag=True, help="With --grace-period=0: stop the VMI at once.")(cmd)
+    cmd = click.option("--dry-run", is_flag=True, help="Send the request, keep nothing.")(cmd)
+    cmd = namespace_option(cmd)
+    cmd = click.argument("args", nargs=-1)(cmd)
+    return click.command(action)(click.pass_context(reports_errors(cmd)))
+
+
+start_cmd = _vm_command("start", "Start a VirtualMachine (virtctl start).", force_flags=False)
+stop_cmd = _vm_command("stop", "Stop a VirtualMachine (virtctl stop).", force_flags=True)
+restart_cmd = _vm_command("restart", "Restart a VirtualMachine (virtctl restart).", force_flags=True)
+
+
+@reports_errors
+def expand_stored(ctx: click.Context, name: str, namespace: str | None, fmt: str) -> int:
+    """virtctl `expand --vm NAME`: the stored VM expanded against the stored objects, printed as
+    `expand -f` prints (YAML or JSON); errors as virtctl words them."""
+    from instancetype.errors import Error
+
+    from .output import json_text, yaml_docs
+
+    ns = namespace or "default"
+    if fmt not in ("yaml", "json"):
+        raise CommandError(f"error not supported output format defined: {fmt}")
+    with cluster_of(ctx) as cluster:
+        try:
+            expanded = cluster.expand_vm(name, ns)
+        except Error as e:
+            raise CommandError(f"error expanding VirtualMachine - {name} in namespace - {ns}: {e}") from None
+    sys.stdout.write(json_text(expanded) if fmt == "json" else yaml_docs([expanded]))
+    return 0
+
