@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
@@ -159,22 +158,6 @@ sys.stderr.write("MODULES:" + ",".join(bad) + "\\n")
 def test_never_imports_engine_or_store(args):
     proc = subprocess.run([sys.executable, "-c", _PROBE, "catalog", *args], capture_output=True, text=True)
     assert "MODULES:\n" in proc.stderr, proc.stderr[-500:]
-
-
-def _busy() -> bool:
-    return bool(os.environ.get("PYTEST_XDIST_WORKER")) or os.getloadavg()[0] > (os.cpu_count() or 1)
-
-
-@pytest.mark.skipif(_busy(), reason="whole-process timing is meaningless on a loaded machine (xdist or load average)")
-@pytest.mark.parametrize("args", [["fit", "--cpu", "3", "--memory", "6Gi"], ["list"], ["bundle"]])
-def test_whole_process_under_150ms(args):
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "instancetype", "catalog", *args], stdout=subprocess.DEVNULL,
-                       check=True)
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.150, f"{args}: {best * 1000:.0f} ms"
 
 
 def test_fit_name_feeds_create_vm():

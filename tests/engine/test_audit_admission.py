@@ -130,3 +130,21 @@ def test_update_with_undecodable_old_vm_is_a_400():
     res = it.admit_vm(vm, operation="UPDATE", old=old)
     assert (res.allowed, res.code, res.stage) == (False, 400, "mutate")
     assert "VirtualMachine.spec.instancetype" in res.message
+
+
+@pytest.mark.parametrize("cpu, text", [
+    ({"sockets": "2"}, "cannot unmarshal string into Go struct field VirtualMachine.spec.template.spec.domain.cpu.sockets "
+                       "of type uint32"),
+    ({"sockets": -1}, "cannot unmarshal number -1 into Go struct field VirtualMachine.spec.template.spec.domain.cpu.sockets "
+                      "of type uint32"),
+    ({"cores": 2.0}, "cannot unmarshal number 2.0 into Go struct field VirtualMachine.spec.template.spec.domain.cpu.cores "
+                     "of type uint32"),
+    # a number into a string field: Go names no literal
+    ({"model": 5}, "cannot unmarshal number into Go struct field VirtualMachine.spec.template.spec.domain.cpu.model "
+                   "of type string"),
+])
+def test_vm_decode_errors_use_go_types(cpu, text):
+    # v1.CPU's sockets/cores/threads/maxSockets are uint32 (staging/src/kubevirt.io/api/core/v1/schema.go)
+    vm = {"metadata": {"name": "v"}, "spec": {"template": {"spec": {"domain": {"cpu": cpu}}}}}
+    res = it.admit_vm(vm)
+    assert (res.code, res.message) == (400, "json: " + text)

@@ -1,7 +1,6 @@
 """The SQLite store on real files: CRUD, selectors, merge patch, generation, GC, errors, feed."""
 from __future__ import annotations
 
-import time
 import tracemalloc
 
 import pytest
@@ -237,19 +236,14 @@ def test_label_and_field_selectors(store):
     assert parse_label_selector("a in (x,y), b") == parse_label_selector("a in (x, y),b")
 
 
-def test_listing_ten_thousand_is_fast_and_paged(store):
-    t = time.perf_counter()
+def test_listing_ten_thousand_is_ordered_and_paged(store):
+    # (speed: bench/lifecycle.py; here only what a listing returns and that memory stays flat)
     with store.transaction() as tx:
         for i in range(10_000):
             tx.create(vm(f"vm-{i:05d}", labels={"parity": str(i % 2)}))
-    created = time.perf_counter() - t
-    t = time.perf_counter()
     names = [o["metadata"]["name"] for o in store.list("VirtualMachine")]
-    listed = time.perf_counter() - t
     assert len(names) == 10_000 and names == sorted(names)
     assert store.count("VirtualMachine", label_selector="parity=1") == 5_000
-    assert listed < 1.0, listed
-    assert created < 10.0, created
     tracemalloc.start()
     try:
         seen = sum(1 for _ in store.list("VirtualMachine", label_selector="parity in (0,1)"))

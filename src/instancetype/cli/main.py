@@ -23,14 +23,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "convert": ("instancetype.cli.offline", "convert_cmd", "Convert v1alpha1/v1alpha2/flavor objects to v1beta1."),
     "catalog": ("instancetype.cli.catalog", "catalog", "The common-instancetypes catalogue."),
     "migrate-vm": ("instancetype.cli.migrate", "migrate_vm_cmd", "Rewrite a VM to use a catalogue instancetype and preference."),
-    "apply": ("instancetype.cli.cluster_cmds", "apply_cmd", "Create or update objects in the embedded cluster (kubectl apply)."),
+    "apply": ("instancetype.cli.apply_cmd", "apply_cmd", "Create or update objects in the embedded cluster (kubectl apply)."),
     "get": ("instancetype.cli.get", "get_cmd", "Print objects of the embedded cluster (kubectl get)."),
     "describe": ("instancetype.cli.get", "describe_cmd", "Show objects in detail (kubectl describe)."),
-    "delete": ("instancetype.cli.cluster_cmds", "delete_cmd", "Delete objects (kubectl delete)."),
-    "wait": ("instancetype.cli.cluster_cmds", "wait_cmd", "Wait for a condition on objects (kubectl wait)."),
-    "start": ("instancetype.cli.cluster_cmds", "start_cmd", "Start a VirtualMachine (virtctl start)."),
-    "stop": ("instancetype.cli.cluster_cmds", "stop_cmd", "Stop a VirtualMachine (virtctl stop)."),
-    "restart": ("instancetype.cli.cluster_cmds", "restart_cmd", "Restart a VirtualMachine (virtctl restart)."),
+    "delete": ("instancetype.cli.delete_cmd", "delete_cmd", "Delete objects (kubectl delete)."),
+    "wait": ("instancetype.cli.wait", "wait_cmd", "Wait for a condition on objects (kubectl wait)."),
+    "start": ("instancetype.cli.vm_cmds", "start_cmd", "Start a VirtualMachine (virtctl start)."),
+    "stop": ("instancetype.cli.vm_cmds", "stop_cmd", "Stop a VirtualMachine (virtctl stop)."),
+    "restart": ("instancetype.cli.vm_cmds", "restart_cmd", "Restart a VirtualMachine (virtctl restart)."),
     "image-upload": ("instancetype.cli.image_upload", "image_upload_cmd", "Upload a disk image to a DataVolume or PVC (virtctl image-upload)."),
 }
 
@@ -86,8 +86,17 @@ def main(argv: list[str] | None = None) -> None:
         rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        # kubectl's two lines, not click's usage block: what is wrong, and where help is.
+        command = exc.ctx.command_path if exc.ctx is not None else "instancetype"
+        message = exc.format_message()
+        if isinstance(exc, click.NoSuchOption):
+            message = f"unknown flag: {exc.option_name}"   # as kubectl and virtctl (pflag) say it
+        click.echo(f"error: {message}", err=True)
+        click.echo(f"See '{command} --help' for usage.", err=True)
+        sys.exit(1)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"error: {exc.format_message()}", err=True)
         sys.exit(1)
     except click.exceptions.Abort:
         click.echo("Aborted!", err=True)

@@ -77,7 +77,7 @@ def expand_cmd(ctx, filenames, vm_name, namespace, fmt, kubevirt_config):
         if filenames:
             output.error("--vm and -f cannot be used together")
             return 1
-        from .cluster_cmds import expand_stored
+        from .vm_cmds import expand_stored
 
         return expand_stored(ctx, vm_name, namespace, fmt)
     if not filenames:

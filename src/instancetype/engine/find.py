@@ -29,7 +29,6 @@ from typing import Any, Iterable
 
 from instancetype.api import kinds as K
 from instancetype.engine.objects import ObjectIndex
-from instancetype.engine.revisions import revision_object, revision_spec
 from instancetype.engine.spec import instancetype_spec, preference_spec
 from instancetype.errors import DecodeError, NotFoundError, UnexpectedKindError
 
@@ -137,6 +136,8 @@ def _spec_from_revision(cr: dict, side: _Side) -> dict:
     conversions were removed), so old payloads fail here as they do in v1.9 (`allow_old=False`);
     upgrading them is the controller's business (revisions.upgrade_revision).
     """
+    from instancetype.engine.revisions import revision_object, revision_spec  # only when pinned
+
     obj = revision_object(cr, allow_old=False)
     return revision_spec({"data": obj}, side.accepted)
 

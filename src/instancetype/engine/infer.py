@@ -19,7 +19,8 @@ instead). A missing volume or a missing object is never ignorable. Instancetype
 first: its failure stops before the preference is looked at.
 
 `objects` are the Kubernetes objects that exist; namespaced objects without a
-namespace live in the VM's namespace. The VM is not mutated; the answer's VM is
+namespace live in the VM's namespace. The namespace a DataVolume/DataSource source (or a
+sourceRef's explicit `namespace`) names is used as given: an empty one finds nothing. The VM is not mutated; the answer's VM is
 a normalized copy.
 """
 from __future__ import annotations

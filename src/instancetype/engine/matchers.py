@@ -30,6 +30,7 @@ from instancetype.errors import DecodeError, LoadError
 # whose listed fields have those shapes; other fields are not looked at), MAP (a map[string]x:
 # any object), or a one-item list [schema] (a Go slice of that).
 MAP = "map"
+UINT32 = "uint32"   # a Go uint32 (CPU topology counts): an integer in 0..4294967295
 _MATCHER = {"name": str, "kind": str, "revisionName": str, "inferFromVolume": str,
             "inferFromVolumeFailurePolicy": str}
 _OBJECT_META = {"name": str, "namespace": str, "uid": str, "generation": int, "labels": MAP,
@@ -47,7 +48,7 @@ _DEVICES = {
 }
 _STATE = MAP   # a FeatureState and its relatives: `enabled` and friends
 _DOMAIN = {
-    "cpu": {"sockets": int, "cores": int, "threads": int, "maxSockets": int, "model": str,
+    "cpu": {"sockets": UINT32, "cores": UINT32, "threads": UINT32, "maxSockets": UINT32, "model": str,
             "dedicatedCpuPlacement": bool, "isolateEmulatorThread": bool, "numa": MAP, "realtime": MAP,
             "features": [{"name": str, "policy": str}]},
     "memory": {"hugepages": {"pageSize": str}, "reservedOverhead": MAP},
@@ -81,14 +82,16 @@ _VM = {
         "template": {"metadata": _OBJECT_META, "spec": _TEMPLATE_SPEC},
     },
 }
-_GO_TYPES = {str: "string", int: "int64", bool: "bool"}
+_GO_TYPES = {str: "string", int: "int64", bool: "bool", UINT32: "uint32"}
 
 
 def _json_type(v: Any) -> str:
     if isinstance(v, bool):
         return "bool"
     if isinstance(v, (int, float)):
-        return f"number {v}"
+        from instancetype.engine.godecode import number_literal
+
+        return f"number {number_literal(v)}"
     if isinstance(v, str):
         return "string"
     if isinstance(v, list):
@@ -107,7 +110,10 @@ def _go_type(schema: Any) -> str:
 
 
 def _bad(value: Any, path: str, schema: Any) -> DecodeError:
-    return DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go struct field "
+    what = _json_type(value)
+    if what.startswith("number") and schema not in (int, UINT32):
+        what = "number"     # Go names the literal only when a number does not fit a number field
+    return DecodeError(f"json: cannot unmarshal {what} into Go struct field "
                        f"VirtualMachine.{path} of type {_go_type(schema)}")
 
 
@@ -152,6 +158,15 @@ def _compile(schema: Any, path: str):
                 raise _bad(value, path, schema)
             return clone(value)
         return copy_map
+    if schema is UINT32:
+        def copy_uint32(value: Any) -> Any:
+            if type(value) is not int:
+                raise _bad(value, path, schema)
+            if not 0 <= value <= 0xFFFFFFFF:
+                raise DecodeError(f"json: cannot unmarshal number {value} into Go struct field "
+                                  f"VirtualMachine.{path} of type uint32")
+            return value
+        return copy_uint32
     if schema is int:
         def copy_int(value: Any) -> Any:
             # Go's decoder takes only an integer literal into an integer field: 3.0 is refused

@@ -1,0 +1,62 @@
+"""Whole-process wall time of the commands, beside the same-run baselines.
+
+    python bench/commands.py [--runs 15]
+
+Median of N runs each (subprocess, output discarded), in a temporary directory with the files of
+issue 6's example. Budgets: `create vm` < 100 ms and < 2x `python -c "import yaml"`; `expand -f`
+of one VM < 150 ms and < 3x `python -c "import yaml, json"`; `catalog fit|list|bundle` < 150 ms;
+`migrate-vm` interactive.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+VM = [sys.executable, "-m", "instancetype"]
+
+
+def median_ms(cmd: list[str], runs: int, cwd: str) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=15)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        def make(name: str, *words: str) -> None:
+            out = subprocess.run(VM + ["create", *words], capture_output=True, text=True, check=True).stdout
+            with open(os.path.join(d, name), "w") as f:
+                f.write(out)
+
+        make("it.yaml", "instancetype", "--name", "csmall", "--cpu", "1", "--memory", "128Mi")
+        make("pref.yaml", "preference", "--name", "cirros", "--cpu-topology", "cores")
+        make("vm.yaml", "vm", "--name", "vm1", "--instancetype", "virtualmachineclusterinstancetype/csmall",
+             "--preference", "cirros", "--volume-containerdisk", "src:quay.io/containerdisks/cirros:latest")
+        rows = [
+            ("python -c 'import yaml' [baseline]", [sys.executable, "-c", "import yaml"]),
+            ("python -c 'import yaml, json' [baseline]", [sys.executable, "-c", "import yaml, json"]),
+            ("create vm --name x", VM + ["create", "vm", "--name", "x"]),
+            ("expand -f vm.yaml -f it.yaml -f pref.yaml", VM + ["expand", "-f", "vm.yaml", "-f", "it.yaml",
+                                                                "-f", "pref.yaml"]),
+            ("validate -f .", VM + ["validate", "-f", "."]),
+            ("catalog fit --cpu 3 --memory 6Gi", VM + ["catalog", "fit", "--cpu", "3", "--memory", "6Gi"]),
+            ("catalog list", VM + ["catalog", "list"]),
+            ("catalog bundle", VM + ["catalog", "bundle"]),
+        ]
+        for label, cmd in rows:
+            print(f"{median_ms(cmd, args.runs, d):7.1f} ms  {label}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
