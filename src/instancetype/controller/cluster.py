@@ -25,6 +25,7 @@ from . import vm as vmctl
 from .apply import original_of, three_way_patch, with_last_applied
 
 KUBEVIRT_NAMESPACE = "kubevirt"
+KUBEVIRT_VERSION = "v1.9.0"   # the KubeVirt whose behaviour the engine reproduces
 LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot", "ControllerRevision"}
 
 
@@ -56,15 +57,26 @@ class Cluster:
         return cluster
 
     def _ensure_kubevirt_namespace(self) -> None:
-        """KubeVirt is installed: its namespace exists, as `default` does."""
+        """KubeVirt is installed: on first use its namespace and its `KubeVirt` object exist (whose
+        `spec.configuration` holds the cluster settings), as `default` does."""
         try:
             self.store.get("Namespace", KUBEVIRT_NAMESPACE)
+            return
         except NotFound:
-            with self.store.transaction() as tx:
-                try:
-                    tx.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUBEVIRT_NAMESPACE}})
-                except AlreadyExists:
-                    pass
+            pass
+        with self.store.transaction() as tx:
+            try:
+                tx.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUBEVIRT_NAMESPACE}})
+            except AlreadyExists:
+                return
+            if tx.count("KubeVirt") == 0:
+                kv = tx.create({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+                                "metadata": {"name": "kubevirt", "namespace": KUBEVIRT_NAMESPACE},
+                                "spec": {"configuration": {}}})
+                kv["status"] = {"phase": "Deployed", "observedKubeVirtVersion": KUBEVIRT_VERSION,
+                                "conditions": [{"type": "Available", "status": "True", "reason": "AllComponentsReady",
+                                                "message": "All components are ready."}]}
+                tx.update(kv, subresource="status")
 
     def sync_catalog_if_needed(self) -> None:
         from . import catalog_sync
