@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 
 import click
 
+from instancetype.controller.images import images_dir
 from instancetype.api import kinds
 
 from .kubectl import CommandError, cluster_of, namespace_option, reports_errors
@@ -39,10 +40,6 @@ CDI_API = "cdi.kubevirt.io/v1beta1"
 
 class UploadError(CommandError):
     """virtctl's error text (printed as is, as virtctl's `Execute` prints an error)."""
-
-
-def images_dir(state_path: Path) -> Path:
-    return Path(f"{state_path}.images")
 
 
 def default_labels(opts: dict) -> dict:

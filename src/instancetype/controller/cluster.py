@@ -192,8 +192,19 @@ class Cluster:
         return ApplyResult("configured", stored, admitted.warnings)
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        """Delete an object; what it owns goes with it (a VM's VMI and revisions, a DataVolume's
+        PVC, a namespace's objects), and so do the uploaded images of deleted PVCs/DataVolumes."""
+        from .images import IMAGE_KINDS, remove_images
+
+        since = self.store.resource_version()
         with self.store.transaction() as tx:
-            return tx.delete(kind, name, namespace)
+            deleted = tx.delete(kind, name, namespace)
+            gone = [(ev.namespace, ev.name) for ev in tx.changes(since)
+                    if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
+        path = getattr(self.store, "path", None)
+        if gone and path is not None:
+            remove_images(path, gone)
+        return deleted
 
     # --- virtctl ---------------------------------------------------------------------------------
 
