@@ -205,8 +205,10 @@ def test_rerun_on_failure_and_once(cluster):
     assert cluster.get("VirtualMachineInstance", "rerun")
     cluster.apply(vm("once", "Once"))
     assert cluster.get("VirtualMachineInstance", "once")
-    with pytest.raises(Conflict, match="Once does not support manual start requests"):
+    with pytest.raises(Conflict, match="VM is already running"):
         cluster.start("once")
+    cluster.stop("once")
+    assert cluster.get("VirtualMachine", "once")["spec"]["runStrategy"] == "Halted"
     with pytest.raises(Conflict, match="RunStategy Once does not support manual restart requests"):
         cluster.restart("once")
 

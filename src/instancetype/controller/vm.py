@@ -217,10 +217,10 @@ def _conflict(vm: dict, detail: str) -> Conflict:
 def start(store: Store, vm: dict, config: dict | None = None) -> dict:
     """virtctl start (KubeVirt's start subresource), then the controller's reconcile."""
     strategy = run_strategy(vm)
-    vmi = _vmi(store, vm)
+    if _vmi(store, vm) is not None:  # the simulated node's VMIs run until deleted (never final)
+        raise _conflict(vm, "VM is already running")
     if strategy in ("Always", "Once"):
-        raise _conflict(vm, "VM is already running" if vmi is not None and strategy == "Always"
-                        else f"{strategy} does not support manual start requests")
+        raise _conflict(vm, f"{strategy} does not support manual start requests")
     if strategy == "Halted":
         spec = dict(vm.get("spec") or {})
         if "running" in spec and "runStrategy" not in spec:
@@ -229,9 +229,7 @@ def start(store: Store, vm: dict, config: dict | None = None) -> dict:
             spec["runStrategy"] = "Always"
         vm = store.update({**vm, "spec": spec})
         return reconcile(store, vm, config)
-    if vmi is None:  # Manual, RerunOnFailure
-        return _start_vmi(store, clone(vm), config)
-    return vm
+    return _start_vmi(store, clone(vm), config)  # Manual, RerunOnFailure: a start request
 
 
 def stop(store: Store, vm: dict, config: dict | None = None) -> dict:
