@@ -207,10 +207,10 @@ def test_rerun_on_failure_and_once(cluster):
     assert cluster.get("VirtualMachineInstance", "once")
     with pytest.raises(Conflict, match="VM is already running"):
         cluster.start("once")
-    cluster.stop("once")
-    assert cluster.get("VirtualMachine", "once")["spec"]["runStrategy"] == "Halted"
     with pytest.raises(Conflict, match="RunStategy Once does not support manual restart requests"):
         cluster.restart("once")
+    cluster.stop("once")
+    assert cluster.get("VirtualMachine", "once")["spec"]["runStrategy"] == "Halted"
 
 
 def test_revision_name_in_the_spec_is_mirrored_into_status(cluster):
