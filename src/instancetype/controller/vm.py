@@ -155,38 +155,33 @@ def _base_status(vm: dict) -> dict:
     return status
 
 
-def _write_status(store: Store, vm: dict, vmi: dict | None, force: bool = False) -> dict:
+def _condition(kind: str, status: str, reason: str, message: str, stamp: str) -> dict:
+    return {"type": kind, "status": status, "reason": reason, "message": message, "lastProbeTime": None,
+            "lastTransitionTime": stamp}
+
+
+def _write_status(store: Store, vm: dict, vmi: dict | None, force: bool = False,
+                  failure: tuple[str, str] | None = None) -> dict:
+    """The VM's status from its VMI (Running on the simulated node, or none), plus a `Failure`
+    condition `(reason, message)` when the last reconcile could not start it."""
     status = _base_status(vm)
     stamp = now()
-    running = vmi is not None and (vmi.get("status") or {}).get("phase") == "Running"
-    status.pop("conditions", None)
-    if running:
+    if vmi is not None and (vmi.get("status") or {}).get("phase") == "Running":
         status.update(created=True, ready=True, printableStatus="Running")
-        status["conditions"] = [{"type": "Ready", "status": "True", "reason": node.REASON, "message": node.MESSAGE,
-                                 "lastProbeTime": None, "lastTransitionTime": stamp}]
+        conditions = [_condition("Ready", "True", node.REASON, node.MESSAGE, stamp)]
     else:
         status.pop("created", None)
         status.pop("ready", None)
         status["printableStatus"] = "Stopped"
-        status["conditions"] = [{"type": "Ready", "status": "False", "reason": "VMINotExists",
-                                 "message": "VMI does not exist", "lastProbeTime": None,
-                                 "lastTransitionTime": stamp}]
+        conditions = [_condition("Ready", "False", "VMINotExists", "VMI does not exist", stamp)]
+    if failure is not None:
+        conditions.append(_condition("Failure", "True", failure[0], failure[1], stamp))
+    status["conditions"] = conditions
     return _put_status(store, vm, status, force)
 
 
 def _write_failure(store: Store, vm: dict, reason: str, message: str) -> dict:
-    status = _base_status(vm)
-    status.pop("created", None)
-    status.pop("ready", None)
-    status["printableStatus"] = "Stopped"
-    stamp = now()
-    status["conditions"] = [
-        {"type": "Ready", "status": "False", "reason": "VMINotExists", "message": "VMI does not exist",
-         "lastProbeTime": None, "lastTransitionTime": stamp},
-        {"type": "Failure", "status": "True", "reason": reason, "message": message,
-         "lastProbeTime": None, "lastTransitionTime": stamp},
-    ]
-    return _put_status(store, vm, status, True)
+    return _write_status(store, vm, None, True, failure=(reason, message))
 
 
 def _same_ignoring_times(a: Any, b: Any) -> bool:
@@ -203,6 +198,12 @@ def _put_status(store: Store, vm: dict, status: dict, force: bool) -> dict:
     current = store.get("VirtualMachine", name, ns)
     if _same_ignoring_times(current.get("status"), status):
         return current
+    # A condition keeps its lastTransitionTime while its status does not change (Kubernetes' rule).
+    before = {c.get("type"): c for c in (current.get("status") or {}).get("conditions") or ()}
+    for c in status.get("conditions") or ():
+        old = before.get(c["type"])
+        if old is not None and old.get("status") == c["status"] and old.get("lastTransitionTime"):
+            c["lastTransitionTime"] = old["lastTransitionTime"]
     current["status"] = status
     return store.update(current, subresource="status")
 
