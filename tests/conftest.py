@@ -1,0 +1,12 @@
+"""Every test runs with its own state file and data directory: none touches the user's
+`~/.local/share/instancetype/state.db`, whatever command it runs."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(monkeypatch, tmp_path_factory):
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    monkeypatch.setenv("INSTANCETYPE_STATE", str(home / "instancetype" / "state.db"))
