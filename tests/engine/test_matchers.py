@@ -1,9 +1,10 @@
-"""Matcher rules and the VM shape (engine/matchers.py; KubeVirt webhooks/vm/mutator.go)."""
+"""Matcher rules and the VM shape (engine/matchers.py, vm_decode.py, vm_fields.py, object_input.py;
+KubeVirt webhooks/vm/mutator.go)."""
 from __future__ import annotations
 
 import pytest
 
-from instancetype.engine import matchers
+from instancetype.engine import matchers, object_input, vm_decode, vm_fields
 from instancetype.engine.results import Cause
 from instancetype.errors import DecodeError, LoadError, QuantityError
 
@@ -68,40 +69,40 @@ def test_matcher_shapes_in_order_instancetype_first():
 ])
 def test_load_vm_names_the_bad_field(bad, field):
     with pytest.raises(DecodeError) as e:
-        matchers.load_vm(bad)
+        vm_decode.load_vm(bad)
     assert f"Go struct field {field} of type" in str(e.value)
 
 
 def test_load_vm_copies_and_fills_spec():
     src = {"metadata": {"name": "a"}, "spec": {"template": {"spec": {"volumes": [None, {"name": "v"}]}}}}
-    out = matchers.load_vm(src)
+    out = vm_decode.load_vm(src)
     assert out["spec"]["template"]["spec"]["volumes"] == [{}, {"name": "v"}]   # null item = zero struct
     out["spec"]["template"]["spec"]["volumes"][1]["name"] = "changed"
     assert src["spec"]["template"]["spec"]["volumes"][1]["name"] == "v"
-    assert matchers.load_vm({})["spec"] == {}
+    assert vm_decode.load_vm({})["spec"] == {}
     with pytest.raises(DecodeError):
-        matchers.load_vm("not a vm")
+        vm_decode.load_vm("not a vm")
 
 
 def test_normalize_vm_quantities():
-    v = matchers.load_vm({"spec": {
+    v = vm_decode.load_vm({"spec": {
         "dataVolumeTemplates": [{"spec": {"storage": {"resources": {"requests": {"storage": "30720Mi"}}}}}],
         "template": {"spec": {"domain": {"memory": {"guest": "0.5Gi"}, "resources": {"requests": {"cpu": "2000m"}}},
                               "volumes": [{"name": "e", "emptyDisk": {"capacity": "1000M"}}]}}}})
-    matchers.normalize_vm(v)
+    vm_fields.normalize_vm(v)
     assert v["spec"]["dataVolumeTemplates"][0]["spec"]["storage"]["resources"]["requests"]["storage"] == "30Gi"
     t = v["spec"]["template"]["spec"]
     assert t["domain"]["memory"]["guest"] == "512Mi"
     assert t["domain"]["resources"]["requests"]["cpu"] == "2"
     assert t["volumes"][0]["emptyDisk"]["capacity"] == "1G"
     with pytest.raises(QuantityError):
-        matchers.normalize_vm(matchers.load_vm({"spec": {"template": {"spec": {"domain": {"memory": {"guest": "x"}}}}}}))
+        vm_fields.normalize_vm(vm_decode.load_vm({"spec": {"template": {"spec": {"domain": {"memory": {"guest": "x"}}}}}}))
 
 
 def test_object_index_checks_names():
     with pytest.raises(LoadError, match=r"objects\[0\]: metadata.name"):
-        matchers.object_index([{"kind": "PersistentVolumeClaim", "metadata": {"name": ["x"]}}], "ns")
+        object_input.object_index([{"kind": "PersistentVolumeClaim", "metadata": {"name": ["x"]}}], "ns")
     with pytest.raises(LoadError):
-        matchers.object_index(5, "ns")
-    idx = matchers.object_index([{"kind": "Gadget", "metadata": {"name": "g"}}], "ns")
+        object_input.object_index(5, "ns")
+    idx = object_input.object_index([{"kind": "Gadget", "metadata": {"name": "g"}}], "ns")
     assert idx.get("Gadget", "g", "ns") is not None

@@ -20,14 +20,14 @@ Public (stable):
     canonical_quantities(vm) / canonical_spec_quantities(spec, root="spec.template.spec")
         Rewrite in place every quantity field of a VirtualMachine / of a VMI spec or template
         spec in Kubernetes canonical form ("1.5Gi" -> "1536Mi", "2000m" -> "2"); the fields
-        are kv_types' `quantity`/`map:quantity` ones (as engine/matchers.normalize_vm, but
+        are kv_types' `quantity`/`map:quantity` ones (as engine/vm_fields.normalize_vm, but
         field paths are only built for a bad value: this is on the hot path). Run it ONCE,
         before apply/defaults copy values around: canonical text is not always a fixed point
         ("1953.125Ki" -> "2000000" (BinarySI) -> "2M").
 
 The VM's shape is not checked up front (that costs as much as the expansion): a VM whose
 fields have the wrong JSON types fails somewhere in the pipeline and is then run through
-engine/matchers.load_vm for Go's decode error naming the field.
+engine/vm_decode.load_vm for Go's decode error naming the field.
 """
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ from instancetype.engine.apply import apply_to_spec, conflict_message
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
 from instancetype.engine.guard import public
 from instancetype.engine.find import find_instancetype, find_preference, index_for
-from instancetype.engine.matchers import load_vm
 from instancetype.engine.spec import _canonical_str, canonical_quantity, instancetype_spec, preference_spec
+from instancetype.engine.vm_decode import load_vm
 from instancetype.engine.vmi_defaults import cluster_config, set_vmi_spec_defaults
 from instancetype.errors import ConflictError, DecodeError
 from instancetype.jsonutil import clone

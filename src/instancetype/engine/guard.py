@@ -103,7 +103,7 @@ def public(what: str) -> Callable:
             except Error:
                 raise
             except _UNEXPECTED as e:
-                from instancetype.engine.matchers import load_vm
+                from instancetype.engine.vm_decode import load_vm
 
                 load_vm(vm)
                 objects = kw.get("objects", args[0] if args else ())

@@ -35,7 +35,7 @@ from instancetype.api.kinds import (
     LABEL_DEFAULT_PREFERENCE,
     LABEL_DEFAULT_PREFERENCE_KIND,
 )
-from instancetype.engine import matchers
+from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.results import InferResult
 from instancetype.errors import InferError
@@ -95,7 +95,7 @@ class _Lookup:
         return self.from_labels(_labels(self._get(_SNAP, name, namespace)))
 
     def from_volumes(self, vm_spec: dict, volume_name: str) -> tuple[str, str]:
-        for volume in matchers.volumes(vm_spec):
+        for volume in vm_fields.volumes(vm_spec):
             if volume.get("name") != volume_name:
                 continue
             pvc = volume.get("persistentVolumeClaim")
@@ -109,7 +109,7 @@ class _Lookup:
         raise InferError(f"unable to find volume {volume_name} to infer defaults", ignorable=False)
 
     def from_data_volume(self, vm_spec: dict, dv_name: str) -> tuple[str, str]:
-        for dvt in matchers.data_volume_templates(vm_spec):
+        for dvt in vm_fields.data_volume_templates(vm_spec):
             if _str(_dict(dvt.get("metadata")).get("name")) == dv_name:
                 return self.from_data_volume_spec(_dict(dvt.get("spec")))
         dv = self.index.get(_DV, dv_name, self.namespace)
@@ -121,8 +121,8 @@ class _Lookup:
         except InferError:
             return self.from_data_volume_spec(_dict(dv.get("spec")))
 
-    def from_data_volume_spec(self, spec: dict) -> tuple[str, str]:
-        source = _dict(spec.get("source"))
+    def from_pvc_or_snapshot(self, source: dict) -> tuple[str, str] | None:
+        """A DataVolume's or DataSource's `source.pvc`, else `source.snapshot`; None for neither."""
         pvc = source.get("pvc")
         if isinstance(pvc, dict):
             # The source's namespace is used as given (KubeVirt does not default it).
@@ -130,6 +130,12 @@ class _Lookup:
         snap = source.get("snapshot")
         if isinstance(snap, dict):
             return self.from_snapshot(_str(snap.get("name")), _str(snap.get("namespace")))
+        return None
+
+    def from_data_volume_spec(self, spec: dict) -> tuple[str, str]:
+        found = self.from_pvc_or_snapshot(_dict(spec.get("source")))
+        if found is not None:
+            return found
         ref = spec.get("sourceRef")
         if isinstance(ref, dict):
             return self.from_source_ref(ref)
@@ -148,13 +154,9 @@ class _Lookup:
             return self.from_labels(_labels(ds))
         except InferError:
             pass
-        source = _dict(_dict(ds.get("spec")).get("source"))
-        pvc = source.get("pvc")
-        if isinstance(pvc, dict):
-            return self.from_pvc(_str(pvc.get("name")), _str(pvc.get("namespace")))
-        snap = source.get("snapshot")
-        if isinstance(snap, dict):
-            return self.from_snapshot(_str(snap.get("name")), _str(snap.get("namespace")))
+        found = self.from_pvc_or_snapshot(_dict(_dict(ds.get("spec")).get("source")))
+        if found is not None:
+            return found
         raise InferError("unable to infer defaults from DataSource that doesn't provide "
                          "DataVolumeSourcePVC or DataVolumeSourceSnapshot", ignorable=True)
 
@@ -179,7 +181,7 @@ def _infer_one(vm: dict, index: ObjectIndex, key: str, name_label: str, kind_lab
     if ignore and key == "instancetype":
         # With Ignore, a successful instancetype inference drops the template's memory so a
         # client-side fallback (virtctl's 512Mi) cannot conflict with the instancetype.
-        domain = matchers.domain(spec)
+        domain = vm_fields.domain(spec)
         if domain is not None:
             domain.pop("memory", None)
     new = {"name": name} if name else {}
@@ -201,9 +203,9 @@ def infer(vm: Mapping, objects: Iterable[Mapping] = ()) -> InferResult:
     Returns the new matchers (None when absent or cleared) and the VM with them
     written in. Raises `InferError` (with `.ignorable`) when inference fails.
     """
-    out = matchers.load_vm(vm)
-    index = matchers.object_index(objects, matchers.namespace(out))
+    out = vm_decode.load_vm(vm)
+    index = object_input.object_index(objects, vm_fields.namespace(out))
     infer_in_place(out, index)
-    out = matchers.normalize_vm(out)
+    out = vm_fields.normalize_vm(out)
     spec = out["spec"]
     return InferResult(instancetype=spec.get("instancetype"), preference=spec.get("preference"), vm=out)

@@ -33,7 +33,7 @@ from typing import Any, Iterable, Mapping
 from instancetype.engine.guard import public
 from instancetype import jsonutil
 from instancetype.api import kinds as K
-from instancetype.engine import matchers
+from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.apply import apply_to_spec
 from instancetype.engine.find import find_instancetype
 from instancetype.engine.objects import ObjectIndex
@@ -115,7 +115,7 @@ def _stored(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
     own kind and name, the matcher's filling what it lacks.
     """
     out = []
-    ns = matchers.namespace(vm)
+    ns = vm_fields.namespace(vm)
     for (key, kinds), given in zip(_SIDES, (instancetype, preference)):
         matcher = vm["spec"].get(key)
         if given is None or not isinstance(matcher, dict):
@@ -163,8 +163,8 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
              preference: Any = None, objects: Iterable[Mapping] = (), config: Any = None) -> AdmissionResult:
     """Admit `vm` as KubeVirt's VM mutating and validating webhooks do (instancetype part)."""
     try:
-        work = matchers.load_vm(vm)
-        matchers.normalize_vm(work)
+        work = vm_decode.load_vm(vm)
+        vm_fields.normalize_vm(work)
     except (DecodeError, QuantityError) as e:
         return AdmissionResult.bad_request(str(e), stage="mutate")
     if (work.get("metadata") or {}).get("deletionTimestamp"):
@@ -173,12 +173,12 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
     if operation == "UPDATE" and old is not None:
         try:
             # GetVMFromAdmissionReview decodes the old VM too (a failure is a 400).
-            matchers.normalize_vm(matchers.load_vm(old))
+            vm_fields.normalize_vm(vm_decode.load_vm(old))
         except (DecodeError, QuantityError) as e:
             return AdmissionResult.bad_request(str(e), stage="mutate")
-    ns = matchers.namespace(work)
+    ns = vm_fields.namespace(work)
     given = _stored(work, instancetype, preference)
-    index = matchers.object_index(objects, ns, given)
+    index = object_input.object_index(objects, ns, given)
 
     try:
         causes = mutate_vm(work, index, operation=operation, old=old, config=config)

@@ -2,7 +2,7 @@
 
     mutate_vm(vm, index, *, operation="CREATE", old=None, config=None) -> list[Cause] | None
 
-Works in place on `vm` (a private copy from `matchers.load_vm`). Returns the causes
+Works in place on `vm` (a private copy from `vm_decode.load_vm`). Returns the causes
 of a refusal (422) or None; raises `InferError` when inference fails (a 400).
 KubeVirt, in order:
 
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from instancetype.engine import matchers
+from instancetype.jsonutil import child
+from instancetype.engine import matchers, vm_fields
 from instancetype.engine.find import find_preference
 from instancetype.engine.infer import infer_in_place
 from instancetype.engine.objects import ObjectIndex
@@ -35,13 +36,6 @@ _KNOWN_ARCHES = ("amd64", "arm64", "s390x")
 
 def _dict(v: Any) -> dict:
     return v if isinstance(v, dict) else {}
-
-
-def _obj(parent: dict, key: str) -> dict:
-    v = parent.get(key)
-    if not isinstance(v, dict):
-        v = parent[key] = {}
-    return v
 
 
 def find_preference_or_none(vm: dict, index: ObjectIndex) -> dict | None:
@@ -58,17 +52,17 @@ def apply_preferred_vm_values(vm: dict, preference: dict | None) -> None:
         return
     spec = vm["spec"]
     arch = preference.get("preferredArchitecture")
-    tspec = matchers.template_spec(spec, create=True)
+    tspec = vm_fields.template_spec(spec, create=True)
     if arch and not tspec.get("architecture"):
         tspec["architecture"] = arch
     machine_type = _dict(preference.get("machine")).get("preferredMachineType")
     if machine_type:
-        machine = _obj(_obj(tspec, "domain"), "machine")
+        machine = child(child(tspec, "domain"), "machine")
         if not machine.get("type"):
             machine["type"] = machine_type
     storage_class = _dict(preference.get("volumes")).get("preferredStorageClassName")
     if storage_class:
-        for dvt in matchers.data_volume_templates(spec):
+        for dvt in vm_fields.data_volume_templates(spec):
             dvspec = _dict(dvt.get("spec"))
             for claim in ("pvc", "storage"):
                 c = dvspec.get(claim)
@@ -80,7 +74,7 @@ def _architecture_from_datasource(vm: dict, index: ObjectIndex) -> str:
     """KubeVirt's setDefaultArchitectureFromDataSource: the first dataVolumeTemplate whose
     sourceRef names a DataSource (any case) that exists and carries a known architecture label."""
     vm_ns = index.default_namespace
-    for dvt in matchers.data_volume_templates(vm["spec"]):
+    for dvt in vm_fields.data_volume_templates(vm["spec"]):
         ref = _dict(_dict(dvt.get("spec")).get("sourceRef"))
         kind = ref.get("kind")
         if not isinstance(kind, str) or kind.lower() != "datasource":
@@ -112,11 +106,11 @@ def _architecture_from_datasource(vm: dict, index: ObjectIndex) -> str:
 def set_vm_defaults(vm: dict, index: ObjectIndex, config: Any = None) -> None:
     """SetVirtualMachineDefaults: architecture (DataSource label, cluster default), machine type."""
     cfg = cluster_config(config)
-    tspec = matchers.template_spec(vm["spec"], create=True)
+    tspec = vm_fields.template_spec(vm["spec"], create=True)
     if not tspec.get("architecture"):
         arch = _architecture_from_datasource(vm, index)
         tspec["architecture"] = arch or cfg.default_architecture
-    machine = _obj(_obj(tspec, "domain"), "machine")
+    machine = child(child(tspec, "domain"), "machine")
     if not machine.get("type"):
         machine["type"] = cfg.machine_type_for(tspec["architecture"])
 

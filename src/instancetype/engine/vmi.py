@@ -32,9 +32,10 @@ from __future__ import annotations
 import uuid
 from typing import Any, Callable, Iterable, Mapping
 
+from instancetype.jsonutil import child
 from instancetype.engine.guard import public
 from instancetype.api import kinds as K
-from instancetype.engine import matchers
+from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.apply import apply_to_spec
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
 from instancetype.engine.find import find_instancetype, find_preference
@@ -100,13 +101,6 @@ def _admit(template: Any, it: _Lookup, pref: _Lookup, config: Any) -> None:
                    requirements_error=rejection.requirements_error)
 
 
-def _obj(parent: dict, key: str) -> dict:
-    v = parent.get(key)
-    if not isinstance(v, dict):
-        v = parent[key] = {}
-    return v
-
-
 def _setup_vmi(vm: dict) -> dict:
     """setupVMIFromVM: metadata and spec from the template (taken over: `vm` is a private copy)."""
     vm_meta = vm.get("metadata") if isinstance(vm.get("metadata"), dict) else {}
@@ -126,7 +120,7 @@ def _setup_vmi(vm: dict) -> dict:
                                 "blockOwnerDeletion": True}]
     spec = template.get("spec")
     spec = spec if isinstance(spec, dict) else {}
-    firmware = _obj(_obj(spec, "domain"), "firmware")
+    firmware = child(child(spec, "domain"), "firmware")
     if not firmware.get("uuid"):
         firmware["uuid"] = str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, name))
     set_default_volume_disk(spec)
@@ -148,9 +142,9 @@ def _name_annotations(annotations: dict, lookup: _Lookup, kinds: dict, names: di
 def build_vmi(vm: Mapping, *, instancetype: Any = None, preference: Any = None,
               objects: Iterable[Mapping] = (), config: Any = None) -> dict:
     """The VMI KubeVirt creates when `vm` starts. Raises `VMIError` when the start stops."""
-    work = matchers.normalize_vm(matchers.load_vm(vm))
+    work = vm_fields.normalize_vm(vm_decode.load_vm(vm))
     cfg = cluster_config(config)
-    index = matchers.object_index(objects, matchers.namespace(work))
+    index = object_input.object_index(objects, vm_fields.namespace(work))
     it = _Lookup(work, "instancetype", instancetype, index, instancetype_spec, find_instancetype)
     pref = _Lookup(work, "preference", preference, index, preference_spec, find_preference)
 
@@ -160,7 +154,7 @@ def build_vmi(vm: Mapping, *, instancetype: Any = None, preference: Any = None,
     # 2. the VM controller (the VM copy is ours: its template becomes the VMI)
     vmi = _setup_vmi(work)
     meta, spec = vmi["metadata"], vmi["spec"]
-    annotations = _obj(meta, "annotations")
+    annotations = child(meta, "annotations")
     vm_meta = work.get("metadata") if isinstance(work.get("metadata"), dict) else {}
     generation = vm_meta.get("generation")
     annotations[VM_GENERATION_ANNOTATION] = str(generation if isinstance(generation, int) else 0)
@@ -171,7 +165,7 @@ def build_vmi(vm: Mapping, *, instancetype: Any = None, preference: Any = None,
 
     if pref.matcher is not None:                                                   # 2.5
         apply_autoattach(pref.required("autoattach"), spec)
-    devices = _obj(_obj(spec, "domain"), "devices")
+    devices = child(child(spec, "domain"), "devices")
     if devices.get("autoattachInputDevice") is True and not devices.get("inputs"):  # 2.6
         devices["inputs"] = [{"name": DEFAULT_INPUT_NAME}]
     try:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.jsonutil import child
 from instancetype.engine.vmi_defaults import cluster_config, set_vmi_spec_defaults
 
 RUNTIME_USER_NONROOT = 107
@@ -41,14 +42,6 @@ _HYPERV_STATES = ("relaxed", "vapic", "vpindex", "runtime", "synic", "reset", "v
 _TIMERS = ("hpet", "kvm", "pit", "rtc", "hyperv")
 
 
-def _obj(parent: dict, key: str) -> dict:
-    """parent[key] as a dict, created when absent."""
-    v = parent.get(key)
-    if not isinstance(v, dict):
-        v = parent[key] = {}
-    return v
-
-
 def _enable_state(state: Any) -> None:
     if isinstance(state, dict) and state.get("enabled") is None:
         state["enabled"] = True
@@ -60,9 +53,9 @@ def _items(v: Any) -> list:
 
 # --- 3.3 API object defaults --------------------------------------------------------------------
 def _api_defaults(spec: dict, domain: dict) -> None:
-    _obj(domain, "firmware")
-    features = _obj(domain, "features")
-    devices = _obj(domain, "devices")
+    child(domain, "firmware")
+    features = child(domain, "features")
+    devices = child(domain, "devices")
     for disk in _items(devices.get("disks")):
         if disk.get("disk") is None and disk.get("cdrom") is None and disk.get("lun") is None:
             disk["disk"] = {}
@@ -91,7 +84,7 @@ def _api_defaults(spec: dict, domain: dict) -> None:
             if isinstance(t, dict) and t.get("present") is None:
                 t["present"] = True
     # ACPI is a plain (non-pointer) FeatureState in Go: it always gets a value.
-    acpi = _obj(features, "acpi")
+    acpi = child(features, "acpi")
     if acpi.get("enabled") is None:
         acpi["enabled"] = True
     _enable_state(features.get("apic"))
@@ -167,7 +160,7 @@ def _hyperv_dependencies(domain: dict) -> None:
 
 def _require_vmx(domain: dict) -> None:
     """setEVMCSDependency: the CPU feature `vmx` with policy `require`."""
-    cpu = _obj(domain, "cpu")
+    cpu = child(domain, "cpu")
     features = cpu.get("features")
     if not isinstance(features, list) or not features:
         cpu["features"] = [{"name": "vmx", "policy": "require"}]
@@ -193,19 +186,19 @@ def _set_watchdog(devices: dict, device: str) -> None:
     watchdog = devices.get("watchdog")
     if not isinstance(watchdog, dict):
         return
-    dev = _obj(watchdog, device)
+    dev = child(watchdog, device)
     if not dev.get("action"):
         dev["action"] = "reset"
 
 
 def _arch_defaults(spec: dict, domain: dict, cpu_model: str) -> None:
     arch = spec.get("architecture") or ""
-    devices = _obj(domain, "devices")
+    devices = child(domain, "devices")
     if arch == "arm64":
-        cpu = _obj(domain, "cpu")
+        cpu = child(domain, "cpu")
         if not cpu.get("model"):
             cpu["model"] = "host-passthrough"
-        firmware = _obj(domain, "firmware")
+        firmware = child(domain, "firmware")
         bootloader = firmware.get("bootloader")
         if not isinstance(bootloader, dict):
             firmware["bootloader"] = {"efi": {"secureBoot": False}}
@@ -220,7 +213,7 @@ def _arch_defaults(spec: dict, domain: dict, cpu_model: str) -> None:
     else:
         _set_disk_buses(devices, "sata")
         _set_watchdog(devices, "i6300esb")
-    cpu = _obj(domain, "cpu")
+    cpu = child(domain, "cpu")
     if not cpu.get("model"):
         cpu["model"] = cpu_model or "host-model"
 
@@ -293,7 +286,7 @@ def _pci_topology(vmi: dict, spec: dict, domain: dict) -> None:
         return
     if "q35" not in mtype and not mtype.startswith("virt"):
         return
-    annotations = _obj(_obj(vmi, "metadata"), "annotations")
+    annotations = child(child(vmi, "metadata"), "annotations")
     annotations.setdefault(PCI_TOPOLOGY_ANNOTATION, PCI_TOPOLOGY_V3)
 
 
@@ -308,7 +301,7 @@ def _tdx_qgs_socket(vmi: dict, domain: dict, raw_config: dict) -> None:
     if isinstance(cc, dict):
         att = (cc.get("tdx") or {}).get("attestation") if isinstance(cc.get("tdx"), dict) else None
         path = att.get("qgsSocketPath") if isinstance(att, dict) else None
-    _obj(_obj(vmi, "metadata"), "annotations")[QGS_SOCKET_ANNOTATION] = path or DEFAULT_QGS_SOCKET_PATH
+    child(child(vmi, "metadata"), "annotations")[QGS_SOCKET_ANNOTATION] = path or DEFAULT_QGS_SOCKET_PATH
 
 
 def mutate_new_vmi(vmi: dict, config: Any = None) -> None:
@@ -317,23 +310,23 @@ def mutate_new_vmi(vmi: dict, config: Any = None) -> None:
     Raises `DefaultsError` when the pod network defaults fail.
     """
     cfg = cluster_config(config)
-    spec = _obj(vmi, "spec")
+    spec = child(vmi, "spec")
     set_vmi_spec_defaults(spec, cfg)                                  # 3.1
-    domain = _obj(spec, "domain")
+    domain = child(spec, "domain")
     arch = spec.get("architecture") or ""
     if arch == "s390x":                                               # 3.2
-        acpi = _obj(_obj(domain, "features"), "acpi")
+        acpi = child(child(domain, "features"), "acpi")
         if acpi.get("enabled") is None:
             acpi["enabled"] = False
     _api_defaults(spec, domain)                                       # 3.3
     _hyperv_dependencies(domain)                                      # 3.4
     _arch_defaults(spec, domain, cfg.cpu_model)                       # 3.5
-    status = _obj(vmi, "status")                                      # 3.6
+    status = child(vmi, "status")                                      # 3.6
     memory = domain.get("memory")
     guest = memory.get("guest") if isinstance(memory, dict) else None
     if guest is not None:
         status["memory"] = {"guestAtBoot": guest, "guestCurrent": guest, "guestRequested": guest}
-    cpu = _obj(domain, "cpu")
+    cpu = child(domain, "cpu")
     if status.get("currentCPUTopology") is None:
         status["currentCPUTopology"] = {"sockets": _u32(cpu.get("sockets")), "cores": _u32(cpu.get("cores")),
                                         "threads": _u32(cpu.get("threads"))}
@@ -343,7 +336,7 @@ def mutate_new_vmi(vmi: dict, config: Any = None) -> None:
     _pci_topology(vmi, spec, domain)                                  # 3.8
     _tdx_qgs_socket(vmi, domain, cfg.raw)
     status["runtimeUser"] = RUNTIME_USER_NONROOT
-    meta = _obj(vmi, "metadata")
+    meta = child(vmi, "metadata")
     finalizers = meta.get("finalizers")
     meta["finalizers"] = (list(finalizers) if isinstance(finalizers, list) else []) + [FOREGROUND_FINALIZER]
     status["phase"] = "Pending"

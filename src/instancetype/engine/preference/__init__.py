@@ -27,6 +27,10 @@ __all__ = [
     "preferred_topology", "spread_options",
 ]
 
+# The preference's blocks in vmiApplier.Apply's order; a block that is not an object is skipped.
+_BLOCKS = (("cpu", apply_cpu), ("devices", apply_devices), ("features", apply_features),
+           ("firmware", apply_firmware), ("machine", apply_machine), ("clock", apply_clock))
+
 
 def apply_preference(preference: dict | None, spec: dict, *, metadata: dict | None = None,
                      for_vmi: bool = False) -> None:
@@ -41,24 +45,10 @@ def apply_preference(preference: dict | None, spec: dict, *, metadata: dict | No
     """
     if not preference:
         return
-    block = preference.get("cpu")
-    if type(block) is dict:
-        apply_cpu(block, spec)
-    block = preference.get("devices")
-    if type(block) is dict:
-        apply_devices(block, spec)
-    block = preference.get("features")
-    if type(block) is dict:
-        apply_features(block, spec)
-    block = preference.get("firmware")
-    if type(block) is dict:
-        apply_firmware(block, spec)
-    block = preference.get("machine")
-    if type(block) is dict:
-        apply_machine(block, spec)
-    block = preference.get("clock")
-    if type(block) is dict:
-        apply_clock(block, spec)
+    for key, apply_block in _BLOCKS:
+        block = preference.get(key)
+        if type(block) is dict:
+            apply_block(block, spec)
     apply_toplevel(preference, spec)
     if metadata is not None:
         apply_annotations(preference, metadata)

@@ -1,0 +1,52 @@
+"""instancetype.kubevirt.io/v1beta1: typed specs with KubeVirt's exact wire names.
+
+Every field of `VirtualMachineInstancetypeSpec` and `VirtualMachinePreferenceSpec`
+(staging/src/kubevirt.io/api/instancetype/v1beta1/types.go) and of the core
+kubevirt.io/v1 types they embed. Each field carries its wire name (`name=`: the
+automatic camelCase is wrong for names such as `dedicatedCPUPlacement`) and its Go
+type (the `go` entry of its `Meta.extra`, or the Struct's `go_type`), which
+`engine.godecode` reads to fail exactly as Go's decoder does and `api.crd` reads to
+generate the CRD schemas.
+
+Conventions mirror Go:
+- a Go pointer field is `X | None = None` (absent and null are the same);
+- a plain `omitempty` field defaults to its zero value and is omitted when zero;
+- a field WITHOUT omitempty (`cpu`, `memory`, `guest`, a GPU's `name`, ...) uses
+  `default_factory`, so it is always written, as Go always writes it.
+
+Public: `decode_instancetype_spec(dict)`, `decode_preference_spec(dict)`, `to_dict(struct)`,
+the Structs, and `struct_fields(cls)` (field name, wire name, type) for the schema generators.
+
+Layout (this package re-exports every public name): `_base` (the `_S` base, Go-typed
+scalar aliases, `to_dict`, `struct_fields`, `openapi_schema`), `core` (the kubevirt.io/v1 and
+metav1 types the specs and objects embed), `instancetype` (the instancetype spec and object),
+`preference` (the preference spec and object, accepted topology/spread values), `decode`
+(`decode_instancetype_spec`, `decode_preference_spec`).
+"""
+from __future__ import annotations
+
+# Re-exports; no __all__, as before the split (a second list of every name adds to the import time).
+from instancetype.api.v1beta1._base import (  # noqa: F401
+    UID, Bool, Int, Int32, Int64, PreferredCPUTopologyStr, Quantity, SpreadAcrossStr, String, StringMap, Time,
+    UInt, UInt32, openapi_schema, struct_fields, to_dict,
+)
+from instancetype.api.v1beta1.core import (  # noqa: F401
+    EFI, GPU, NUMA, SEV, SEVSNP, TDX, BlockSize, CPUFeature, ClockOffset, ClockOffsetUTC, CustomBlockSize,
+    DiskIOThreads, FeatureAPIC, FeatureHyperv, FeatureKVM, FeatureSpinlocks, FeatureState, FeatureVendorID,
+    FieldsV1, HPETTimer, HostDevice, Hugepages, HypervTimer, InterfaceMasquerade, KVMTimer, LaunchSecurity,
+    ManagedFieldsEntry, NUMAGuestMappingPassthrough, ObjectMeta, OwnerReference, PITTimer, RTCTimer, Realtime,
+    Rng, SEVAttestation, SEVPolicy, SyNICTimer, TLBFlush, TPMDevice, Timer, VGPUDisplayOptions, VGPUOptions,
+)
+from instancetype.api.v1beta1.instancetype import (  # noqa: F401
+    CPUInstancetype, MemoryInstancetype, VirtualMachineInstancetype, VirtualMachineInstancetypeSpec,
+)
+from instancetype.api.v1beta1.preference import (  # noqa: F401
+    DEFAULT_SPREAD_ACROSS, DEFAULT_SPREAD_RATIO, DEPRECATED_TOPOLOGIES, SPREAD_ACROSS, TOPOLOGIES,
+    CPUPreferenceRequirement, CPUPreferences, ClockPreferences, DevicePreferences, FeaturePreferences,
+    FirmwarePreferences, MachinePreferences, MemoryPreferenceRequirement, PreferenceRequirements,
+    SpreadOptions, VirtualMachinePreference, VirtualMachinePreferenceSpec, VolumePreferences,
+)
+from instancetype.api.v1beta1.decode import decode_instancetype_spec, decode_preference_spec  # noqa: F401
+
+# Private helpers api.v1alpha builds its Structs with (the module was one file before the split).
+from instancetype.api.v1beta1._base import _go, _named, _S  # noqa: F401

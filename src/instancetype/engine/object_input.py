@@ -1,0 +1,38 @@
+"""The objects given to the engine (or the store asked for them), their names checked.
+
+    object_index(objects, namespace, extra=()) -> ObjectIndex
+    object_list(objects) -> list        the names an ObjectIndex keys on checked (LoadError)
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from instancetype.engine.objects import ObjectIndex
+from instancetype.errors import LoadError
+
+
+def object_index(objects: Any, default_namespace: str, extra: Iterable[Mapping] = ()) -> ObjectIndex:
+    """An ObjectIndex of `objects` (plus `extra`), after checking the names it keys on are strings
+    (LoadError). An `ObjectSource` (the store) is asked on demand instead of listed."""
+    if hasattr(objects, "lookup"):
+        index = ObjectIndex(objects, default_namespace)
+        for i, obj in enumerate(object_list(list(extra))):
+            index.add(obj, index=i)
+        return index
+    return ObjectIndex(object_list(objects) + list(extra), default_namespace)
+
+
+def object_list(objects: Any) -> list:
+    """`objects` as a list, the names an ObjectIndex keys on checked to be strings (LoadError)."""
+    if objects is None:
+        objects = ()
+    elif isinstance(objects, (str, bytes, Mapping)) or not isinstance(objects, Iterable):
+        raise LoadError("objects: must be a list of objects")
+    objects = list(objects)
+    for i, obj in enumerate(objects):
+        meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+        if isinstance(meta, Mapping):
+            for key in ("name", "namespace"):
+                if meta.get(key) is not None and not isinstance(meta[key], str):
+                    raise LoadError(f"objects[{i}]: metadata.{key}: must be a string")
+    return objects
