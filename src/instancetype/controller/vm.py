@@ -215,6 +215,17 @@ def _conflict(vm: dict, detail: str) -> Conflict:
     return Conflict(f'Operation cannot be fulfilled on {VM_RESOURCE} "{name}": {detail}')
 
 
+def _set_running(store: Store, vm: dict, running: bool, config: dict | None) -> dict:
+    """KubeVirt's getRunningPatch: the legacy `spec.running` where the VM uses it, else
+    `spec.runStrategy` Always / Halted; then the controller's reconcile."""
+    spec = dict(vm.get("spec") or {})
+    if "running" in spec and "runStrategy" not in spec:
+        spec["running"] = running
+    else:
+        spec["runStrategy"] = "Always" if running else "Halted"
+    return reconcile(store, store.update({**vm, "spec": spec}), config)
+
+
 def start(store: Store, vm: dict, config: dict | None = None) -> dict:
     """virtctl start (KubeVirt's start subresource), then the controller's reconcile."""
     strategy = run_strategy(vm)
@@ -223,13 +234,7 @@ def start(store: Store, vm: dict, config: dict | None = None) -> dict:
     if strategy in ("Always", "Once"):
         raise _conflict(vm, f"{strategy} does not support manual start requests")
     if strategy == "Halted":
-        spec = dict(vm.get("spec") or {})
-        if "running" in spec and "runStrategy" not in spec:
-            spec["running"] = True
-        else:
-            spec["runStrategy"] = "Always"
-        vm = store.update({**vm, "spec": spec})
-        return reconcile(store, vm, config)
+        return _set_running(store, vm, True, config)
     return _start_vmi(store, clone(vm), config)  # Manual, RerunOnFailure: a start request
 
 
@@ -241,13 +246,7 @@ def stop(store: Store, vm: dict, config: dict | None = None) -> dict:
     if strategy == "Halted":
         raise _conflict(vm, "Halted only supports manual stop requests with a shorter graceperiod")
     if strategy in ("Always", "Once"):
-        spec = dict(vm.get("spec") or {})
-        if "running" in spec and "runStrategy" not in spec:
-            spec["running"] = False
-        else:
-            spec["runStrategy"] = "Halted"
-        vm = store.update({**vm, "spec": spec})
-        return reconcile(store, vm, config)
+        return _set_running(store, vm, False, config)
     _delete_vmi(store, vm)
     return _write_status(store, clone(vm), None)
 
