@@ -8,7 +8,8 @@ nothing is a generic `DecodeError` raised.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from instancetype.api import kinds
 from instancetype.errors import DecodeError, Error

@@ -9,7 +9,7 @@ Reading the VM itself is vm_decode.py (load_vm) and vm_fields.py (its parts, its
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from instancetype.engine.results import Cause
 

@@ -5,7 +5,8 @@
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from instancetype.engine.objects import ObjectIndex
 from instancetype.errors import LoadError

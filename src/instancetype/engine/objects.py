@@ -6,7 +6,8 @@ for (the VM's). Objects are not copied: callers never mutate what they get.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 from instancetype.api.kinds import BY_KIND
 from instancetype.errors import LoadError

@@ -9,7 +9,8 @@ a decode error naming the field instead of failing deep inside a rule.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from instancetype.errors import DecodeError
 from instancetype.jsonutil import clone

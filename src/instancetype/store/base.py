@@ -27,7 +27,8 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from instancetype.api import selectors
 from instancetype.api.kinds import BY_KIND, Resource
