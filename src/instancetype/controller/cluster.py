@@ -164,8 +164,7 @@ class Cluster:
         with self.store.transaction():
             for obj in objs:
                 try:
-                    with self.store.transaction():
-                        result = self.apply(obj, namespace=namespace)
+                    result = self.apply(obj, namespace=namespace)   # a savepoint of its own
                 except Error as e:
                     results.append(e)
                     continue
@@ -255,7 +254,3 @@ class Cluster:
         for vm in list(tx.list("VirtualMachine", namespace)):
             if vmctl.failed(vm):
                 vmctl.reconcile(tx, vm, config)
-
-
-def describe_error(e: Error) -> str:
-    return str(e)
