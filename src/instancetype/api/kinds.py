@@ -104,6 +104,16 @@ ANNOTATION_CLUSTER_INSTANCETYPE_NAME = "kubevirt.io/cluster-instancetype-name"
 ANNOTATION_PREFERENCE_NAME = "kubevirt.io/preference-name"
 ANNOTATION_CLUSTER_PREFERENCE_NAME = "kubevirt.io/cluster-preference-name"
 
+# KubeVirt's admission webhooks, by the names its refusals carry.
+WEBHOOK_VM_MUTATOR = "virtualmachines-mutator.kubevirt.io"
+WEBHOOK_VM_VALIDATOR = "virtualmachine-validator.kubevirt.io"
+
+
+def type_validator_webhook(kind: str) -> str:
+    """`virtualmachineinstancetype-validator.instancetype.kubevirt.io` and the other three."""
+    return f"{kind.lower()}-validator.{GROUP}"
+
+
 # Kinds a matcher may name (lowercase, singular or plural); empty means the cluster kind.
 INSTANCETYPE_MATCHER_KINDS = {
     "virtualmachineinstancetype": INSTANCETYPE, "virtualmachineinstancetypes": INSTANCETYPE,

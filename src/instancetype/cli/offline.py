@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from instancetype.api import kinds
 from instancetype.errors import Error, LoadError, NotFoundError, UnexpectedKindError
 
 from . import output
@@ -132,7 +133,9 @@ def validate_cmd(filenames, namespace, kubevirt_config):
                 result = instancetype.admit_vm(d.obj, objects=objects, config=config)
                 missing = _missing_references(d.obj, objects) if result.allowed else []
             else:
-                result = _validate_type(d.obj)
+                from instancetype.engine.validation import review
+
+                result = review(d.obj)[0]
                 missing = []
         except Error as e:
             output.error(f"{d.where}: {name}: {e}")
@@ -146,27 +149,11 @@ def validate_cmd(filenames, namespace, kubevirt_config):
             sys.stdout.write(f"{name} valid\n")
         else:
             failed = True
-            webhook = ("virtualmachines-mutator.kubevirt.io" if result.stage == "mutate"
-                       else "virtualmachine-validator.kubevirt.io" if is_vm
-                       else f"{d.kind.lower()}-validator.instancetype.kubevirt.io")
+            webhook = (kinds.WEBHOOK_VM_MUTATOR if result.stage == "mutate"
+                       else kinds.WEBHOOK_VM_VALIDATOR if is_vm else kinds.type_validator_webhook(d.kind))
             text = output.refusal_text(result, source=d.source, webhook=webhook)
             output.error(f"{d.where}: {name}: {text}")
     return 1 if failed else 0
-
-
-def _validate_type(obj: dict):
-    """The API server's order: the CRD's schema checks, then the validating webhook."""
-    import instancetype
-    from instancetype.engine.results import AdmissionResult
-
-    try:
-        from instancetype.engine.schema import check_schema
-    except ImportError:  # schema checks not built yet
-        return instancetype.validate(obj)
-    pruned, causes = check_schema(obj)
-    if causes:
-        return AdmissionResult.refused(list(causes))
-    return instancetype.validate(pruned)
 
 
 def _missing_references(vm: dict, objects: list[dict]) -> list[str]:

@@ -7,6 +7,8 @@ from typing import Any, Iterable
 
 import yaml
 
+from instancetype.api import kinds
+
 _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _STR = "tag:yaml.org,2002:str"
 _resolver = yaml.resolver.Resolver()
@@ -57,7 +59,7 @@ def error(message: str) -> None:
 
 
 def refusal_text(result: Any, *, verb: str = "creating", source: str | None = None,
-                 webhook: str = "virtualmachines-mutator.kubevirt.io") -> str:
+                 webhook: str = kinds.WEBHOOK_VM_MUTATOR) -> str:
     """A refused admission as kubectl prints it.
 
     With causes (422): `The request is invalid: <field>: <message>` (several: `[a: x, b: y]`).

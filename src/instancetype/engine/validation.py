@@ -160,3 +160,16 @@ def validate(obj: Any, *, operation: str = "CREATE", old: Any = None) -> Admissi
     if causes:
         return AdmissionResult.refused(causes)
     return AdmissionResult(warnings=warnings)
+
+
+def review(obj: Any, *, operation: str = "CREATE", old: Any = None) -> tuple[AdmissionResult, Any]:
+    """The API server's order for the four kinds: the CRD's structural schema checks (which also
+    prune unknown fields), then the validating webhook. Returns the result and the object as it
+    would be stored; a refusal by the schema has `stage="schema"`. The store's admission and the
+    offline `validate` command both use it."""
+    from instancetype.engine.schema import check_schema
+
+    pruned, causes = check_schema(obj)
+    if causes:
+        return AdmissionResult.refused(list(causes), stage="schema"), pruned
+    return validate(pruned, operation=operation, old=old), pruned

@@ -19,12 +19,9 @@ from instancetype.jsonutil import clone
 from instancetype.store.base import Store
 from instancetype.store.source import StoreObjects
 
-VM_MUTATOR = "virtualmachines-mutator.kubevirt.io"
-VM_VALIDATOR = "virtualmachine-validator.kubevirt.io"
-
-
-def type_validator(kind: str) -> str:
-    return f"{kind.lower()}-validator.instancetype.kubevirt.io"
+VM_MUTATOR = kinds.WEBHOOK_VM_MUTATOR
+VM_VALIDATOR = kinds.WEBHOOK_VM_VALIDATOR
+type_validator = kinds.type_validator_webhook
 
 
 class Refused(StoreError):
@@ -61,14 +58,11 @@ def admit(store: Store, obj: dict, *, operation: str = "CREATE", old: dict | Non
 
 
 def _admit_type(obj: dict, operation: str, old: dict | None, warnings: list[str]) -> Admitted:
-    import instancetype
-    from instancetype.engine.schema import check_schema
+    from instancetype.engine.validation import review
 
-    pruned, causes = check_schema(obj)
-    if causes:
-        raise Refused(_invalid_message(obj, causes), result=AdmissionResult.refused(list(causes)),
-                      webhook="")
-    result = instancetype.validate(pruned, operation=operation, old=old)
+    result, pruned = review(obj, operation=operation, old=old)
+    if result.stage == "schema":  # the API server itself refused it, before any webhook
+        raise Refused(_invalid_message(obj, result.causes), result=result, webhook="")
     if not result.allowed:
         raise Refused(result.message, result=result, webhook=type_validator(obj["kind"]))
     return Admitted(pruned, warnings + list(result.warnings))
