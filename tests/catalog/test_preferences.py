@@ -165,3 +165,126 @@ def test_namespaced_twins():
     assert {o["kind"] for o in ns} == {PREFERENCE}
     assert {o["kind"] for o in PREFS} == {CLUSTER_PREFERENCE}
     assert [{**o, "kind": 0} for o in ns] == [{**o, "kind": 0} for o in PREFS]
+
+
+# --- exact equivalence with v1.7.0 (checked object by object against the bundle KubeVirt vendors) ---
+# name: (openshift.io/display-name, iconClass without "icon-", tags after "hidden,kubevirt,")
+META = {
+    "alpine": ("Alpine", "alpine", "alpine"),
+    "centos.stream10": ("CentOS Stream 10", "centos", "linux,centos-stream"),
+    "centos.stream10.desktop": ("CentOS Stream 10", "centos", "linux,centos-stream"),
+    "centos.stream9": ("CentOS Stream 9", "centos", "linux,centos-stream"),
+    "centos.stream9.desktop": ("CentOS Stream 9", "centos", "linux,centos-stream"),
+    "centos.stream9.dpdk": ("CentOS Stream 9", "centos", "linux,centos-stream,dpdk"),
+    "cirros": ("Cirros", "cirros", "cirros"),
+    "debian": ("Debian", "debian", "debian"),
+    "fedora": ("Fedora (amd64)", "fedora", "fedora"),
+    "fedora.arm64": ("Fedora (arm64)", "fedora", "fedora"),
+    "fedora.s390x": ("Fedora (s390x)", "fedora", "fedora"),
+    "legacy": ("Legacy Guest", "other", "legacy"),
+    "linux": ("Linux Guest", "linux", "linux"),
+    "linux.efi": ("Linux EFI Guest", "linux", "linux-efi"),
+    "linux.virtiotransitional": ("Linux Virtio Transitional Guest", "linux", "linux-virtio-transitional"),
+    "opensuse.leap": ("OpenSUSE Leap", "opensuse-leap", "opensuse.leap"),
+    "opensuse.tumbleweed": ("OpenSUSE Tumbleweed", "opensuse-tumbleweed", "opensuse.tumbleweed"),
+    "oraclelinux": ("Oracle Linux", "oracle", "oraclelinux"),
+    "rhel.10": ("Red Hat Enterprise Linux 10 (amd64)", "rhel", "linux,rhel"),
+    "rhel.10.arm64": ("Red Hat Enterprise Linux 10 (arm64)", "rhel", "linux,rhel"),
+    "rhel.10.s390x": ("Red Hat Enterprise Linux 10 (s390x)", "rhel", "linux,rhel"),
+    "rhel.7": ("Red Hat Enterprise Linux 7", "rhel", "linux,rhel"),
+    "rhel.7.desktop": ("Red Hat Enterprise Linux 7", "rhel", "linux,rhel"),
+    "rhel.8": ("Red Hat Enterprise Linux 8", "rhel", "linux,rhel"),
+    "rhel.8.desktop": ("Red Hat Enterprise Linux 8", "rhel", "linux,rhel"),
+    "rhel.8.dpdk": ("Red Hat Enterprise Linux 8", "rhel", "linux,rhel,dpdk"),
+    "rhel.9": ("Red Hat Enterprise Linux 9 (amd64)", "rhel", "linux,rhel"),
+    "rhel.9.arm64": ("Red Hat Enterprise Linux 9 (arm64)", "rhel", "linux,rhel"),
+    "rhel.9.desktop": ("Red Hat Enterprise Linux 9 Desktop (amd64)", "rhel", "linux,rhel"),
+    "rhel.9.dpdk": ("Red Hat Enterprise Linux 9 DPDK (amd64)", "rhel", "linux,rhel,dpdk"),
+    "rhel.9.realtime": ("Red Hat Enterprise Linux 9 Realtime (amd64)", "rhel", "linux,rhel,realtime"),
+    "rhel.9.s390x": ("Red Hat Enterprise Linux 9 (s390x)", "rhel", "linux,rhel"),
+    "sles": ("SUSE Linux Enterprise Server", "sles", "sles"),
+    "ubuntu": ("Ubuntu", "ubuntu", "ubuntu"),
+}
+# windows.<v> is "Microsoft Windows <...>", windows.<v>.virtio the same plus " (virtio)"; icon and tag "windows".
+WINDOWS_DISPLAY = {"xp": "XP", "7": "7", "10": "10", "11": "11", "2k3": "Server 2003",
+                   "2k8": "Server 2008/2008 R2", "2k12": "Server 2012/2012 R2", "2k16": "Server 2016",
+                   "2k19": "Server 2019", "2k22": "Server 2022", "2k25": "Server 2025"}
+for _v, _d in WINDOWS_DISPLAY.items():
+    META[f"windows.{_v}"] = (f"Microsoft Windows {_d}", "windows", "windows")
+    if _v not in ("xp", "2k3"):
+        META[f"windows.{_v}.virtio"] = (f"Microsoft Windows {_d} (virtio)", "windows", "windows")
+
+HYPERV = {"frequencies": {}, "ipi": {}, "reenlightenment": {}, "relaxed": {}, "reset": {}, "runtime": {},
+          "spinlocks": {"spinlocks": 8191}, "synic": {}, "synictimer": {"direct": {}}, "tlbflush": {},
+          "vapic": {}, "vpindex": {}}
+WINDOWS_CLOCK = {"preferredClockOffset": {"utc": {}},
+                 "preferredTimer": {"hpet": {"present": False}, "hyperv": {}, "pit": {"tickPolicy": "delay"},
+                                    "rtc": {"tickPolicy": "catchup"}}}
+
+
+def test_metadata_table_covers_v170():
+    assert set(META) == set(TABLE)
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_annotations_and_labels_exact(name):
+    obj = BY_NAME[name]
+    display, icon, tags = META[name]
+    assert obj["metadata"]["annotations"] == {
+        "iconClass": f"icon-{icon}",
+        "openshift.io/display-name": display,
+        "openshift.io/documentation-url": '"https://github.com/kubevirt/common-instancetypes"\n',
+        "openshift.io/provider-display-name": "KubeVirt",
+        "openshift.io/support-url": '"https://github.com/kubevirt/common-instancetypes/issues"\n',
+        "tags": f"hidden,kubevirt,{tags}",
+    }
+    os_type, _, _, _, _, _, arch, cpu, mem, _ = TABLE[name]
+    labels = {P + "os-type": os_type, P + "vendor": "kubevirt.io", P + "common-instancetypes-version": "v1.7.0"}
+    if cpu is not None:
+        labels.update({P + "required-cpu": str(cpu), P + "required-memory": mem})
+    if arch:
+        labels.update({P + "arch": arch, P + "preferred-architecture": arch, P + "required-architecture": arch})
+    assert obj["metadata"]["labels"] == labels
+    assert set(obj["metadata"]) == {"annotations", "labels", "name"}
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_spec_has_nothing_else(name):
+    """Every key of every spec accounted for by the row (test_settings checks the values)."""
+    os_type, disk, nic, fw, topo, inp, arch, cpu, mem, extras = TABLE[name]
+    spec = BY_NAME[name]["spec"]
+    windows = os_type == "windows"
+    smm = fw in ("sb", "sbp") or "realtime" in extras
+    top = {"annotations", "devices"}
+    top |= {"requirements"} if cpu is not None else set()
+    top |= {"firmware"} if fw else set()
+    top |= {"features"} if smm or windows else set()
+    top |= {"cpu"} if topo else set()
+    top |= {"preferredArchitecture"} if arch else set()
+    top |= {"clock", "preferredTerminationGracePeriodSeconds"} if windows else set()
+    assert set(spec) == top
+    devices = {"preferredDiskBus", "preferredInterfaceModel"}
+    devices |= {"preferredAutoattachInputDevice"} if inp else set()
+    devices |= {"preferredInputBus", "preferredInputType"} if inp == "tablet" else set()
+    devices |= {"preferredTPM"} if fw == "sbp" else set()
+    for extra, key in (("rng", "preferredRng"), ("io", "preferredDiskDedicatedIoThread"),
+                       ("mq", "preferredNetworkInterfaceMultiQueue"), ("video", "preferredVideoType"),
+                       ("transitional", "preferredUseVirtioTransitional")):
+        devices |= {key} if extra in extras else set()
+    if "realtime" in extras:
+        devices |= {"preferredAutoattachGraphicsDevice", "preferredAutoattachMemBalloon",
+                    "preferredAutoattachSerialConsole"}
+    assert set(spec["devices"]) == devices
+    assert spec["devices"].get("preferredRng", {}) == {}
+    features = ({"preferredAcpi": {}, "preferredApic": {}, "preferredHyperv": HYPERV} if windows else {})
+    features |= {"preferredSmm": {}} if smm else {}
+    assert spec.get("features", {}) == features
+    assert spec.get("clock") == (WINDOWS_CLOCK if windows else None)
+    assert spec["annotations"] == {"vm.kubevirt.io/os": os_type,
+                                   **({"kubevirt.io/disablePCIHole64": "true"} if "pcihole" in extras else {})}
+    if cpu is not None:
+        assert spec["requirements"] == {"cpu": {"guest": cpu}, "memory": {"guest": mem},
+                                        **({"architecture": arch} if arch else {})}
+    if topo:
+        assert set(spec["cpu"]) == ({"preferredCPUTopology"} | ({"spreadOptions"} if topo.startswith("spread")
+                                                                  else set()))
