@@ -1,8 +1,7 @@
 """Every shared conformance case, through the adapter, under the README's comparison rule.
 
-The cases are KubeVirt v1.9's own answers. `known_failures.txt` lists case ids that
-do not pass yet (one per line, `#` comments); it must shrink to empty. A listed
-case that passes is reported by `test_known_failures_are_current`.
+The cases are KubeVirt v1.9's own answers (`create.jsonl` runs as real command lines in
+`tests/cli/test_create*.py`). Every one must pass.
 """
 from __future__ import annotations
 
@@ -20,24 +19,13 @@ FILES = ["expand.jsonl", "expand-harvested.jsonl", "requirements.jsonl", "valida
          "admit-vm.jsonl", "infer.jsonl", "vmi.jsonl"]
 
 
-def _known() -> set[str]:
-    p = HERE / "known_failures.txt"
-    if not p.exists():
-        return set()
-    return {ln.split("#")[0].strip() for ln in p.read_text().splitlines()} - {""}
-
-
-KNOWN = _known()
-
-
 def _cases():
     for name in FILES:
         with open(HERE / name) as f:
             for line in f:
                 if line.strip():
                     v = json.loads(line)
-                    marks = [pytest.mark.xfail(reason="known failure", strict=False)] if v["id"] in KNOWN else []
-                    yield pytest.param(v, id=v["id"], marks=marks)
+                    yield pytest.param(v, id=v["id"])
 
 
 def run(v: dict) -> dict:
