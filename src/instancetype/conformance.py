@@ -73,10 +73,8 @@ def op_validate(req: dict) -> dict:
 
 
 def op_admit_vm(req: dict) -> dict:
-    kw = _lookup_kwargs(req) if req.get("finder") == "real" else {
-        "instancetype": req.get("instancetype"), "preference": req.get("preference"),
-        "objects": req.get("objects") or (), "config": req.get("config")}
-    res = it.admit_vm(req["vm"], operation=req.get("operation") or "CREATE", old=req.get("oldVM"), **kw)
+    res = it.admit_vm(req["vm"], operation=req.get("operation") or "CREATE", old=req.get("oldVM"),
+                      **_lookup_kwargs(req))
     return res.to_dict()
 
 

@@ -39,6 +39,13 @@ def child(parent: dict, key: str) -> dict:
     return v
 
 
+def dict_items(v: Any) -> list:
+    """The dict entries of a JSON list (anything that is not a list yields nothing)."""
+    if type(v) is not list:
+        return []
+    return [x for x in v if type(x) is dict]
+
+
 def dig(obj: Any, *path: str, default: Any = None) -> Any:
     """obj[p0][p1]... or `default` where a step is missing or not a mapping."""
     for p in path:

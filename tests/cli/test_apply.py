@@ -138,3 +138,18 @@ def test_subprocess_apply_stdin_and_exit_codes(state):
     assert (r.code, r.out) == (0, "virtualmachineinstancetype.instancetype.kubevirt.io/small created\n")
     r = run_process(state, "apply", "-f", "-", stdin="kind: [")
     assert r.code == 1 and r.err.startswith("error: ") and "Traceback" not in r.err
+
+
+def test_kubevirt_configuration_of_the_wrong_type_is_refused(state):
+    kv = ("apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt, namespace: kubevirt}\n"
+          "spec: {configuration: {instancetype: 5}}\n")
+    r = run(state, "apply", "-f", "-", stdin=kv)
+    assert r.code == 1
+    assert r.err == ('The KubeVirt "kubevirt" is invalid: spec.configuration.instancetype: Invalid value: "integer": '
+                     'spec.configuration.instancetype in body must be of type object: "integer"\n')
+
+
+def test_a_name_that_is_not_a_string_is_an_empty_name(state):
+    r = run(state, "apply", "-f", "-", stdin=INSTANCETYPE.replace("name: small", "name: [1]"))
+    assert r.code == 1
+    assert r.err.endswith('from server for: "STDIN": resource name may not be empty\n')

@@ -252,12 +252,7 @@ def convert_revision_data(data: Any) -> dict:
 
 
 # --- 3. the flavor API (seed 002) ------------------------------------------------------------------
-FLAVOR_KINDS = {
-    "VirtualMachineFlavor": kinds.INSTANCETYPE,
-    "VirtualMachineClusterFlavor": kinds.CLUSTER_INSTANCETYPE,
-    "VirtualMachinePreference": kinds.PREFERENCE,
-    "VirtualMachineClusterPreference": kinds.CLUSTER_PREFERENCE,
-}
+FLAVOR_KINDS = kinds.FLAVOR_KINDS   # flavor kind -> instancetype kind
 # Matcher kinds are compared lower-cased, singular or plural, as KubeVirt compares kinds.
 _FLAVOR_MATCHER_KINDS = {
     "virtualmachineflavor": "VirtualMachineFlavor", "virtualmachineflavors": "VirtualMachineFlavor",

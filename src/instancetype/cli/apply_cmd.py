@@ -8,7 +8,6 @@ every object and then undoes it all, printing kubectl's `(dry run)` / `(server d
 """
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -16,22 +15,11 @@ import click
 
 from instancetype.api import kinds
 
-from .kubectl import (CommandError, Failure, api_failure, check_namespace, cluster_of, fail, filename_option,
-                      mapping_error, namespace_option, report, reports_errors, source_name, stored_kind)
+from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_namespace, cluster_of,
+                      dry_run_mode, filename_option, go_json, mapping_error, namespace_option, report, reports_errors,
+                      source_name, stored_kind, undone)
 
 APPLY_CHUNK = 256          # objects per commit: output shows once its chunk is committed
-DRY_RUN_SUFFIX = {"none": "", "client": " (dry run)", "server": " (server dry run)"}
-
-
-class _Undo(Exception):
-    """Raised inside the outer transaction of a dry run so that nothing is kept."""
-
-
-def _go_json_compact(v: Any) -> str:
-    text = json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
-        text = text.replace(ch, esc)
-    return text
 
 
 def _info(res: kinds.Resource, name: str, ns: str | None) -> str:
@@ -71,13 +59,6 @@ def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
     return Failure(text, text)
 
 
-def _dry_run_mode(value: str) -> str:
-    """kubectl's `--dry-run` values (a bare `--dry-run` is the deprecated `client`)."""
-    if value not in DRY_RUN_SUFFIX:
-        raise CommandError(f'error: Invalid dry-run value ({value}). Must be "none", "server", or "client".')
-    return value
-
-
 @click.command("apply")
 @filename_option
 @namespace_option
@@ -94,7 +75,7 @@ def apply_cmd(ctx, filenames, namespace, recursive, dry_run):
     from .loader import read_sources
     from .output import warn
 
-    mode = _dry_run_mode(dry_run)
+    mode = dry_run_mode(dry_run)
     if not filenames:
         raise CommandError("error: must specify one of -f and -k")
     docs = read_sources(list(filenames))
@@ -109,16 +90,14 @@ def apply_cmd(ctx, filenames, namespace, recursive, dry_run):
             if mode != "none":
                 # One transaction around everything, undone at the end: later objects see the
                 # earlier ones, as on a server that kept them, and nothing stays.
-                with store.transaction():
+                with undone(store):
                     _apply_chunk(cluster, docs, namespace, failures, DRY_RUN_SUFFIX[mode], warn)
-                    raise _Undo
-            for start in range(0, len(docs), APPLY_CHUNK):
-                # Each object on its own savepoint (a refusal undoes only it), committed in chunks.
-                with store.transaction():
-                    pending = _apply_chunk(cluster, docs[start:start + APPLY_CHUNK], namespace, failures, "")
-                _show(pending, warn)
-        except _Undo:
-            pass
+            else:
+                for start in range(0, len(docs), APPLY_CHUNK):
+                    # Each object on its own savepoint (a refusal undoes only it), committed in chunks.
+                    with store.transaction():
+                        pending = _apply_chunk(cluster, docs[start:start + APPLY_CHUNK], namespace, failures, "")
+                    _show(pending, warn)
         except Error as e:   # the state file failed under us: nothing more can be applied
             failures.append(Failure(f"error: {e}", str(e)))
     return report(failures)
@@ -161,7 +140,7 @@ def _apply_one(cluster: Any, d: Any, namespace: str | None, pending: list[tuple[
     mapping = mapping_error(d, ns)
     if mapping is not None:
         return Failure(f"error: {mapping}", mapping)
-    if not meta.get("name"):
+    if not meta.get("name") or not isinstance(meta["name"], str):   # unstructured GetName: "" unless a string
         res_ = res or kinds.BY_KIND.get(stored_kind(d.obj))
         text = ("error when retrieving current configuration of:\n" + (_info(res_, "", ns) if res_ else "") +
                 f'\nfrom server for: "{source}": resource name may not be empty')
@@ -195,7 +174,7 @@ def _patch_verb(obj: dict, current: dict, ns: str | None) -> str:
     res = kinds.BY_KIND.get(current.get("kind", ""))
     try:
         patch = three_way_patch(original_of(current), with_last_applied(obj), current)
-        text = _go_json_compact(patch)
+        text = go_json(patch)
     except Exception:  # a patch we cannot show must not hide the real error
         text = "{}"
     name = (current.get("metadata") or {}).get("name", "")

@@ -14,9 +14,9 @@ import click
 
 from instancetype.api import kinds
 
-from .kubectl import (CommandError, Failure, api_failure, check_namespace, cluster_of, filename_option,
-                      mapping_error, namespace_of, namespace_option, parse_targets, report, reports_errors,
-                      source_name, stored_kind)
+from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_namespace, cluster_of,
+                      dry_run_mode, filename_option, mapping_error, namespace_of, namespace_option, parse_targets,
+                      report, reports_errors, source_name, stored_kind)
 
 _Item = tuple[kinds.Resource, str, "str | None", "str | None"]     # (resource, name, namespace, source file)
 
@@ -55,9 +55,7 @@ def _items_from_files(filenames: tuple[str, ...], namespace: str | None) -> list
 @reports_errors
 def delete_cmd(ctx, args, filenames, namespace, selector, all_, all_namespaces, ignore_not_found, fmt, dry_run):
     """Delete objects by TYPE NAME, TYPE/NAME, -f FILE or -l SELECTOR (kubectl delete)."""
-    from .apply_cmd import DRY_RUN_SUFFIX, _dry_run_mode
-
-    suffix = DRY_RUN_SUFFIX[_dry_run_mode(dry_run)]
+    suffix = DRY_RUN_SUFFIX[dry_run_mode(dry_run)]
     if fmt not in (None, "", "name"):
         raise CommandError(f"error: unexpected -o output mode: {fmt}. We only support '-o name'")
     if all_ and selector:

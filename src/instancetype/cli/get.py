@@ -14,21 +14,10 @@ import click
 from instancetype.jsonutil import sorted_keys
 
 from . import tables
-from .kubectl import (CommandError, Target, api_error_text, cluster_of, fail, namespace_of, namespace_option,
-                      parse_targets, reports_errors)
+from .kubectl import (CommandError, Target, api_error_text, cluster_of, fail, go_json, namespace_of,
+                      namespace_option, parse_targets, reports_errors)
 
 _OUTPUTS = ("yaml", "json", "name", "wide")
-
-
-def _go_json(obj: Any) -> str:
-    """kubectl's JSON printer: 4-space indent, keys sorted, Go's HTML-safe escapes."""
-    import json
-
-    text = json.dumps(sorted_keys(obj), indent=4, ensure_ascii=False)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
-                    ("\u2029", "\\u2029")):
-        text = text.replace(ch, esc)
-    return text + "\n"
 
 
 def _yaml(obj: Any) -> str:
@@ -190,7 +179,7 @@ def _print_objects(cluster, targets: list[Target], query: _Query, fmt: str, erro
     if not items and (single or query.ignore_not_found):
         return
     doc = items[0] if single else _as_list(items)
-    sys.stdout.write(_go_json(doc) if fmt == "json" else _yaml(doc))
+    sys.stdout.write(go_json(doc, indent=4) + "\n" if fmt == "json" else _yaml(doc))
 
 
 # --- describe ------------------------------------------------------------------------------------------

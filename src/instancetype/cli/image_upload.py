@@ -21,8 +21,9 @@ from typing import Any, BinaryIO
 
 import click
 
-from instancetype.controller.images import images_dir
 from instancetype.api import kinds
+from instancetype.controller.images import image_path
+from instancetype.jsonutil import dig
 
 from .kubectl import CommandError, cluster_of, namespace_option, reports_errors
 
@@ -33,8 +34,6 @@ FORCE_BIND = "cdi.kubevirt.io/storage.bind.immediate.requested"
 CREATED_FOR_DV = "cdi.kubevirt.io/createdForDataVolume"
 CDI_LABELS = {"app": "containerized-data-importer", "app.kubernetes.io/component": "storage",
               "app.kubernetes.io/managed-by": "cdi-controller"}
-INSTANCETYPE_KINDS = ["VirtualMachineInstancetype", "VirtualMachineClusterInstancetype"]
-PREFERENCE_KINDS = ["VirtualMachinePreference", "VirtualMachineClusterPreference"]
 CDI_API = "cdi.kubevirt.io/v1beta1"
 
 
@@ -58,7 +57,7 @@ def default_labels(opts: dict) -> dict:
 
 def validate_defaults(opts: dict) -> None:
     """virtctl `validateDefaultInstancetypeArgs`."""
-    for flag, allowed in (("instancetype", INSTANCETYPE_KINDS), ("preference", PREFERENCE_KINDS)):
+    for flag, allowed in (("instancetype", kinds.INSTANCETYPE_KINDS), ("preference", kinds.PREFERENCE_KINDS)):
         kind = opts[f"default_{flag}_kind"]
         if kind and kind not in allowed:
             raise UploadError(f"invalid default-{flag}-kind: invalid kind: {kind}. Allowed values are: "
@@ -250,7 +249,7 @@ def _upload(cluster: Any, src: BinaryIO, total: int, path: str, name: str, ns: s
             raise
     if pvc is not None:
         pvc = _existing_pvc(cluster, pvc, name, ns, create_pvc, opts, archive)
-        size = str(((pvc.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage", ""))
+        size = str(dig(pvc, "spec", "resources", "requests", "storage", default=""))
         if size:
             _check_fits(total, _parse_size(size, True))
         out.write(f"Using existing PVC {ns}/{pvc['metadata']['name']}\n")
@@ -287,7 +286,7 @@ def _upload(cluster: Any, src: BinaryIO, total: int, path: str, name: str, ns: s
             pvc = cluster.create(_pvc(name, ns, size, opts, labels={**CDI_LABELS, **labels},
                                       annotations=annotations, owner=owner)).object
             out.write(f"DataVolume {ns}/{name} created\n")
-    dest = images_dir(cluster.store.path) / ns / name
+    dest = image_path(cluster.store.path, ns, name)
     out.write(f"Uploading data to {dest}\n")
     out.write("\n")
     out.flush()

@@ -8,6 +8,7 @@ stderr and exit status 1, never a traceback.
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -70,6 +71,19 @@ def api_error_text(e: Any) -> str:
     return f"error: {e}"
 
 
+# Go's encoding/json escapes these even in a string it prints (HTML safety, JavaScript line ends).
+_GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
+def go_json(v: Any, *, indent: int | None = None) -> str:
+    """JSON as kubectl's Go encoder writes it: keys sorted, Go's escapes; compact unless `indent`."""
+    text = json.dumps(v, sort_keys=True, indent=indent, separators=None if indent else (",", ":"),
+                      ensure_ascii=False)
+    for ch, esc in _GO_ESCAPES:
+        text = text.replace(ch, esc)
+    return text
+
+
 # --- errors collected while going on (kubectl's ContinueOnError + CheckErr) ------------------------
 
 @dataclass
@@ -100,6 +114,33 @@ def api_failure(e: Any, *, verb: str | None = None, source: str | None = None) -
     if reason:
         return Failure(f"Error from server ({reason}): {message}", f"Error from server ({reason}): {message}")
     return Failure(f"error: {message}", message)
+
+
+# --- dry runs -----------------------------------------------------------------------------------
+
+DRY_RUN_SUFFIX = {"none": "", "client": " (dry run)", "server": " (server dry run)"}
+
+
+def dry_run_mode(value: str) -> str:
+    """kubectl's `--dry-run` values (a bare `--dry-run` is the deprecated `client`)."""
+    if value not in DRY_RUN_SUFFIX:
+        raise CommandError(f'error: Invalid dry-run value ({value}). Must be "none", "server", or "client".')
+    return value
+
+
+class _Undo(Exception):
+    """Raised at the end of a dry run's transaction so that nothing is kept."""
+
+
+@contextmanager
+def undone(store: Any) -> Iterator[None]:
+    """A transaction that is always rolled back: the writes run (admission and all), nothing stays."""
+    try:
+        with store.transaction():
+            yield
+            raise _Undo
+    except _Undo:
+        pass
 
 
 # --- resources named on the command line ---------------------------------------------------------

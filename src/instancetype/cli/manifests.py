@@ -48,7 +48,6 @@ def sort_documents(docs: list[Document], namespace: str | None) -> Manifests:
     for position, d in enumerate(docs):
         m.order[id(d)] = position
         check_known_kind(d)
-        group = kinds.group_of(d.api_version)
         if needs_upgrade(d.obj):
             try:
                 d.obj, w = upgrade(d.obj)
@@ -56,9 +55,10 @@ def sort_documents(docs: list[Document], namespace: str | None) -> Manifests:
                 raise LoadError(f"{d.where}: {e}") from None
             m.warnings.extend(w)
         _default_namespace(d, namespace)
-        if d.kind == "VirtualMachine" and kinds.group_of(d.api_version) == "kubevirt.io":
+        group = kinds.group_of(d.api_version)     # after the upgrade: flavor objects are instancetypes now
+        if d.kind == "VirtualMachine" and group == "kubevirt.io":
             m.vms.append(d)
-        elif d.kind in kinds.ALL_TYPE_KINDS and kinds.group_of(d.api_version) == kinds.GROUP:
+        elif d.kind in kinds.ALL_TYPE_KINDS and group == kinds.GROUP:
             m.types.append(d)
         elif d.kind == "KubeVirt" and group == "kubevirt.io":
             m.config_docs.append(d)

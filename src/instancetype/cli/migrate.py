@@ -55,7 +55,7 @@ def migrate_vm_cmd(filename: str, fmt: str) -> int:
     except Error as e:
         output.error(f"{doc.where}: cannot migrate {name}: {e}")
         return 1
-    sys.stdout.write(output.json_text(result.vm) if fmt == "json" else output.yaml_docs([result.vm]))
+    sys.stdout.write(output.objects_text([result.vm], fmt))
     for change in result.changes:
         sys.stderr.write(f"{change}\n")
     if result.preference is None:

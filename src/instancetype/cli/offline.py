@@ -51,10 +51,7 @@ def _note_skipped(m: Manifests) -> None:
 
 
 def _print(objs: list[dict], fmt: str) -> None:
-    if fmt == "json":
-        sys.stdout.write(output.json_text(objs[0] if len(objs) == 1 else output.as_list(objs)))
-    else:
-        sys.stdout.write(output.yaml_docs(objs))
+    sys.stdout.write(output.objects_text(objs, fmt))
 
 
 @click.command("expand")

@@ -50,6 +50,14 @@ def as_list(objs: list[dict]) -> dict:
     return {"apiVersion": "v1", "kind": "List", "items": objs, "metadata": {"resourceVersion": ""}}
 
 
+def objects_text(objs: list[dict], fmt: str) -> str:
+    """Objects as `expand`, `convert` and `migrate-vm` print them: `json` is one object as itself
+    and several as a `List`; YAML is one document per object."""
+    if fmt == "json":
+        return json_text(objs[0] if len(objs) == 1 else as_list(objs))
+    return yaml_docs(objs)
+
+
 def warn(message: str) -> None:
     sys.stderr.write(f"Warning: {message}\n")
 

@@ -18,6 +18,8 @@ import calendar
 import time
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
+from instancetype.jsonutil import dig as _dig
+
 # --- AGE ---------------------------------------------------------------------------------------------
 
 
@@ -89,14 +91,6 @@ def age(obj: dict, now: float) -> str:
 
 
 # --- cells -------------------------------------------------------------------------------------------
-
-
-def _dig(obj: Any, *path: str) -> Any:
-    for p in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(p)
-    return obj
 
 
 def _condition(obj: dict, ctype: str) -> str | None:

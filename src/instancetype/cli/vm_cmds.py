@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from .kubectl import CommandError, cluster_of, namespace_option, reports_errors
+from .kubectl import CommandError, cluster_of, namespace_option, reports_errors, undone
 
 # action -> (error format, error format with --force); `{}` is the API error.
 _ERRORS = {
@@ -19,10 +19,6 @@ _ERRORS = {
     "stop": ("error stopping VirtualMachine {}", "error force stopping VirtualMachine: {}"),
     "restart": ("error restarting VirtualMachine: {}", "error force restarting VirtualMachine: {}"),
 }
-
-
-class _Undo(Exception):
-    pass
 
 
 def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace: str | None, *,
@@ -38,12 +34,8 @@ def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace
     template = _ERRORS[action][1 if force else 0]
     with cluster_of(ctx) as cluster:
         try:
-            with cluster.store.transaction():
+            with undone(cluster.store) if dry_run else cluster.store.transaction():
                 getattr(cluster, action)(name, namespace or "default")
-                if dry_run:
-                    raise _Undo
-        except _Undo:
-            pass
         except NotFound as e:
             # The subresource handler answers with the singular resource (virt-api fetchVirtualMachine).
             text = f'virtualmachine.kubevirt.io "{name}" not found' if getattr(e, "kind", None) in (
@@ -81,7 +73,7 @@ def expand_stored(ctx: click.Context, name: str, namespace: str | None, fmt: str
     `expand -f` prints (YAML or JSON); errors as virtctl words them."""
     from instancetype.errors import Error
 
-    from .output import json_text, yaml_docs
+    from .output import objects_text
 
     ns = namespace or "default"
     if fmt not in ("yaml", "json"):
@@ -91,6 +83,6 @@ def expand_stored(ctx: click.Context, name: str, namespace: str | None, fmt: str
             expanded = cluster.expand_vm(name, ns)
         except Error as e:
             raise CommandError(f"error expanding VirtualMachine - {name} in namespace - {ns}: {e}") from None
-    sys.stdout.write(json_text(expanded) if fmt == "json" else yaml_docs([expanded]))
+    sys.stdout.write(objects_text([expanded], fmt))
     return 0
 

@@ -186,14 +186,15 @@ def _wait_one(cluster: Any, kind: str, name: str, ns: str | None, check: Check |
     """True once the object meets `check` (with `check` None: once it is gone)."""
     from instancetype.store.base import NotFound
 
-    cluster.get(kind, name, ns)     # NotFound here: the caller's case
+    first = True
     while True:
         try:
             obj = cluster.get(kind, name, ns)
         except NotFound:
-            if check is None:
+            if check is None and not first:     # deleted while we waited
                 return True
-            raise
+            raise                               # missing from the start: the caller's case
+        first = False
         if check is not None and check(obj):
             return True
         if once or time.monotonic() >= deadline:

@@ -21,7 +21,6 @@ from instancetype.jsonutil import clone
 from instancetype.store.base import AlreadyExists, NotFound, Store, merge_patch
 from instancetype.webhook.admission import admit
 
-from . import vm as vmctl
 from .apply import original_of, three_way_patch, with_last_applied
 
 KUBEVIRT_NAMESPACE = "kubevirt"
@@ -134,7 +133,9 @@ class Cluster:
         with self.store.transaction() as tx:
             config = self.config(tx)
             try:
-                current = tx.get(kind, name, ns)
+                # A name that is not a string cannot be stored: admission refuses it below, as
+                # the API server's decoder does.
+                current = tx.get(kind, name, ns) if isinstance(name, str) else None
             except NotFound:
                 current = None
             if current is None:
@@ -208,18 +209,20 @@ class Cluster:
     # --- virtctl ---------------------------------------------------------------------------------
 
     def start(self, name: str, namespace: str | None = None) -> dict:
-        return self._vm_action(vmctl.start, name, namespace)
+        return self._vm_action("start", name, namespace)
 
     def stop(self, name: str, namespace: str | None = None) -> dict:
-        return self._vm_action(vmctl.stop, name, namespace)
+        return self._vm_action("stop", name, namespace)
 
     def restart(self, name: str, namespace: str | None = None) -> dict:
-        return self._vm_action(vmctl.restart, name, namespace)
+        return self._vm_action("restart", name, namespace)
 
-    def _vm_action(self, fn, name: str, namespace: str | None) -> dict:
+    def _vm_action(self, action: str, name: str, namespace: str | None) -> dict:
+        from . import vm as vmctl
+
         with self.store.transaction() as tx:
             vm = tx.get("VirtualMachine", name, namespace)
-            return fn(tx, vm, self.config(tx))
+            return getattr(vmctl, action)(tx, vm, self.config(tx))
 
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         """virtctl expand --vm: the stored VM expanded against the stored objects."""
@@ -230,8 +233,12 @@ class Cluster:
         return instancetype.expand(vm, objects=StoreObjects(self.store), config=self.config())
 
     # --- the controller's triggers -------------------------------------------------------------
+    # The VM controller (and the engine it runs) is imported on first write, not when a command
+    # that only reads (get, describe, wait) opens the cluster.
 
     def _after_write(self, tx: Store, stored: dict, config: dict | None) -> dict:
+        from . import vm as vmctl
+
         kind = stored.get("kind")
         if kind == "VirtualMachine":
             return vmctl.reconcile(tx, stored, config)
@@ -251,6 +258,8 @@ class Cluster:
     @staticmethod
     def _retry_failed_vms(tx: Store, namespace: str | None, config: dict | None) -> None:
         """A VM that could not start for want of an object starts once it exists."""
+        from . import vm as vmctl
+
         for vm in list(tx.list("VirtualMachine", namespace)):
             if vmctl.failed(vm):
                 vmctl.reconcile(tx, vm, config)

@@ -29,7 +29,7 @@ from typing import Any, Iterable
 
 from instancetype.api import kinds as K
 from instancetype.engine.objects import ObjectIndex
-from instancetype.engine.spec import instancetype_spec, preference_spec
+from instancetype.engine.spec import instancetype_spec, is_whole_object, preference_spec
 from instancetype.errors import DecodeError, NotFoundError, UnexpectedKindError
 
 _CR = "ControllerRevision"
@@ -153,8 +153,7 @@ def objects_for_matchers(vm: dict, instancetype: Any, preference: Any) -> list[d
         kind = side.kinds.get(_str(m.get("kind")).lower())
         if kind is None:
             continue
-        spec = given.get("spec") if isinstance(given, dict) and (
-            "spec" in given or "kind" in given or "metadata" in given) else given
+        spec = given.get("spec") if is_whole_object(given) else given
         meta = {"name": _str(m.get("name"))}
         if K.BY_KIND[kind].namespaced:
             meta["namespace"] = ns

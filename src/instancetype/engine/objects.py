@@ -18,8 +18,6 @@ class ObjectSource(Protocol):
 
     def lookup(self, kind: str, name: str, namespace: str) -> Mapping | None: ...
 
-    def lookup_kind(self, kind: str, namespace: str | None) -> list[Mapping]: ...
-
 
 class ObjectIndex:
     """`objects` may be an iterable of objects, or an `ObjectSource` (e.g. the embedded store),
@@ -60,11 +58,6 @@ class ObjectIndex:
         if found is None and self._source is not None:
             found = self._source.lookup(kind, name, ns)
         return found
-
-    def of_kind(self, kind: str) -> list[Mapping]:
-        if self._source is not None:
-            return list(self._source.lookup_kind(kind, None))
-        return [o for (k, _, _), o in self._by_key.items() if k == kind]
 
     def __len__(self) -> int:
         return len(self._by_key)

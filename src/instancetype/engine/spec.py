@@ -2,9 +2,11 @@
 
 Public (stable) functions:
 
+    is_whole_object(x) -> bool
+        Whether `x` is a whole VirtualMachine(Cluster)Instancetype/Preference object (a dict
+        with `spec`, `kind` or `metadata` at the top) rather than a bare spec.
     unwrap(x) -> dict | None
-        A bare spec, or a whole VirtualMachine(Cluster)Instancetype/Preference object
-        (it has `spec`, `kind` or `metadata` at the top), -> the spec dict (not copied).
+        A bare spec, or a whole object, -> the spec dict (not copied).
     instancetype_spec(x) -> dict | None
         `unwrap` + KubeVirt's reading of the typed fields: `cpu.guest` is a uint32,
         `memory.guest` / `memory.maxGuest` are quantities printed in canonical form
@@ -31,12 +33,16 @@ from instancetype.errors import DecodeError, QuantityError
 _UINT32_MAX = 4294967295
 
 
+def is_whole_object(x: Any) -> bool:
+    return isinstance(x, dict) and ("spec" in x or "kind" in x or "metadata" in x)
+
+
 def unwrap(x: Any) -> dict | None:
     if x is None:
         return None
     if not isinstance(x, dict):
         raise DecodeError(f"instancetype or preference must be an object, got {type(x).__name__}")
-    if "spec" in x or "kind" in x or "metadata" in x:
+    if is_whole_object(x):
         spec = x.get("spec")
         if spec is None:
             return {}

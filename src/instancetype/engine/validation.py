@@ -24,8 +24,6 @@ from typing import Any
 
 from instancetype.api import kinds
 from instancetype.api.v1beta1 import (
-    DEFAULT_SPREAD_ACROSS,
-    DEFAULT_SPREAD_RATIO,
     DEPRECATED_TOPOLOGIES,
     SPREAD_ACROSS,
     TOPOLOGIES,
@@ -33,6 +31,7 @@ from instancetype.api.v1beta1 import (
     VirtualMachinePreference,
 )
 from instancetype.engine.godecode import decode_object
+from instancetype.engine.preference.cpu import spread_options
 from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.errors import DecodeError, QuantityError, UnexpectedKindError
 
@@ -81,16 +80,6 @@ def instancetype_warnings(spec: dict) -> list[str]:
 
 
 # --- step 4: preference rules ------------------------------------------------------------------
-def spread_options(spec: dict) -> tuple[int, str]:
-    """(ratio, across) as pkg/instancetype/preference/apply.GetSpreadOptions reads them:
-    spreadOptions.ratio > non-zero preferSpreadSocketToCoreRatio > 2; across default SocketsCores."""
-    opts = (spec.get("cpu") or {}).get("spreadOptions") or {}
-    ratio = opts.get("ratio")
-    if ratio is None:
-        ratio = spec.get("preferSpreadSocketToCoreRatio") or DEFAULT_SPREAD_RATIO
-    return ratio, opts.get("across", DEFAULT_SPREAD_ACROSS)
-
-
 def preference_causes(spec: dict) -> list[Cause]:
     """ValidatePreferenceSpec: a known topology; for spread topologies a known `across` and
     ratio 2 with CoresThreads. At most one cause (the spread rule needs a known topology)."""
@@ -101,7 +90,7 @@ def preference_causes(spec: dict) -> list[Cause]:
         return [Cause(INVALID, f"unknown preferredCPUTopology {topology}", "spec.cpu.preferredCPUTopology")]
     if topology not in ("spread", "preferSpread"):
         return []
-    ratio, across = spread_options(spec)
+    ratio, across = spread_options(spec)   # the decoded spec has no nulls: Go's own reading
     if across not in SPREAD_ACROSS:
         return [Cause(INVALID, f"across {across} is not supported", "spec.cpu.spreadOptions.across")]
     if across == "CoresThreads" and ratio != 2:

@@ -34,11 +34,12 @@ from instancetype.engine.guard import public
 from instancetype import jsonutil
 from instancetype.api import kinds as K
 from instancetype.engine import object_input, vm_decode, vm_fields
-from instancetype.engine.apply import apply_to_spec
+from instancetype.engine.apply import apply_to_spec, conflict_message
 from instancetype.engine.find import find_instancetype
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.requirements import check as check_requirements
 from instancetype.engine.results import AdmissionResult, Cause
+from instancetype.engine.spec import is_whole_object
 from instancetype.engine.spread import check_spread
 from instancetype.engine.vm_mutate import find_preference_or_none, mutate_vm
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
@@ -63,7 +64,7 @@ class Rejection:
 
 
 def conflict_cause(path: str) -> Cause:
-    return Cause("FieldValueInvalid", f"VM field(s) {path} conflicts with selected instance type", path)
+    return Cause("FieldValueInvalid", conflict_message((path,)), path)
 
 
 def validate_template(template: Any, instancetype: dict | None, preference: dict | None,
@@ -100,10 +101,6 @@ def validate_template(template: Any, instancetype: dict | None, preference: dict
     return None
 
 
-def _is_whole_object(x: Any) -> bool:
-    return isinstance(x, dict) and ("spec" in x or "kind" in x or "metadata" in x)
-
-
 _SIDES = (("instancetype", K.INSTANCETYPE_MATCHER_KINDS), ("preference", K.PREFERENCE_MATCHER_KINDS))
 
 
@@ -122,7 +119,7 @@ def _stored(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
             continue
         kind = kinds.get(str(matcher.get("kind") or "").lower())
         name = matcher.get("name") if isinstance(matcher.get("name"), str) else ""
-        if not _is_whole_object(given):
+        if not is_whole_object(given):
             if kind is not None:
                 meta = {"name": name, "namespace": ns} if K.BY_KIND[kind].namespaced else {"name": name}
                 out.append({"apiVersion": K.API_VERSION, "kind": kind, "metadata": meta, "spec": given})

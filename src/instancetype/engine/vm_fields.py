@@ -6,13 +6,15 @@
     normalize_vm(vm) / normalize_vmi_spec(spec)
                                         quantities in Kubernetes canonical form, in place
 
-The VM is one `vm_decode.load_vm` returned: a private copy whose read fields have Go's shapes.
+The VM is one `vm_decode.load_vm` returned: a private copy whose read fields have Go's shapes
+(expand runs `normalize_vm` on its own unchecked copy: wrong shapes are skipped there too).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from instancetype.engine.spec import canonical_quantity
+from instancetype.engine.spec import _canonical_str, canonical_quantity
+from instancetype.jsonutil import dict_items
 
 
 # --- the parts of a loaded VM ----------------------------------------------------------------
@@ -40,12 +42,11 @@ def template_spec(vm_spec: dict, *, create: bool = False) -> dict | None:
 def volumes(vm_spec: dict) -> list[dict]:
     tspec = template_spec(vm_spec)
     vols = tspec.get("volumes") if tspec else None
-    return [v for v in vols if isinstance(v, dict)] if isinstance(vols, list) else []
+    return dict_items(vols)
 
 
 def data_volume_templates(vm_spec: dict) -> list[dict]:
-    dvts = vm_spec.get("dataVolumeTemplates")
-    return [d for d in dvts if isinstance(d, dict)] if isinstance(dvts, list) else []
+    return dict_items(vm_spec.get("dataVolumeTemplates"))
 
 
 def domain(vm_spec: dict) -> dict | None:
@@ -55,61 +56,76 @@ def domain(vm_spec: dict) -> dict | None:
 
 
 # --- quantities in canonical form (as KubeVirt prints a decoded VM) ---------------------------
-def _canon_map(m: Any, path: str) -> None:
-    if isinstance(m, dict):
+# On the hot path (every expand): field paths are only built for a badly typed value (`where`
+# is called then). Run ONCE per VM, before apply/defaults copy values around: canonical text is
+# not always a fixed point ("1953.125Ki" -> "2000000" (BinarySI) -> "2M").
+def _canon_key(node: dict, key: str, where) -> None:
+    v = node.get(key)
+    if v is not None:
+        node[key] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{where()}.{key}")
+
+
+def _canon_map(m: Any, where) -> None:
+    if type(m) is dict:
         for k, v in m.items():
             if v is not None:
-                m[k] = canonical_quantity(v, f"{path}.{k}")
-
-
-def _canon_key(obj: Any, key: str, path: str) -> None:
-    if isinstance(obj, dict) and obj.get(key) is not None:
-        obj[key] = canonical_quantity(obj[key], f"{path}.{key}")
+                m[k] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{where()}.{k}")
 
 
 def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
-    """Rewrite the quantities of a VMI spec (or a VM template spec) in canonical form, in place."""
-    if not isinstance(spec, dict):
+    """Rewrite the quantities of a VMI spec (or a VM template spec) in canonical form, in place:
+    kv_types' `quantity` / `map:quantity` fields. `path` is the field path of `spec`."""
+    if type(spec) is not dict:
         return
     dom = spec.get("domain")
-    if isinstance(dom, dict):
+    if type(dom) is dict:
         mem = dom.get("memory")
-        if isinstance(mem, dict):
-            _canon_key(mem, "guest", f"{path}.domain.memory")
-            _canon_key(mem, "maxGuest", f"{path}.domain.memory")
-            _canon_key(mem.get("reservedOverhead"), "addedOverhead", f"{path}.domain.memory.reservedOverhead")
+        if type(mem) is dict:
+            _canon_key(mem, "guest", lambda: f"{path}.domain.memory")
+            _canon_key(mem, "maxGuest", lambda: f"{path}.domain.memory")
+            ro = mem.get("reservedOverhead")
+            if type(ro) is dict:
+                _canon_key(ro, "addedOverhead", lambda: f"{path}.domain.memory.reservedOverhead")
         res = dom.get("resources")
-        if isinstance(res, dict):
-            _canon_map(res.get("requests"), f"{path}.domain.resources.requests")
-            _canon_map(res.get("limits"), f"{path}.domain.resources.limits")
+        if type(res) is dict:
+            _canon_map(res.get("requests"), lambda: f"{path}.domain.resources.requests")
+            _canon_map(res.get("limits"), lambda: f"{path}.domain.resources.limits")
     vols = spec.get("volumes")
-    if isinstance(vols, list):
-        for vol in vols:
-            if not isinstance(vol, dict):
+    if type(vols) is list:
+        for i, vol in enumerate(vols):
+            if type(vol) is not dict:
                 continue
-            _canon_key(vol.get("emptyDisk"), "capacity", f"{path}.volumes.emptyDisk")
-            _canon_key(vol.get("hostDisk"), "capacity", f"{path}.volumes.hostDisk")
-            fields = (vol.get("downwardAPI") or {}).get("fields") if isinstance(vol.get("downwardAPI"), dict) else None
-            if isinstance(fields, list):
-                for f in fields:
-                    if isinstance(f, dict):
-                        _canon_key(f.get("resourceFieldRef"), "divisor", f"{path}.volumes.downwardAPI.fields")
+            for src in ("emptyDisk", "hostDisk"):
+                d = vol.get(src)
+                if type(d) is dict:
+                    _canon_key(d, "capacity", lambda: f"{path}.volumes[{i}].{src}")
+            dapi = vol.get("downwardAPI")
+            if type(dapi) is dict and type(dapi.get("fields")) is list:
+                for j, f in enumerate(dapi["fields"]):
+                    ref = f.get("resourceFieldRef") if type(f) is dict else None
+                    if type(ref) is dict:
+                        _canon_key(ref, "divisor", lambda: f"{path}.volumes[{i}].downwardAPI.fields[{j}].resourceFieldRef")
 
 
 def normalize_vm(vm: dict) -> dict:
-    """Rewrite the quantities of a loaded VM in canonical form, in place; returns `vm`."""
+    """Rewrite the quantities of a VM (data volume templates, template spec) in canonical form,
+    in place; returns `vm`. The VM's shape need not be checked first: wrong shapes are skipped."""
     spec = vm.get("spec")
-    if not isinstance(spec, dict):
+    if type(spec) is not dict:
         return vm
-    for i, dvt in enumerate(data_volume_templates(spec)):
-        dspec = dvt.get("spec")
-        if not isinstance(dspec, dict):
-            continue
-        for claim in ("pvc", "storage"):
-            res = dspec.get(claim, {}).get("resources") if isinstance(dspec.get(claim), dict) else None
-            if isinstance(res, dict):
-                base = f"spec.dataVolumeTemplates[{i}].spec.{claim}.resources"
-                _canon_map(res.get("requests"), f"{base}.requests")
-                _canon_map(res.get("limits"), f"{base}.limits")
-    normalize_vmi_spec(template_spec(spec), "spec.template.spec")
+    dvts = spec.get("dataVolumeTemplates")
+    if type(dvts) is list:
+        for i, dvt in enumerate(dvts):
+            dspec = dvt.get("spec") if type(dvt) is dict else None
+            if type(dspec) is not dict:
+                continue
+            for claim in ("pvc", "storage"):
+                c = dspec.get(claim)
+                res = c.get("resources") if type(c) is dict else None
+                if type(res) is dict:
+                    base = f"spec.dataVolumeTemplates[{i}].spec.{claim}.resources"
+                    _canon_map(res.get("requests"), lambda: f"{base}.requests")
+                    _canon_map(res.get("limits"), lambda: f"{base}.limits")
+    template = spec.get("template")
+    normalize_vmi_spec(template.get("spec") if type(template) is dict else None, "spec.template.spec")
     return vm

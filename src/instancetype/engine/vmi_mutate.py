@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.jsonutil import child
-from instancetype.engine.vmi_defaults import cluster_config, set_vmi_spec_defaults
+from instancetype.jsonutil import child, dict_items
+from instancetype.engine.vmi_defaults import DEFAULT_CPU_MODEL, cluster_config, set_vmi_spec_defaults
 
 RUNTIME_USER_NONROOT = 107
 FOREGROUND_FINALIZER = "kubevirt.io/foregroundDeleteVirtualMachine"
@@ -47,16 +47,12 @@ def _enable_state(state: Any) -> None:
         state["enabled"] = True
 
 
-def _items(v: Any) -> list:
-    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
-
-
 # --- 3.3 API object defaults --------------------------------------------------------------------
 def _api_defaults(spec: dict, domain: dict) -> None:
     child(domain, "firmware")
     features = child(domain, "features")
     devices = child(domain, "devices")
-    for disk in _items(devices.get("disks")):
+    for disk in dict_items(devices.get("disks")):
         if disk.get("disk") is None and disk.get("cdrom") is None and disk.get("lun") is None:
             disk["disk"] = {}
         cdrom = disk.get("cdrom")
@@ -68,7 +64,7 @@ def _api_defaults(spec: dict, domain: dict) -> None:
         block = disk.get("blockSize")
         if isinstance(block, dict):
             _enable_state(block.get("matchVolume"))
-    for inp in _items(devices.get("inputs")):
+    for inp in dict_items(devices.get("inputs")):
         if not inp.get("bus"):
             inp["bus"] = "usb"
         if not inp.get("type"):
@@ -105,7 +101,7 @@ def _api_defaults(spec: dict, domain: dict) -> None:
                 _enable_state(state)
                 _enable_state(state.get("direct"))
                 _enable_state(state.get("extended"))
-    for gpu in _items(devices.get("gpus")):
+    for gpu in dict_items(devices.get("gpus")):
         opts = gpu.get("virtualGPUOptions")
         display = opts.get("display") if isinstance(opts, dict) else None
         if isinstance(display, dict):
@@ -175,7 +171,7 @@ def _require_vmx(domain: dict) -> None:
 
 # --- 3.5 architecture defaults --------------------------------------------------------------------
 def _set_disk_buses(devices: dict, bus: str) -> None:
-    for disk in _items(devices.get("disks")):
+    for disk in dict_items(devices.get("disks")):
         for target in ("disk", "cdrom", "lun"):
             t = disk.get(target)
             if isinstance(t, dict) and not t.get("bus"):
@@ -215,7 +211,7 @@ def _arch_defaults(spec: dict, domain: dict, cpu_model: str) -> None:
         _set_watchdog(devices, "i6300esb")
     cpu = child(domain, "cpu")
     if not cpu.get("model"):
-        cpu["model"] = cpu_model or "host-model"
+        cpu["model"] = cpu_model or DEFAULT_CPU_MODEL
 
 
 # --- 3.7 hotplug ----------------------------------------------------------------------------------

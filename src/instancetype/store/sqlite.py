@@ -72,7 +72,7 @@ def open_store(path: str | os.PathLike | None = None) -> "SqliteStore":
 class SqliteStore(Store):
     def __init__(self, path: str | os.PathLike | None = None, *, lock_timeout: float = LOCK_TIMEOUT):
         explicit = path is not None
-        self.path = Path(path) if explicit else default_state_path()
+        self.path = default_state_path(path)   # `~` expanded, as for $INSTANCETYPE_STATE
         self.lock_timeout = lock_timeout
         self._depth = 0
         if not explicit:

@@ -13,9 +13,9 @@ from typing import Any
 
 from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
-from instancetype.engine.results import AdmissionResult
+from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.errors import StoreError
-from instancetype.jsonutil import clone
+from instancetype.jsonutil import clone, dig
 from instancetype.store.base import Store
 from instancetype.store.source import StoreObjects
 
@@ -54,7 +54,35 @@ def admit(store: Store, obj: dict, *, operation: str = "CREATE", old: dict | Non
         return _admit_type(obj, operation, old, warnings)
     if kind == "VirtualMachine" and group == "kubevirt.io":
         return _admit_vm(store, obj, operation, old, config, warnings)
+    if kind == "KubeVirt" and group == "kubevirt.io":
+        _check_kubevirt_schema(obj)
     return Admitted(clone(obj), warnings)
+
+
+# The parts of a KubeVirt object the controller reads: the CRD's schema types them as objects.
+_KUBEVIRT_OBJECT_PATHS = (("spec",), ("spec", "configuration"), ("spec", "configuration", "instancetype"),
+                          ("spec", "configuration", "commonInstancetypesDeployment"))
+
+
+def _check_kubevirt_schema(obj: dict) -> None:
+    """The API server's structural-schema check of a KubeVirt object, for the fields read here."""
+    for path in _KUBEVIRT_OBJECT_PATHS:     # parents first: dig stops at a parent already checked
+        value = dig(obj, *path)
+        if value is None or isinstance(value, dict):
+            continue
+        field_path = ".".join(path)
+        got = _json_type(value)
+        cause = Cause("FieldValueTypeInvalid",
+                      f'Invalid value: "{got}": {field_path} in body must be of type object: "{got}"', field_path)
+        raise Refused(_invalid_message(obj, [cause]), result=AdmissionResult.refused([cause]), webhook="")
+
+
+def _json_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "integer" if isinstance(v, int) or v.is_integer() else "number"
+    return "string" if isinstance(v, str) else "array" if isinstance(v, list) else "object"
 
 
 def _admit_type(obj: dict, operation: str, old: dict | None, warnings: list[str]) -> Admitted:
@@ -85,8 +113,8 @@ def _kind_inferred_matchers(submitted: dict, stored: dict) -> None:
     """Seed 000: an inferred matcher without a kind is stored with the lowercase cluster
     resource name (KubeVirt < v1.7 wrote it; v1.9 leaves the kind empty)."""
     spec = stored.get("spec") or {}
-    for side, default in (("instancetype", "virtualmachineclusterinstancetype"),
-                          ("preference", "virtualmachineclusterpreference")):
+    for side, default in (("instancetype", kinds.BY_KIND[kinds.CLUSTER_INSTANCETYPE].singular),
+                          ("preference", kinds.BY_KIND[kinds.CLUSTER_PREFERENCE].singular)):
         before = (submitted.get("spec") or {}).get(side)
         after = spec.get(side)
         if (isinstance(before, dict) and before.get("inferFromVolume") and isinstance(after, dict)

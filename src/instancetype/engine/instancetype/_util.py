@@ -10,7 +10,11 @@ def domain(spec: dict) -> dict:
 
 
 def child(parent: dict, key: str) -> dict:
-    """parent[key], created as {} when absent (Go's `if x == nil { x = &T{} }`)."""
+    """parent[key], created as {} when absent (Go's `if x == nil { x = &T{} }`).
+
+    Unlike jsonutil.child, a present value of the wrong type is returned as is: expand does
+    not check the VM's shape up front, so the handler trips over it and the guard
+    (engine/guard.py) reports Go's decode error naming the field, instead of replacing it."""
     v = parent.get(key)
     if v is None:
         v = parent[key] = {}

@@ -8,15 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.jsonutil import clone
-
-
-def child(parent: dict, key: str) -> dict:
-    """parent[key] as a dict, created (`{}`) when absent or null."""
-    v = parent.get(key)
-    if type(v) is not dict:
-        v = parent[key] = {}
-    return v
+from instancetype.jsonutil import child, clone, dict_items  # noqa: F401  (shared by the appliers)
 
 
 def domain(spec: dict) -> dict:
@@ -31,9 +23,3 @@ def copy_value(v: Any) -> Any:
     """A value taken from the preference, detached so later defaulting cannot alter the preference."""
     return clone(v) if type(v) in (dict, list) else v
 
-
-def dict_items(v: Any) -> list:
-    """The dict entries of a JSON list (anything else yields nothing)."""
-    if type(v) is not list:
-        return []
-    return [x for x in v if type(x) is dict]

@@ -1,5 +1,6 @@
 """CPU preferences: preferredCPUFeatures, and the topology/spread readers shared by
-the instancetype topology, the spread check and the requirements check.
+the instancetype topology, the spread check, the requirements check and the
+preference admission rules.
 
 KubeVirt: pkg/instancetype/preference/apply/cpu.go (applyCPUPreferences,
 GetPreferredTopology, GetSpreadOptions).
