@@ -26,14 +26,15 @@ def test_empty_typed_objects_are_pruned_empty():
 
 def test_required_fields():
     _, causes = check_schema(obj({"cpu": {}}))
-    assert [c.message for c in causes] == ["spec.cpu.guest: Required value", "spec.memory: Required value"]
+    assert [f"{c.field}: {c.message}" for c in causes] == ["spec.cpu.guest: Required value",
+                                                           "spec.memory: Required value"]
     _, causes = check_schema({"kind": "VirtualMachineClusterPreference"})
-    assert [c.message for c in causes] == ["spec: Required value"]
+    assert [f"{c.field}: {c.message}" for c in causes] == ["spec: Required value"]
 
 
 def test_ranges_types_and_quantity_pattern():
     _, causes = check_schema(obj({"cpu": {"guest": "2"}, "memory": {"guest": "1 Gi", "overcommitPercent": 150}}))
-    assert [c.message for c in causes] == [
+    assert [f"{c.field}: {c.message}" for c in causes] == [
         'spec.cpu.guest: Invalid value: "string": spec.cpu.guest in body must be of type integer: "string"',
         "spec.memory.guest: Invalid value: \"1 Gi\": spec.memory.guest in body should match "
         "'^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$'",

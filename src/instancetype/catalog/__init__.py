@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from instancetype.catalog.build import LABEL_DEPRECATED, LABEL_VERSION, VERSION  # noqa: F401
+from instancetype.catalog.labels import LABEL_DEPRECATED, LABEL_VERSION, VERSION  # noqa: F401
 from instancetype.jsonutil import clone
 
 __all__ = ["VERSION", "instancetypes", "preferences", "all_objects", "cluster_objects"]

@@ -15,15 +15,9 @@ from typing import Any, Iterable
 
 from instancetype.jsonutil import sorted_keys
 from instancetype.api.kinds import API_VERSION, CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE
-from instancetype.catalog.preferences import PREFERENCES, Pref
+from instancetype.catalog.labels import LABEL_CLASS, LABEL_DEPRECATED, LABEL_VERSION, P, VENDOR, VERSION  # noqa: F401
+from instancetype.catalog.preference_table import PREFERENCES, Pref
 from instancetype.catalog.series import SERIES, Series, Size
-
-VERSION = "v1.7.0"
-P = "instancetype.kubevirt.io/"
-LABEL_VERSION = P + "common-instancetypes-version"
-LABEL_DEPRECATED = P + "deprecated"
-LABEL_CLASS = P + "class"
-VENDOR = "kubevirt.io"
 
 # spec path -> the boolean feature label present (as "true") exactly when that path is set
 BOOL_FEATURE_LABELS: tuple[tuple[tuple[str, ...], str], ...] = (

@@ -46,7 +46,7 @@ def _ref(obj: dict) -> str:
 
 
 def type_candidates(objs: Iterable[dict]) -> list[TypeCandidate]:
-    from instancetype.catalog.build import LABEL_DEPRECATED
+    from instancetype.catalog.labels import LABEL_DEPRECATED
     from instancetype.engine.spec import instancetype_spec
 
     out = []

@@ -59,7 +59,7 @@ class TypeInfo:
 
 
 def describe(obj: dict) -> TypeInfo:
-    from instancetype.catalog.build import LABEL_CLASS, LABEL_DEPRECATED
+    from instancetype.catalog.labels import LABEL_CLASS, LABEL_DEPRECATED
 
     spec, labels = obj["spec"], obj["metadata"]["labels"]
     name = obj["metadata"]["name"]

@@ -148,7 +148,7 @@ def validate_cmd(filenames, namespace, kubevirt_config):
             failed = True
             webhook = (kinds.WEBHOOK_VM_MUTATOR if result.stage == "mutate"
                        else kinds.WEBHOOK_VM_VALIDATOR if is_vm else kinds.type_validator_webhook(d.kind))
-            text = output.refusal_text(result, source=d.source, webhook=webhook)
+            text = output.refusal_text(result, source=d.source, webhook=webhook, obj=d.obj)
             output.error(f"{d.where}: {name}: {text}")
     return 1 if failed else 0
 

@@ -67,10 +67,12 @@ def error(message: str) -> None:
 
 
 def refusal_text(result: Any, *, verb: str = "creating", source: str | None = None,
-                 webhook: str = kinds.WEBHOOK_VM_MUTATOR) -> str:
+                 webhook: str = kinds.WEBHOOK_VM_MUTATOR, obj: dict | None = None) -> str:
     """A refused admission as kubectl prints it.
 
-    With causes (422): `The request is invalid: <field>: <message>` (several: `[a: x, b: y]`).
+    With causes (422): `The request is invalid: <field>: <message>` (several: `[a: x, b: y]`);
+    refused by the CRD's schema (the API server itself, `result.stage == "schema"`), naming the
+    object: `The <Kind> "<name>" is invalid: <field>: <message>`.
     Without causes (400): `Error from server (BadRequest): error when <verb> "<file>": admission
     webhook "<webhook>" denied the request: <message>`.
     """
@@ -78,6 +80,8 @@ def refusal_text(result: Any, *, verb: str = "creating", source: str | None = No
     if causes:
         parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
         body = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+        if getattr(result, "stage", None) == "schema" and obj is not None:
+            return f'The {obj.get("kind", "")} "{(obj.get("metadata") or {}).get("name", "")}" is invalid: {body}'
         return f"The request is invalid: {body}"
     where = f' "{source}"' if source else ""
     return (f"Error from server (BadRequest): error when {verb}{where}: admission webhook "

@@ -45,6 +45,8 @@ _CONFIG_OBJECTS = {
                                             "permitBridgeInterfaceOnPodNetwork": bool}),
     "liveUpdateConfiguration": ("v1.LiveUpdateConfiguration", {"maxCpuSockets": int, "maxHotplugRatio": int}),
     "architectureConfiguration": ("v1.ArchConfiguration", {"defaultArchitecture": str}),
+    "instancetype": ("v1.InstancetypeConfiguration", {"referencePolicy": str}),
+    "commonInstancetypesDeployment": ("v1.CommonInstancetypesDeployment", {"enabled": bool}),
 }
 _CONFIG_SCALARS = {"machineType": str, "cpuModel": str, "vmRolloutStrategy": str, "evictionStrategy": str}
 _GO_SCALAR = {str: "string", bool: "bool", int: "uint32"}

@@ -10,7 +10,8 @@ Against the openAPIV3Schema of `api.crd` (generated from the v1beta1 Structs):
   `spec.cpu.guest: Invalid value: "string": spec.cpu.guest in body must be of type integer: "string"`.
 
 Public: `check_schema(obj) -> (pruned_obj, causes)` (the input is never changed; `causes` are
-`Cause`s whose message is the full `<field>: <detail>` text; empty when the object passes).
+`Cause`s as the API server's Status carries them: `field` the path, `message` the detail, so
+`<field>: <message>` is the texts above; empty when the object passes).
 The store and the CLI run this, then `engine.validation.validate`.
 """
 from __future__ import annotations
@@ -62,7 +63,8 @@ def _show(v: Any) -> str:
 
 
 def _invalid(path: str, shown: str, detail: str, reason: str = "FieldValueInvalid") -> Cause:
-    return Cause(reason, f"{path}: Invalid value: {shown}: {detail}", path)
+    # A StatusCause's message is the error's body (apimachinery's ErrorBody); the path is `field`.
+    return Cause(reason, f"Invalid value: {shown}: {detail}", path)
 
 
 def _check(v: Any, s: dict, path: str, causes: list[Cause]) -> Any:
@@ -113,15 +115,15 @@ def _check_object(v: dict, s: dict, path: str, causes: list[Cause]) -> dict:
     for key in s.get("required", ()):
         if key not in out:
             p = f"{path}.{key}" if path else key
-            causes.append(Cause("FieldValueRequired", f"{p}: Required value", p))
+            causes.append(Cause("FieldValueRequired", "Required value", p))
     return out
 
 
 def check_schema(obj: Any) -> tuple[Any, list[Cause]]:
     """The API server's CRD schema step for an object of one of the four kinds."""
     if not isinstance(obj, dict):
-        return obj, [Cause("FieldValueTypeInvalid", f'<root>: Invalid value: "{_json_type(obj)}": '
-                                                    f'must be of type object: "{_json_type(obj)}"', "")]
+        return obj, [Cause("FieldValueTypeInvalid", f'Invalid value: "{_json_type(obj)}": '
+                                                    f'must be of type object: "{_json_type(obj)}"', "<root>")]
     kind = obj.get("kind")
     if kind not in kinds.ALL_TYPE_KINDS:
         raise UnexpectedKindError(f"no CRD schema for kind {kind!r}: expected one of "

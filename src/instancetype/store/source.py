@@ -23,9 +23,3 @@ class StoreObjects:
             return self.store.get(kind, name, namespace or None)
         except NotFound:
             return None
-
-    def lookup_kind(self, kind: str, namespace: str | None) -> list[Mapping]:
-        try:
-            return list(self.store.list(kind, namespace))
-        except NotFound:
-            return []
