@@ -30,7 +30,7 @@ from typing import Any, Iterable
 from instancetype.api import kinds as K
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.spec import instancetype_spec, is_whole_object, preference_spec
-from instancetype.errors import DecodeError, NotFoundError, UnexpectedKindError
+from instancetype.errors import DecodeError, Error, NotFoundError, UnexpectedKindError
 
 _CR = "ControllerRevision"
 _CR_RESOURCE = K.BY_KIND[_CR]
@@ -140,6 +140,23 @@ def _spec_from_revision(cr: dict, side: _Side) -> dict:
 
     obj = revision_object(cr, allow_old=False)
     return revision_spec({"data": obj}, side.accepted)
+
+
+def find_instancetype_or_none(vm: dict, index: ObjectIndex) -> dict | None:
+    """The instancetype spec, or None when absent or when the lookup fails (the VM webhooks log
+    a failed lookup and go on: a VM whose instancetype is missing is admitted)."""
+    try:
+        return find_instancetype(vm, index)
+    except Error:
+        return None
+
+
+def find_preference_or_none(vm: dict, index: ObjectIndex) -> dict | None:
+    """The preference spec, or None when absent or when the lookup fails (as the instancetype)."""
+    try:
+        return find_preference(vm, index)
+    except Error:
+        return None
 
 
 def objects_for_matchers(vm: dict, instancetype: Any, preference: Any) -> list[dict]:

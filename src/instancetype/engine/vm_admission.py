@@ -35,15 +35,14 @@ from instancetype import jsonutil
 from instancetype.api import kinds as K
 from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.apply import apply_to_spec, conflict_message
-from instancetype.engine.find import find_instancetype
-from instancetype.engine.objects import ObjectIndex
+from instancetype.engine.find import find_instancetype_or_none, find_preference_or_none
 from instancetype.engine.requirements import check as check_requirements
 from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.engine.spec import is_whole_object
 from instancetype.engine.spread import check_spread
-from instancetype.engine.vm_mutate import find_preference_or_none, mutate_vm
+from instancetype.engine.vm_mutate import mutate_vm
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
-from instancetype.errors import DecodeError, DefaultsError, Error, InferError, QuantityError, SpreadError
+from instancetype.errors import DecodeError, DefaultsError, InferError, QuantityError, SpreadError
 
 REQUIREMENTS_PREFIX = "failure checking preference requirements: "
 TEMPLATE_ROOT = "spec.template.spec"
@@ -146,13 +145,6 @@ def _check_object_names(obj: dict, key: str) -> None:
         v = (meta or {}).get(field)
         if v is not None and not isinstance(v, str):
             raise LoadError(f"{key}.metadata.{field}: must be a string")
-
-
-def find_instancetype_or_none(vm: dict, index: ObjectIndex) -> dict | None:
-    try:
-        return find_instancetype(vm, index)
-    except Error:
-        return None
 
 
 @public("admit VirtualMachine")

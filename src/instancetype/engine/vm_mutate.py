@@ -23,12 +23,11 @@ from typing import Any, Mapping
 
 from instancetype.jsonutil import child
 from instancetype.engine import matchers, vm_fields
-from instancetype.engine.find import find_preference
+from instancetype.engine.find import find_preference_or_none
 from instancetype.engine.infer import infer_in_place
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.results import Cause
 from instancetype.engine.vmi_defaults import cluster_config
-from instancetype.errors import Error
 
 DATASOURCE_ARCH_LABEL = "template.kubevirt.io/architecture"
 _KNOWN_ARCHES = ("amd64", "arm64", "s390x")
@@ -36,14 +35,6 @@ _KNOWN_ARCHES = ("amd64", "arm64", "s390x")
 
 def _dict(v: Any) -> dict:
     return v if isinstance(v, dict) else {}
-
-
-def find_preference_or_none(vm: dict, index: ObjectIndex) -> dict | None:
-    """The preference spec, or None when absent or when the lookup fails (the webhooks ignore it)."""
-    try:
-        return find_preference(vm, index)
-    except Error:
-        return None
 
 
 def apply_preferred_vm_values(vm: dict, preference: dict | None) -> None:
