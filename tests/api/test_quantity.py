@@ -918,3 +918,12 @@ def test_scanner_matches_apimachinery(text):
     assert m is not None
     sign, digits, denom, suf = m.groups()
     assert (sign != "-", digits.lstrip("0") or "0", denom or "", suf) == want
+
+
+def test_sums_that_would_need_absurd_precision_are_refused_not_hung():
+    # (1E999999999 + 1 would need a billion digits; Go allocates them, we refuse at once)
+    from instancetype.errors import QuantityError
+
+    with pytest.raises(QuantityError, match="too far apart"):
+        Quantity.parse("1E999999999") + Quantity.parse("1")
+    assert str(Quantity.parse("1e99999") + Quantity.parse("1")).startswith("1000")

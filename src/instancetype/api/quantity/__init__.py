@@ -37,7 +37,9 @@ still prints without a suffix (no suffix exists past `Ei`), as in Go.
 
 Deviations (only for inputs Go itself cannot reasonably handle): a parse whose inf.Dec
 fallback would need a power of ten with more than 100000 digits raises the numeric
-error (Go would try to allocate it); comparisons never switch operands to the inf.Dec
+error (Go would try to allocate it), and so does a sum or difference of two quantities
+whose scales are more than 100000 powers of ten apart (`1E999999999 + 1`); comparisons never
+switch operands to the inf.Dec
 form in place (Go's `Cmp` does, which only changes a later `Value()` of a negative
 fractional quantity).  `value()` and friends reproduce Go's int64 results on amd64,
 including its overflow wrap-around.

@@ -224,10 +224,20 @@ def _int_add(av: int, ae: int, bv: int, be: int):
     return (c, ae) if _fits64(c) else None
 
 
+# The largest power of ten the inf.Dec fallback may build: beyond it an exact sum would need
+# hundreds of thousands of digits (Go allocates them; here that is refused, never a hang).
+MAX_POW = 100_000
+
+
 def _dec_add(av: int, ae: int, bv: int, be: int) -> tuple[int, int]:
     """inf.Dec.Add: the result keeps the finer of the two scales."""
     if ae == be:
         return av + bv, ae
+    if abs(ae - be) > MAX_POW:
+        from instancetype.errors import QuantityError
+
+        raise QuantityError(f"quantities too far apart to add exactly: the sum would need more than "
+                            f"{MAX_POW} digits")
     if ae > be:
         return av * 10 ** (ae - be) + bv, be
     return av + bv * 10 ** (be - ae), ae

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from instancetype.api.quantity._amount import MAX_POW as _MAX_POW  # (see the package's deviations)
 from instancetype.api.quantity._amount import (
     BINARY_SI,
     DECIMAL_EXPONENT,
@@ -27,8 +28,6 @@ _SPLIT_RE_STRING = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 ERR_FORMAT_WRONG = "quantities must match the regular expression '" + _SPLIT_RE_STRING + "'"
 ERR_NUMERIC = "unable to parse numeric part of quantity"
 ERR_SUFFIX = "unable to parse quantity's suffix"
-
-_MAX_POW = 100_000  # largest power of ten the inf.Dec fallback may build (see deviations)
 
 # The language accepted by apimachinery's hand-written scanner (parseQuantityString):
 # sign, digits, optional '.' and digits, suffix letters, optional sign, digits.
