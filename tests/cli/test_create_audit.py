@@ -9,8 +9,6 @@ notices); a success prints exactly one manifest.
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 
 import pytest
@@ -18,36 +16,15 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from instancetype.cli.create import run
+from ._create import create, failure, obj, tspec  # noqa: F401
 
 LABEL_REGEX_ERR = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
                    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
                    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
 
 
-def create(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = run(list(args))
-    return status, out.getvalue(), err.getvalue()
-
-
-def obj(*args: str) -> dict:
-    status, out, err = create(*args)
-    assert status == 0, err
-    docs = [d for d in yaml.safe_load_all(out) if d]
-    assert len(docs) == 1
-    return docs[0]
-
-
 def error(*args: str) -> str:
-    status, out, err = create(*args)
-    assert status == 1 and out == "", (status, out)
-    return err.rstrip("\n").splitlines()[-1]
-
-
-def tspec(vm: dict) -> dict:
-    return vm["spec"]["template"]["spec"]
+    return failure(*args).splitlines()[-1]
 
 
 # -- Go strings semantics: strings.EqualFold / strings.ToLower ---------------------------------

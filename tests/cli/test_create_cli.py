@@ -2,8 +2,6 @@
 stderr notices, cloud-init text, inference choices, imports kept small)."""
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import subprocess
 import sys
@@ -11,33 +9,13 @@ import sys
 import pytest
 import yaml
 
-from instancetype.cli.create import run
+from ._create import create, failure, obj, tspec  # noqa: F401
 
 RAND = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 
 
-def create(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = run(list(args))
-    return status, out.getvalue(), err.getvalue()
-
-
-def obj(*args: str) -> dict:
-    status, out, err = create(*args)
-    assert status == 0, err
-    (doc,) = [d for d in yaml.safe_load_all(out) if d]
-    return doc
-
-
 def error(*args: str) -> str:
-    status, out, err = create(*args)
-    assert status == 1 and out == "", out
-    return err.rstrip("\n")
-
-
-def tspec(vm: dict) -> dict:
-    return vm["spec"]["template"]["spec"]
+    return failure(*args)
 
 
 # -- names ------------------------------------------------------------------------------------

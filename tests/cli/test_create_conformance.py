@@ -8,8 +8,6 @@ plain-field rule (canon.py has no types for them, so they are declared here).
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import pathlib
@@ -20,7 +18,7 @@ import sys
 import pytest
 import yaml
 
-from instancetype.cli.create import run
+from ._create import create
 
 from ..conformance import canon
 
@@ -90,15 +88,12 @@ def _write_files(directory: pathlib.Path, files: dict | None) -> None:
 
 
 def run_in_process(args: list[str], cwd: pathlib.Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
     old = os.getcwd()
     os.chdir(cwd)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = run(list(args))
+        return create(*args)
     finally:
         os.chdir(old)
-    return status, out.getvalue(), err.getvalue()
 
 
 def _command() -> list[str]:

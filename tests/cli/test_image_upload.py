@@ -1,8 +1,6 @@
 """virtctl `image-upload` on the embedded cluster."""
 from __future__ import annotations
 
-import json
-
 from ._helpers import get_json, run
 
 
