@@ -1,4 +1,5 @@
-"""The four CRDs generated from the typed specs (reference §1)."""
+"""The four CRDs generated from the typed specs (virt-operator components/crds.go
+NewVirtualMachineInstancetypeCrd and its three siblings)."""
 from instancetype.api.crd import crd_for, generate_crds
 
 

@@ -280,7 +280,7 @@ PARSE_EMIT = [
     (".000001Ki", "1024u"),
     (".000000001Ki", "1024n"),
     (".000000000001Ki", "2n"),
-    # the brief's and KubeVirt's own examples
+    # the sizes the create conformance cases print canonically, and KubeVirt's own examples
     ("5000M", "5G"),
     ("0.5Ti", "512Gi"),
     ("0.5Gi", "512Mi"),

@@ -12,7 +12,8 @@ P = "instancetype.kubevirt.io/"
 ITS = catalog.instancetypes()
 BY_NAME = {o["metadata"]["name"]: o for o in ITS}
 
-# v1.7.0's size ladders (reference §2.2), written out by hand as the oracle for the generator.
+# v1.7.0's size ladders (common-instancetypes instancetypes/<c>/1/sizes.yaml), written out by hand
+# as the oracle for the generator.
 LADDER = {
     "nano": (1, "512Mi"), "micro": (1, "1Gi"), "small": (1, "2Gi"), "medium": (1, "4Gi"),
     "2xmedium": (2, "4Gi"), "large": (2, "8Gi"), "xlarge": (4, "16Gi"), "2xlarge": (8, "32Gi"),

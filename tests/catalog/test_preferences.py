@@ -10,7 +10,8 @@ P = "instancetype.kubevirt.io/"
 PREFS = catalog.preferences()
 BY_NAME = {o["metadata"]["name"]: o for o in PREFS}
 
-# The oracle: reference §5.2 for v1.7.0, one row per preference.
+# The oracle: common-instancetypes v1.7.0 preferences/ (KubeVirt's vendored
+# common-clusterpreferences-bundle.yaml), one row per preference.
 # name: (os, disk, nic, firmware, topology, input, arch, req cpu, req mem, extras)
 # firmware: "" none | "efi" | "sb" (EFI+SecureBoot+SMM) | "sbp" (sb + persistent + TPM)
 # input: "" | "auto" (autoattach only) | "tablet" (virtio tablet); topology: "" | sockets | spread | spread4
@@ -149,7 +150,7 @@ def test_label_and_annotation_rules(obj):
 
 
 def test_feature_counts_match_reference():
-    """Reference §5.2's counts, less the three HEAD-only .secex preferences."""
+    """The v1.7.0 bundle's counts, less the three HEAD-only .secex preferences."""
     devs = [o["spec"].get("devices", {}) for o in PREFS]
     assert sum(d.get("preferredDiskBus") == "virtio" for d in devs) == 42
     assert sum(d.get("preferredDiskBus") == "sata" for d in devs) == 12

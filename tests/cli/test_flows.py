@@ -1,4 +1,5 @@
-"""lifecycle.md §10 flows through the CLI: pinning, renaming, deleting the referenced object, inference."""
+"""The VM controller flows (pkg/instancetype/controller/vm; KubeVirt's functional tests/instancetype)
+through the CLI: pinning, renaming, deleting the referenced object, inference."""
 from __future__ import annotations
 
 from ._helpers import INSTANCETYPE, VM, doc, get_json, run

@@ -1,4 +1,5 @@
-"""The core applier with an instancetype (reference §13 vectors; root spec.template.spec)."""
+"""The core applier with an instancetype (pkg/instancetype/apply/vmi.go ApplyToVMI; cpu_test.go,
+memory_test.go vectors; root spec.template.spec)."""
 from __future__ import annotations
 
 import pytest

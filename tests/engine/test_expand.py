@@ -1,4 +1,5 @@
-"""expand: the pipeline, lookups, errors, quantities (reference §7, §13 Expand vectors)."""
+"""expand: the pipeline, lookups, errors, quantities (pkg/instancetype/expand/expand.go Expand;
+pkg/virt-api/rest/expand_test.go vectors)."""
 from __future__ import annotations
 
 import copy

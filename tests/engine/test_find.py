@@ -1,4 +1,5 @@
-"""Finding specs: kind rules, NotFound texts, ControllerRevisions (lifecycle §3)."""
+"""Finding specs: kind rules, NotFound texts, ControllerRevisions (pkg/instancetype/find,
+pkg/instancetype/preference/find)."""
 from __future__ import annotations
 
 import base64

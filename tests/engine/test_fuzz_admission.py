@@ -143,7 +143,7 @@ def test_build_vmi_raises_only_errors(vm, objs, ispec, pspec):
 
 
 def test_named_malformed_shapes():
-    """The shapes the brief names, one by one."""
+    """Malformed VM shapes one by one: no template, nameless volumes, matchers that are not mappings."""
     bad = [
         {"spec": {}},                                                     # no spec.template
         {"spec": {"template": {"spec": {"volumes": [{}, {"containerDisk": {}}]}}}},   # volumes without names

@@ -1,4 +1,4 @@
-"""Overcommit arithmetic in float32 (reference §4.3 table)."""
+"""Overcommit arithmetic in float32 (pkg/instancetype/apply/memory.go applyMemory)."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
-"""ControllerRevision names, content, compare and upgrade (lifecycle.md §1, §2, §10; seed 003)."""
+"""ControllerRevision names, content, compare and upgrade (pkg/instancetype/revision,
+pkg/instancetype/upgrade; seed 003)."""
 from __future__ import annotations
 
 import base64

@@ -1,4 +1,4 @@
-"""The CRD schema step the API server runs before the webhook (§5.0)."""
+"""The CRD schema step the API server (apiextensions-apiserver) runs before KubeVirt's webhook."""
 import pytest
 
 from instancetype.engine.schema import check_schema

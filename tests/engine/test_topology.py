@@ -1,5 +1,5 @@
 """Guest vCPU topology: every preferred topology, legacy spellings, spread and spread options
-(reference §3.3 and cpu_test.go vectors)."""
+(pkg/instancetype/apply/cpu.go applyGuestCPUTopology and cpu_test.go vectors)."""
 from __future__ import annotations
 
 import pytest

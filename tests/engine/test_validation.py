@@ -1,4 +1,4 @@
-"""Admission of instancetypes and preferences (reference §5)."""
+"""Admission of instancetypes and preferences (pkg/instancetype/webhooks/instancetype and preference admitters)."""
 import pytest
 
 from instancetype.engine.validation import validate

@@ -1,4 +1,4 @@
-"""SetDefaultVirtualMachineInstanceSpec (reference §10) and the default disks/network."""
+"""SetDefaultVirtualMachineInstanceSpec (pkg/defaults/defaults.go) and the default disks/network."""
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,6 @@
 """The removed versions: flavor.kubevirt.io/v1alpha1, instancetype.kubevirt.io/v1alpha1 and v1alpha2.
 
-Three ways old data reaches us, three conversions (reference §3):
+Three ways old data reaches us, three conversions (KubeVirt v0.56-v1.6 crds.go and pkg/instancetype/compatibility):
 
 1. Objects a user gives in `instancetype.kubevirt.io/v1alpha1|v1alpha2`: the CRDs used
    `conversion.strategy: None`, so only `apiVersion` changes (the JSON names of all fields are

@@ -1,4 +1,4 @@
-"""The CRD structural-schema checks the API server runs before KubeVirt's webhook (§5.0).
+"""The CRD structural-schema checks the API server (apiextensions-apiserver) runs before KubeVirt's webhook.
 
 Against the openAPIV3Schema of `api.crd` (generated from the v1beta1 Structs):
 - `null` values and fields the schema does not know are pruned (no field of these CRDs
