@@ -97,6 +97,12 @@ def test_unreadable_file(tmp_path):
 @given(st.one_of(st.text(max_size=200), st.binary(max_size=200).map(lambda b: b.decode("latin-1"))))
 def test_fuzz_only_load_errors_escape(text):
     try:
-        documents_from_text(text, "fuzz.yaml")
-    except Error:
-        pass
+        docs = documents_from_text(text, "fuzz.yaml")
+    except Error as e:
+        # one line that names the file
+        assert isinstance(e, LoadError) and str(e).startswith("fuzz.yaml") and "\n" not in str(e), repr(e)
+        return
+    # what loads is objects with their type meta, numbered by document
+    for d in docs:
+        assert d.source == "fuzz.yaml" and d.index >= 1, d
+        assert isinstance(d.obj["apiVersion"], str) and d.obj["apiVersion"] and d.obj["kind"], d

@@ -163,6 +163,7 @@ def test_mutated_public_cases_raise_only_instancetype_errors():
         for k, v in items:
             yield from paths(v, p + (k,))
 
+    expanded = refused = 0
     for _ in range(400):
         req = copy.deepcopy(rng.choice(cases))
         for _ in range(rng.randint(1, 3)):
@@ -180,10 +181,19 @@ def test_mutated_public_cases_raise_only_instancetype_errors():
                 del parent[p[-1]]
             else:
                 parent[p[-1]] = copy.deepcopy(rng.choice(values))
+        before = copy.deepcopy(req)
         try:
-            expand(req["vm"], **_lookup_kwargs(req))
-        except Error:
-            pass
+            out = expand(req["vm"], **_lookup_kwargs(req))
+        except Error as e:
+            assert type(e) is not Error and str(e).strip(), repr(e)
+            refused += 1
+        else:
+            # Expand answers the VM with the matchers gone (or the VM itself when it has none)
+            assert isinstance(out, dict) and "instancetype" not in (out.get("spec") or {}), out
+            assert "preference" not in (out.get("spec") or {}), out
+            expanded += 1
+        assert req == before, "expand mutated its input"
+    assert expanded > 50 and refused > 50, (expanded, refused)
 
 
 @pytest.mark.parametrize("arch,machine", [("arm64", "virt"), ("s390x", "s390-ccw-virtio"), ("amd64", "q35"),

@@ -2,10 +2,14 @@
 instancetype.Error (fuzzed with hypothesis, bounded)."""
 from __future__ import annotations
 
+import copy
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import instancetype as it
+from instancetype.errors import DecodeError, InferError, VMIError
 from instancetype.engine.results import AdmissionResult
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,16 +113,25 @@ def _only_errors(fn, *args, **kw):
     try:
         return fn(*args, **kw)
     except it.Error as e:
-        assert isinstance(str(e), str)
+        msg = str(e)
+        assert msg.strip() and "Traceback" not in msg, repr(msg)
+        assert type(e) is not it.Error, repr(e)
+        assert "\n" not in msg, repr(msg)
         return None
 
 
 @SETTINGS
 @given(vm=vms, objs=objects)
 def test_infer_raises_only_errors(vm, objs):
+    before = copy.deepcopy(vm)
     res = _only_errors(it.infer, vm, objs)
+    assert vm == before
     if res is not None:
-        assert isinstance(res.vm, dict)
+        # the answer's matchers are the ones written into its VM; inference leaves none to do
+        for side, matcher in (("instancetype", res.instancetype), ("preference", res.preference)):
+            if matcher is not None:
+                assert res.vm["spec"][side] == matcher
+                assert "inferFromVolume" not in matcher, matcher
 
 
 @SETTINGS
@@ -130,7 +143,10 @@ def test_admit_vm_raises_only_errors(vm, old, objs, ispec, pspec, operation):
     if res is not None:
         assert isinstance(res, AdmissionResult)
         assert res.stage in ("mutate", "validate")
-        res.to_dict()
+        d = res.to_dict()
+        assert d["allowed"] is res.allowed
+        if not res.allowed:     # a refusal is an AdmissionReview status: a code and a message
+            assert d["code"] in (400, 422) and d["message"], d
 
 
 @SETTINGS
@@ -142,17 +158,50 @@ def test_build_vmi_raises_only_errors(vm, objs, ispec, pspec):
         assert vmi["status"]["phase"] == "Pending"
 
 
-def test_named_malformed_shapes():
-    """Malformed VM shapes one by one: no template, nameless volumes, matchers that are not mappings."""
-    bad = [
-        {"spec": {}},                                                     # no spec.template
-        {"spec": {"template": {"spec": {"volumes": [{}, {"containerDisk": {}}]}}}},   # volumes without names
-        {"spec": {"instancetype": "u1.small", "template": {}}},           # a matcher that is not a mapping
-        {"spec": {"preference": ["x"], "template": {}}},
-        {"spec": {"instancetype": {"inferFromVolume": "x"}, "template": {"spec": {"volumes": [{}]}}}},
-    ]
-    weird_objects = [{"kind": "Gadget", "metadata": {"name": "g"}}, {"kind": "PersistentVolumeClaim"}]
-    for vm in bad:
-        _only_errors(it.infer, vm, weird_objects)
-        _only_errors(it.admit_vm, vm, objects=weird_objects)
-        _only_errors(it.build_vmi, vm, objects=weird_objects)
+NOT_A_STRUCT = "json: cannot unmarshal {} into Go struct field VirtualMachine.spec.{} of type struct"
+NO_VOLUME = "unable to find volume x to infer defaults"
+WEIRD_OBJECTS = [{"kind": "Gadget", "metadata": {"name": "g"}}, {"kind": "PersistentVolumeClaim"}]
+
+
+@pytest.mark.parametrize("vm", [
+    {"spec": {}},                                                                 # no spec.template
+    {"spec": {"template": {"spec": {"volumes": [{}, {"containerDisk": {}}]}}}},   # volumes without names
+])
+def test_malformed_shapes_without_matchers_are_defaulted(vm):
+    """Without a matcher there is nothing to infer or apply: KubeVirt only defaults the template."""
+    res = it.infer(vm, WEIRD_OBJECTS)
+    assert (res.instancetype, res.preference, res.vm) == (None, None, vm)
+    adm = it.admit_vm(vm, objects=WEIRD_OBJECTS)
+    assert (adm.allowed, adm.stage) == (True, "validate")
+    tspec = adm.vm["spec"]["template"]["spec"]
+    assert tspec["architecture"] == "amd64" and tspec["domain"] == {"machine": {"type": "q35"}}
+    vmi = it.build_vmi(vm, objects=WEIRD_OBJECTS)
+    assert vmi["status"]["phase"] == "Pending"
+    assert vmi["spec"]["domain"]["cpu"]["sockets"] == 1
+    # SetDefaultVolumeDisk: one disk a volume, named as the volume (here "")
+    volumes = vm["spec"].get("template", {}).get("spec", {}).get("volumes", [])
+    assert vmi["spec"]["domain"]["devices"].get("disks", []) == [{"name": "", "disk": {"bus": "sata"}}] * len(volumes)
+
+
+NO_NAME = 'virtualmachineclusterinstancetypes.instancetype.kubevirt.io "" not found'
+
+
+@pytest.mark.parametrize("vm, error, message, vmi_error, vmi_message", [
+    ({"spec": {"instancetype": "u1.small", "template": {}}}, DecodeError, NOT_A_STRUCT.format("string", "instancetype"),
+     DecodeError, NOT_A_STRUCT.format("string", "instancetype")),
+    ({"spec": {"preference": ["x"], "template": {}}}, DecodeError, NOT_A_STRUCT.format("array", "preference"),
+     DecodeError, NOT_A_STRUCT.format("array", "preference")),
+    # not inferred at admission, the VM controller looks the nameless matcher up (default kind)
+    ({"spec": {"instancetype": {"inferFromVolume": "x"}, "template": {"spec": {"volumes": [{}]}}}},
+     InferError, NO_VOLUME, VMIError, NO_NAME),
+])
+def test_malformed_shapes_with_matchers_are_refused(vm, error, message, vmi_error, vmi_message):
+    """A matcher that is not a mapping is Go's decode error; a missing volume is infer's own error."""
+    with pytest.raises(error) as e:
+        it.infer(vm, WEIRD_OBJECTS)
+    assert str(e.value) == message
+    adm = it.admit_vm(vm, objects=WEIRD_OBJECTS).to_dict()
+    assert (adm["allowed"], adm["code"], adm["stage"], adm["message"]) == (False, 400, "mutate", message)
+    with pytest.raises(vmi_error) as e:
+        it.build_vmi(vm, objects=WEIRD_OBJECTS)
+    assert str(e.value) == vmi_message

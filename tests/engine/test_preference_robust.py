@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from instancetype.engine.preference import apply_autoattach, apply_preference
 from instancetype.engine.requirements import check
-from instancetype.errors import Error
+from instancetype.errors import DecodeError, Error, RequirementsError
 from instancetype.jsonutil import clone
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 8), st.sampled_from(["", "virtio", "amd64", "x"]))
@@ -47,7 +47,14 @@ def test_never_raises_and_never_mutates_preference(pref, spec):
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(["cpu", "memory", "architecture"]), json_values, max_size=3), specs)
 def test_check_only_raises_our_errors(reqs, spec):
+    before = clone(spec)
     try:
-        check({"requirements": reqs}, None, spec)
-    except Error:
-        pass
+        err = check({"requirements": reqs}, None, spec)
+    except Error as e:      # a requirement Go could not have decoded
+        assert isinstance(e, DecodeError) and "requirements" in str(e), repr(e)
+        return
+    assert spec == before
+    if err is not None:     # returned, not raised: VM admission wraps it in its cause
+        assert isinstance(err, RequirementsError), repr(err)
+        assert err.fields and all(f.startswith("spec.template.spec.") for f in err.fields), err.fields
+        assert str(err).startswith(("insufficient ", "no ", "preference requires ")), str(err)

@@ -184,8 +184,19 @@ def test_admission_defaults_architecture_and_topology():
 
 
 def test_admission_applies_instancetype_topology():
-    check_requirements(vm({"domain": {}}), instancetype=it(cpu=4, memory="2Gi"),
-                       preference=pref("cores", cpu=4, memory="2Gi"), admission=True)
+    # the instancetype is applied (4 vCPUs as cores) before the check: exactly enough passes
+    p = pref("cores", cpu=4, memory="2Gi")
+    assert check_requirements(vm({"domain": {}}), instancetype=it(cpu=4, memory="2Gi"), preference=p,
+                              admission=True) is None
+    # ... and the instancetype's own amounts are what the check compares (checkCPU, checkMemory)
+    with pytest.raises(RequirementsError) as e:
+        check_requirements(vm({"domain": {}}), instancetype=it(cpu=3, memory="2Gi"), preference=p, admission=True)
+    assert str(e.value) == "insufficient CPU resources of 3 vCPU provided by instance type, preference requires 4 vCPU"
+    assert e.value.fields == ["spec.instancetype"]
+    with pytest.raises(RequirementsError) as e:
+        check_requirements(vm({"domain": {}}), instancetype=it(cpu=4, memory="1Gi"), preference=p, admission=True)
+    assert str(e.value) == ("insufficient Memory resources of 1Gi provided by instance type, "
+                            "preference requires 2Gi")
 
 
 def test_admission_spread_before_apply():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from instancetype.engine.spread import check_spread
+from instancetype.engine.topology import guest_topology
 from instancetype.errors import ConflictError, SpreadError
 
 SC = ("{g} vCPUs provided by the instance type are not divisible by the Spec.PreferSpreadSocketToCoreRatio "
@@ -42,17 +43,23 @@ def test_not_divisible(guest, pref, msg):
     assert isinstance(e.value, ConflictError)
 
 
-@pytest.mark.parametrize("instancetype,pref", [
-    (None, {"cpu": {"preferredCPUTopology": "spread"}}),
-    (it(4), {"cpu": {"preferredCPUTopology": "spread"}}),
-    (it(3), {"cpu": {"preferredCPUTopology": "cores"}}),
-    (it(3), None),
-    (it(3), {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "Nope"}}}),
-    (it(6), {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "CoresThreads"}}}),
-    (it(8), {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "SocketsCoresThreads", "ratio": 4}}}),
+@pytest.mark.parametrize("instancetype,pref,topology", [
+    # no instancetype: nothing to divide
+    (None, {"cpu": {"preferredCPUTopology": "spread"}}, None),
+    # divisible: the spread the instancetype is then applied with (applyGuestCPUTopology)
+    (it(4), {"cpu": {"preferredCPUTopology": "spread"}}, (2, 2, 1)),
+    (it(6), {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "CoresThreads"}}}, (1, 3, 2)),
+    (it(8), {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "SocketsCoresThreads", "ratio": 4}}},
+     (1, 4, 2)),
+    # not a spread (or an unknown `across`): 3 vCPUs are never checked
+    (it(3), {"cpu": {"preferredCPUTopology": "cores"}}, (1, 3, 1)),
+    (it(3), None, (3, 1, 1)),
+    (it(3), {"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"across": "Nope"}}}, (1, 1, 1)),
 ])
-def test_divisible_or_not_checked(instancetype, pref):
-    check_spread(instancetype, pref)
+def test_divisible_or_not_checked(instancetype, pref, topology):
+    assert check_spread(instancetype, pref) is None
+    if instancetype is not None:
+        assert guest_topology(instancetype["cpu"]["guest"], pref) == topology
 
 
 def test_ratio_zero_is_an_error_not_a_crash():
