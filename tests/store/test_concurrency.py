@@ -4,20 +4,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
 
 from instancetype.store.base import StateFileError
 from instancetype.store.sqlite import SqliteStore
 
-# Each worker: open the store, wait for the start file (all begin together), act, print JSON.
+# Each worker: open the store, say "ready", wait for the start file (all begin together), act, print JSON.
 WORKER = r"""
 import json, os, sys, time
 from instancetype.store.sqlite import SqliteStore
 from instancetype.errors import Error
 path, go, action, arg = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 store = SqliteStore(path, lock_timeout=arg.get("lock_timeout", 120))
+print("ready", flush=True)
 while not os.path.exists(go):
     time.sleep(0.002)
 out = {"ok": [], "errors": []}
@@ -35,9 +36,10 @@ try:
         out["ok"].append(store.update(obj)["metadata"]["resourceVersion"])
     elif action == "hold":
         with store.transaction() as tx:
-            tx.create(vm(arg["name"], {}))
+            held = tx.create(vm(arg["name"], {}))
             print("holding", flush=True)
-            time.sleep(arg["seconds"])
+            sys.stdin.readline()        # the lock is held until the test closes our stdin
+        out["ok"].append(held["metadata"]["resourceVersion"])
     elif action == "increment":
         from instancetype.store.base import Conflict
         done = 0
@@ -59,7 +61,13 @@ print(json.dumps(out), flush=True)
 
 def start(path, go, action, **arg):
     return subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(go), action, json.dumps(arg)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def ready(*procs):
+    """Wait until every worker has opened the store (so the start file starts them together)."""
+    for proc in procs:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
 
 
 def finish(proc, timeout=120):
@@ -81,7 +89,7 @@ def test_writers_of_different_objects_all_succeed(tmp_path):
     path, go = tmp_path / "s.db", tmp_path / "go"
     SqliteStore(path).close()
     procs = [start(path, go, "create", prefix=f"p{i}", count=40) for i in range(6)]
-    time.sleep(0.3)
+    ready(*procs)
     go.touch()
     results = [finish(p) for p in procs]
     assert all(not r["errors"] for r in results), results
@@ -99,7 +107,7 @@ def test_two_writers_from_one_resource_version_one_conflicts(tmp_path):
         obj = s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm1"},
                         "spec": {}})
     procs = [start(path, go, "update", object=obj, writer=w) for w in ("a", "b")]
-    time.sleep(0.3)
+    ready(*procs)
     go.touch()
     results = [finish(p) for p in procs]
     oks = [r for r in results if r["ok"]]
@@ -120,7 +128,7 @@ def test_read_modify_write_with_retries_loses_nothing(tmp_path):
         s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "counter"},
                   "spec": {"n": 0}})
     procs = [start(path, go, "increment", count=30) for _ in range(4)]
-    time.sleep(0.3)
+    ready(*procs)
     go.touch()
     results = [finish(p) for p in procs]
     assert all(e[0] == "retried" for r in results for e in r["errors"]), results
@@ -134,22 +142,42 @@ def test_a_writer_waits_for_a_long_transaction(tmp_path):
     path, go = tmp_path / "s.db", tmp_path / "go"
     SqliteStore(path).close()
     go.touch()
-    holder = start(path, go, "hold", name="held", seconds=1.5)
+    holder = start(path, go, "hold", name="held")
+    ready(holder)
     assert holder.stdout.readline().strip() == "holding"
-    t = time.monotonic()
+    asked = threading.Event()
+    answer: dict = {}
+
+    def write():
+        try:
+            with SqliteStore(path) as s:
+                # SQLite traces a statement as it starts, before BEGIN IMMEDIATE asks for the lock
+                s._db.set_trace_callback(lambda sql: sql.startswith("BEGIN IMMEDIATE") and asked.set())
+                answer["created"] = s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                                              "metadata": {"name": "waiter"}})
+        except BaseException as e:      # noqa: BLE001 - reported by the test thread below
+            answer["error"] = e
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert asked.wait(60), "the writer never asked for the lock"
+    assert answer == {}                 # it cannot have the lock while the holder has it ...
+    held = finish(holder)               # ... closing the holder's stdin commits and releases it
+    writer.join(60)
+    assert not writer.is_alive() and "error" not in answer, answer
+    assert held["errors"] == []
+    # the waiter's write came after the held one, and both are there
+    assert int(answer["created"]["metadata"]["resourceVersion"]) > int(held["ok"][0])
     with SqliteStore(path) as s:
-        s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "waiter"}})
-        waited = time.monotonic() - t
-        assert waited > 0.5
         assert {o["metadata"]["name"] for o in s.list("VirtualMachine")} == {"held", "waiter"}
-    assert finish(holder)["errors"] == []
 
 
 def test_a_lock_held_too_long_is_a_clear_error(tmp_path):
     path, go = tmp_path / "s.db", tmp_path / "go"
     SqliteStore(path).close()
     go.touch()
-    holder = start(path, go, "hold", name="held", seconds=2)
+    holder = start(path, go, "hold", name="held")
+    ready(holder)
     assert holder.stdout.readline().strip() == "holding"
     with SqliteStore(path, lock_timeout=0.3) as s:
         with pytest.raises(StateFileError) as e:
