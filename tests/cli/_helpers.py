@@ -21,7 +21,8 @@ import yaml
 
 from instancetype.cli.main import main
 
-CIRROS_IMAGE = "registry:5000/kubevirt/cirros-container-disk-demo:devel"
+from ..builders import CIRROS_IMAGE, cirros_vm, instancetype_obj, preference_obj  # noqa: F401 (re-exported)
+
 CLOUD_INIT_ECHO = "#!/bin/sh\n\necho 'printed from cloud-init userdata'\n"
 
 
@@ -76,35 +77,14 @@ def manifest(*objs: dict) -> str:
 
 def instancetype(name: str, cpu: int = 1, memory: str = "128Mi", *, version: str = "v1beta1",
                  kind: str = "VirtualMachineInstancetype", **memory_extra: Any) -> dict:
-    group = "flavor.kubevirt.io" if kind == "VirtualMachineFlavor" else "instancetype.kubevirt.io"
-    return {"apiVersion": f"{group}/{version}", "kind": kind, "metadata": {"name": name},
-            "spec": {"cpu": {"guest": cpu}, "memory": {"guest": memory, **memory_extra}}}
+    """The seeds' namespaced instancetype (memory_extra: more `spec.memory` fields)."""
+    obj = instancetype_obj(name, cpu=cpu, memory=memory, kind=kind, version=version)
+    obj["spec"]["memory"].update(memory_extra)
+    return obj
 
 
-def preference(name: str, spec: dict, *, version: str = "v1beta1", group: str = "instancetype.kubevirt.io") -> dict:
-    return {"apiVersion": f"{group}/{version}", "kind": "VirtualMachinePreference", "metadata": {"name": name},
-            "spec": spec}
-
-
-def vm(name: str, *, instancetype: str | None = None, preference: str | None = None, domain: dict | None = None,
-       cloud_init: str | None = None, running: bool | None = False, matcher: str = "instancetype",
-       **spec: Any) -> dict:
-    """The seeds' cirros VM: a container disk (and a cloud-init disk), namespaced matchers."""
-    volumes: list[dict] = [{"containerDisk": {"image": CIRROS_IMAGE}, "name": "containerdisk"}]
-    if cloud_init is not None:
-        volumes.append({"cloudInitNoCloud": {"userData": cloud_init}, "name": "cloudinitdisk"})
-    body: dict[str, Any] = {}
-    if instancetype:
-        body[matcher] = {"kind": "VirtualMachineFlavor" if matcher == "flavor" else "VirtualMachineInstancetype",
-                         "name": instancetype}
-    if preference:
-        body["preference"] = {"kind": "VirtualMachinePreference", "name": preference}
-    if running is not None:
-        body["running"] = running
-    body.update(spec)
-    body["template"] = {"spec": {"domain": domain or {"devices": {}}, "terminationGracePeriodSeconds": 0,
-                                 "volumes": volumes}}
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name}, "spec": body}
+preference = preference_obj
+vm = cirros_vm
 
 
 INSTANCETYPE = manifest(instancetype("small"))

@@ -8,24 +8,19 @@ import pytest
 
 import instancetype as it
 from instancetype.engine.vmi_mutate import mutate_new_vmi
+from tests.builders import vm
 
 IT = {"cpu": {"guest": 2}, "memory": {"guest": "2Gi"}}
 
 
-def vm(*, it_matcher=None, pref_matcher=None, domain=None, meta=None, **tspec) -> dict:
-    spec: dict = {"runStrategy": "Always",
-                  "template": {"metadata": meta or {}, "spec": {"domain": domain if domain is not None else {},
-                                                                **tspec}}}
-    if it_matcher is not None:
-        spec["instancetype"] = it_matcher
-    if pref_matcher is not None:
-        spec["preference"] = pref_matcher
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": "web", "namespace": "ns", "uid": "u-1", "generation": 3}, "spec": spec}
+def web(template_metadata=None, **kw) -> dict:
+    """The VM the VMI is built from: uid and generation set, as the VM controller sees it."""
+    return vm("web", runStrategy="Always", metadata={"uid": "u-1", "generation": 3},
+              template_metadata=template_metadata or {}, **kw)
 
 
 def test_plain_vm():
-    v = vm(meta={"labels": {"app": "web"}}, volumes=[{"name": "root", "containerDisk": {"image": "img"}}])
+    v = web(template_metadata={"labels": {"app": "web"}}, volumes=[{"name": "root", "containerDisk": {"image": "img"}}])
     before = copy.deepcopy(v)
     vmi = it.build_vmi(v)
     assert v == before
@@ -51,8 +46,8 @@ def test_plain_vm():
 
 
 def test_instancetype_and_preference_applied_with_name_annotations():
-    v = vm(it_matcher={"name": "u1.medium", "kind": "VirtualMachineInstancetypes"},
-           pref_matcher={"name": "fedora"},
+    v = web(instancetype={"name": "u1.medium", "kind": "VirtualMachineInstancetypes"},
+           preference={"name": "fedora"},
            domain={"devices": {"autoattachInputDevice": True}})
     pref = {"devices": {"preferredInputBus": "virtio", "preferredInterfaceModel": "virtio"},
             "cpu": {"preferredCPUTopology": "cores"}}
@@ -69,7 +64,7 @@ def test_instancetype_and_preference_applied_with_name_annotations():
 
 
 def test_preferred_autoattach_pod_interface_false_means_no_network():
-    vmi = it.build_vmi(vm(pref_matcher={"name": "p"}),
+    vmi = it.build_vmi(web(preference={"name": "p"}),
                        preference={"devices": {"preferredAutoattachPodInterface": False}})
     devices = vmi["spec"]["domain"]["devices"]
     assert devices["autoattachPodInterface"] is False
@@ -78,7 +73,7 @@ def test_preferred_autoattach_pod_interface_false_means_no_network():
 
 def test_admission_conflicts_stop_the_start():
     with pytest.raises(it.VMIError) as e:
-        it.build_vmi(vm(it_matcher={"name": "x"}, domain={"cpu": {"threads": 2}}), instancetype=IT)
+        it.build_vmi(web(instancetype={"name": "x"}, domain={"cpu": {"threads": 2}}), instancetype=IT)
     err = e.value
     assert err.stage == "admission" and err.requirements_error is None
     assert [c.to_dict() for c in err.causes] == [{
@@ -89,7 +84,7 @@ def test_admission_conflicts_stop_the_start():
 
 def test_requirements_stage():
     with pytest.raises(it.VMIError) as e:
-        it.build_vmi(vm(it_matcher={"name": "x"}, pref_matcher={"name": "p"}), instancetype=IT,
+        it.build_vmi(web(instancetype={"name": "x"}, preference={"name": "p"}), instancetype=IT,
                      preference={"requirements": {"memory": {"guest": "4Gi"}}})
     err = e.value
     assert err.stage == "requirements"
@@ -101,43 +96,43 @@ def test_requirements_stage():
 
 def test_defaults_failure_in_admission():
     with pytest.raises(it.VMIError) as e:
-        it.build_vmi(vm(), config={"network": {"defaultNetworkInterface": "slirp"}})
+        it.build_vmi(web(), config={"network": {"defaultNetworkInterface": "slirp"}})
     assert (str(e.value), e.value.stage, e.value.causes) == ("slirp interface is deprecated as of v1.3",
                                                             "admission", [])
 
 
 def test_lookup_failures_stop_at_autoattach_then_apply():
     with pytest.raises(it.VMIError) as e:
-        it.build_vmi(vm(pref_matcher={"name": "rhel.9", "kind": "VirtualMachinePreference"}))
+        it.build_vmi(web(preference={"name": "rhel.9", "kind": "VirtualMachinePreference"}))
     assert (str(e.value), e.value.stage) == (
         'virtualmachinepreferences.instancetype.kubevirt.io "rhel.9" not found', "autoattach")
     with pytest.raises(it.VMIError) as e:
-        it.build_vmi(vm(it_matcher={"name": "x", "kind": "vmf"}))
+        it.build_vmi(web(instancetype={"name": "x", "kind": "vmf"}))
     assert (str(e.value), e.value.stage) == ("got unexpected kind in InstancetypeMatcher: vmf", "apply")
     stored = {"kind": "VirtualMachineClusterInstancetype", "metadata": {"name": "x"}, "spec": IT}
-    vmi = it.build_vmi(vm(it_matcher={"name": "x"}), objects=[stored])
+    vmi = it.build_vmi(web(instancetype={"name": "x"}), objects=[stored])
     assert vmi["metadata"]["annotations"]["kubevirt.io/cluster-instancetype-name"] == "x"
 
 
 def test_architecture_defaults():
-    arm = it.build_vmi(vm(architecture="arm64", domain={"devices": {"disks": [{"name": "d", "cdrom": {}}]}}))
+    arm = it.build_vmi(web(template={"architecture": "arm64"}, domain={"devices": {"disks": [{"name": "d", "cdrom": {}}]}}))
     dom = arm["spec"]["domain"]
     assert dom["cpu"]["model"] == "host-passthrough" and "maxSockets" not in dom["cpu"]
     assert dom["firmware"]["bootloader"] == {"efi": {"secureBoot": False}}
     assert dom["devices"]["disks"][0]["cdrom"] == {"bus": "virtio", "readonly": True, "tray": "closed"}
     assert dom["machine"]["type"] == "virt"
-    s390 = it.build_vmi(vm(architecture="s390x", domain={"devices": {"watchdog": {"name": "w"}}}))
+    s390 = it.build_vmi(web(template={"architecture": "s390x"}, domain={"devices": {"watchdog": {"name": "w"}}}))
     dom = s390["spec"]["domain"]
     assert dom["features"]["acpi"] == {"enabled": False}
     assert dom["devices"]["watchdog"] == {"name": "w", "diag288": {"action": "reset"}}
     assert "kubevirt.io/pci-topology-version" not in s390["metadata"]["annotations"]
-    amd = it.build_vmi(vm(domain={"devices": {"watchdog": {"name": "w"}}}), config={"cpuModel": "Haswell"})
+    amd = it.build_vmi(web(domain={"devices": {"watchdog": {"name": "w"}}}), config={"cpuModel": "Haswell"})
     assert amd["spec"]["domain"]["devices"]["watchdog"] == {"name": "w", "i6300esb": {"action": "reset"}}
     assert amd["spec"]["domain"]["cpu"]["model"] == "Haswell"
 
 
 def test_hotplug_limits_and_rollout_strategy():
-    big = vm(it_matcher={"name": "x"})
+    big = web(instancetype={"name": "x"})
     vmi = it.build_vmi(big, instancetype={"cpu": {"guest": 200}, "memory": {"guest": "1Gi"}})
     assert vmi["spec"]["domain"]["cpu"]["maxSockets"] == 512     # 200 x 4 capped at 512 vCPUs
     cfg = {"liveUpdateConfiguration": {"maxCpuSockets": 8, "maxGuest": "16Gi"}}
@@ -150,7 +145,7 @@ def test_hotplug_limits_and_rollout_strategy():
 
 
 def test_generation_migration_target_and_firmware_uuid_kept():
-    v = vm(domain={"firmware": {"uuid": "given"}})
+    v = web(domain={"firmware": {"uuid": "given"}})
     v["spec"]["runStrategy"] = "WaitAsReceiver"
     del v["metadata"]["generation"]
     vmi = it.build_vmi(v)
@@ -187,6 +182,6 @@ def test_webhook_evmcs_requires_vmx():
 
 
 def test_tdx_gets_the_quote_generation_socket():
-    vmi = it.build_vmi(vm(it_matcher={"name": "x"}), instancetype=dict(IT, launchSecurity={"tdx": {}}))
+    vmi = it.build_vmi(web(instancetype={"name": "x"}), instancetype=dict(IT, launchSecurity={"tdx": {}}))
     assert vmi["metadata"]["annotations"]["kubevirt.io/qgs-socket-path"] == "/var/run/tdx-qgs/qgs.socket"
     assert "maxGuest" not in vmi["spec"]["domain"]["memory"]        # encrypted VMs: no memory hotplug
