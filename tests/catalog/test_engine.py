@@ -9,6 +9,7 @@ import importlib.util
 import pytest
 
 from instancetype import catalog
+from tests import builders
 
 P = "instancetype.kubevirt.io/"
 GI = 2 ** 30
@@ -62,16 +63,10 @@ def test_combination_count_is_large():
 
 
 def _vm(it: dict, pref: dict) -> dict:
-    return {
-        "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-        "metadata": {"name": "catalog-vm", "namespace": "default"},
-        "spec": {
-            "instancetype": {"kind": it["kind"], "name": it["metadata"]["name"]},
-            "preference": {"kind": pref["kind"], "name": pref["metadata"]["name"]},
-            "runStrategy": "Halted",
-            "template": {"spec": {"domain": {"devices": {}}}},
-        },
-    }
+    """A VM naming the catalogue pair by kind and name."""
+    return builders.vm("catalog-vm", namespace="default", domain={"devices": {}}, runStrategy="Halted",
+                       instancetype={"kind": it["kind"], "name": it["metadata"]["name"]},
+                       preference={"kind": pref["kind"], "name": pref["metadata"]["name"]})
 
 
 def test_catalogue_combinations_expand():

@@ -15,6 +15,7 @@ import pytest
 import instancetype
 from instancetype import catalog
 from instancetype.catalog.migrate import Change, Migration, MigrationError, migrate
+from tests import builders
 
 CATALOGUE = catalog.instancetypes() + catalog.preferences()
 NAME_ANNOTATIONS = {"kubevirt.io/cluster-instancetype-name", "kubevirt.io/cluster-preference-name",
@@ -22,10 +23,9 @@ NAME_ANNOTATIONS = {"kubevirt.io/cluster-instancetype-name", "kubevirt.io/cluste
 
 
 def vm(name: str, template_spec: dict, **spec) -> dict:
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"runStrategy": "Always", **spec,
-                     "template": {"metadata": {"labels": {"kubevirt.io/vm": name}}, "spec": template_spec}}}
+    """A legacy VM of the `default` namespace, its template labelled with its name."""
+    return builders.vm(name, template_spec, namespace="default", runStrategy="Always",
+                       template_metadata={"labels": {"kubevirt.io/vm": name}}, **spec)
 
 
 def assert_reproduces(original: dict, m: Migration) -> None:
@@ -313,7 +313,7 @@ def test_not_a_virtual_machine_or_already_migrated():
         migrate({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
                  "metadata": {"name": "x"}, "spec": {}})
     with pytest.raises(MigrationError, match="spec.template.spec"):
-        migrate({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "x"}, "spec": {}})
+        migrate(builders.vm_object("x", namespace=None))
     done = fedora_vm()
     done["spec"]["instancetype"] = {"kind": "VirtualMachineClusterInstancetype", "name": "u1.medium"}
     with pytest.raises(MigrationError, match="already references instancetype 'u1.medium'"):

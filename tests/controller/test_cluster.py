@@ -9,22 +9,19 @@ import pytest
 from instancetype.controller import Cluster
 from instancetype.store.base import Conflict, NotFound
 from instancetype.webhook.admission import Refused
+from tests import builders
 
-IT = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
-      "metadata": {"name": "csmall"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "128Mi"}}}
-PREF = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
-        "metadata": {"name": "cirros"}, "spec": {"devices": {"preferredDiskBus": "virtio"}}}
+IT = builders.instancetype_obj("csmall", cpu=1, memory="128Mi")
+PREF = builders.preference_obj("cirros", {"devices": {"preferredDiskBus": "virtio"}})
 
 
 def vm(name="vm1", strategy="Always", **spec):
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name},
-            "spec": {"runStrategy": strategy,
-                     "instancetype": {"kind": "VirtualMachineInstancetype", "name": "csmall"},
-                     "preference": {"kind": "VirtualMachinePreference", "name": "cirros"},
-                     "template": {"spec": {"domain": {"devices": {}},
-                                           "volumes": [{"name": "containerdisk",
-                                                        "containerDisk": {"image": "cirros"}}]}},
-                     **spec}}
+    """A VM of the default namespace using IT and PREF, booting a container disk."""
+    return builders.vm(name, namespace=None, runStrategy=strategy,
+                       instancetype={"kind": "VirtualMachineInstancetype", "name": "csmall"},
+                       preference={"kind": "VirtualMachinePreference", "name": "cirros"},
+                       domain={"devices": {}}, volumes=[{"name": "containerdisk", "containerDisk": {"image": "cirros"}}],
+                       **spec)
 
 
 @pytest.fixture

@@ -6,15 +6,10 @@ import pytest
 
 import instancetype as it
 from instancetype.errors import DecodeError, InferError, LoadError
+from tests import builders
 
 IT_LABEL = "instancetype.kubevirt.io/default-instancetype"
 ARCH_LABEL = "template.kubevirt.io/architecture"
-
-
-def _vm(spec_extra: dict, volumes: list, namespace: str = "ns") -> dict:
-    spec = {"template": {"spec": {"domain": {}, "volumes": volumes}}, **spec_extra}
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": "vm", "namespace": namespace}, "spec": spec}
 
 
 def _obj(kind: str, name: str, namespace: str = "ns", labels: dict | None = None, spec: dict | None = None) -> dict:
@@ -33,8 +28,9 @@ PVC_IN_VM_NS = _obj("PersistentVolumeClaim", "golden", labels={IT_LABEL: "u1.sma
 def test_dv_template_source_pvc_without_namespace_is_not_found(source):
     # fromDataVolumeSpec -> fromPVC(Source.PVC.Name, Source.PVC.Namespace): an empty namespace is a
     # GET in namespace "", so the PVC in the VM's namespace is NOT found (a non-ignorable error).
-    vm = _vm({"instancetype": {"inferFromVolume": "root", "inferFromVolumeFailurePolicy": "Ignore"},
-              "dataVolumeTemplates": [{"metadata": {"name": "root-dv"}, "spec": {"source": source}}]}, DV_VOLUME)
+    vm = builders.vm(instancetype={"inferFromVolume": "root", "inferFromVolumeFailurePolicy": "Ignore"},
+                     dataVolumeTemplates=[{"metadata": {"name": "root-dv"}, "spec": {"source": source}}],
+                     volumes=DV_VOLUME)
     with pytest.raises(InferError) as e:
         it.infer(vm, [PVC_IN_VM_NS])
     assert str(e.value) == 'persistentvolumeclaims "golden" not found'
@@ -42,10 +38,10 @@ def test_dv_template_source_pvc_without_namespace_is_not_found(source):
 
 
 def test_dv_template_source_pvc_with_namespace_is_found():
-    vm = _vm({"instancetype": {"inferFromVolume": "root"},
-              "dataVolumeTemplates": [{"metadata": {"name": "root-dv"},
-                                       "spec": {"source": {"pvc": {"name": "golden", "namespace": "ns"}}}}]},
-             DV_VOLUME)
+    vm = builders.vm(instancetype={"inferFromVolume": "root"},
+                     dataVolumeTemplates=[{"metadata": {"name": "root-dv"},
+                                           "spec": {"source": {"pvc": {"name": "golden", "namespace": "ns"}}}}],
+                     volumes=DV_VOLUME)
     assert it.infer(vm, [PVC_IN_VM_NS]).instancetype == {"name": "u1.small"}
 
 
@@ -53,7 +49,7 @@ def test_source_ref_with_empty_namespace_is_not_defaulted():
     # fromDataVolumeSourceRef: a non-nil sourceRef.namespace is used even when empty.
     ds = _obj("DataSource", "fedora", labels={IT_LABEL: "u1.small"})
     dvt = {"metadata": {"name": "root-dv"}, "spec": {"sourceRef": {"kind": "DataSource", "name": "fedora"}}}
-    vm = _vm({"instancetype": {"inferFromVolume": "root"}, "dataVolumeTemplates": [dvt]}, DV_VOLUME)
+    vm = builders.vm(instancetype={"inferFromVolume": "root"}, dataVolumeTemplates=[dvt], volumes=DV_VOLUME)
     assert it.infer(vm, [ds]).instancetype == {"name": "u1.small"}     # absent: the VM's namespace
     dvt["spec"]["sourceRef"]["namespace"] = ""
     with pytest.raises(InferError) as e:
@@ -65,7 +61,7 @@ def test_datasource_source_pvc_without_namespace_is_not_found():
     # fromDataSource -> fromPVC(ds.Spec.Source.PVC.Name, ds.Spec.Source.PVC.Namespace)
     ds = _obj("DataSource", "fedora", spec={"source": {"pvc": {"name": "golden"}}})
     dvt = {"metadata": {"name": "root-dv"}, "spec": {"sourceRef": {"kind": "DataSource", "name": "fedora"}}}
-    vm = _vm({"instancetype": {"inferFromVolume": "root"}, "dataVolumeTemplates": [dvt]}, DV_VOLUME)
+    vm = builders.vm(instancetype={"inferFromVolume": "root"}, dataVolumeTemplates=[dvt], volumes=DV_VOLUME)
     with pytest.raises(InferError, match='persistentvolumeclaims "golden" not found'):
         it.infer(vm, [ds, PVC_IN_VM_NS])
 
@@ -74,7 +70,7 @@ def test_datasource_source_pvc_without_namespace_is_not_found():
 def _arch_vm() -> dict:
     dvt = {"metadata": {"name": "root-dv"},
            "spec": {"sourceRef": {"kind": "DataSource", "name": "pointer"}, "storage": {}}}
-    return _vm({"dataVolumeTemplates": [dvt]}, DV_VOLUME)
+    return builders.vm(dataVolumeTemplates=[dvt], volumes=DV_VOLUME)
 
 
 @pytest.mark.parametrize("target_ns, arch", [("ns", "arm64"), ("", "amd64"), (None, "amd64")])
@@ -103,7 +99,7 @@ def test_validate_null_object_lacks_spec():
 # --- bad input names the field -----------------------------------------------------------------
 @pytest.mark.parametrize("meta", [{"name": {"a": 1}}, {"name": ["x"]}, {"name": "x", "namespace": 5}])
 def test_whole_object_with_non_string_name_is_a_load_error(meta):
-    vm = _vm({"instancetype": {"name": "x", "kind": "VirtualMachineInstancetype"}}, [])
+    vm = builders.vm(instancetype={"name": "x", "kind": "VirtualMachineInstancetype"}, volumes=[])
     given = {"kind": "VirtualMachineInstancetype", "metadata": meta,
              "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
     with pytest.raises(LoadError, match=r"instancetype\.metadata\.(name|namespace): must be a string"):
@@ -117,7 +113,7 @@ def test_whole_object_with_non_string_name_is_a_load_error(meta):
     ({"architectureConfiguration": {"amd64": "q35"}}, "architectureConfiguration.amd64"),
 ])
 def test_badly_typed_config_names_the_field(config, field):
-    vm = _vm({}, [{"name": "root", "containerDisk": {"image": "img"}}])
+    vm = builders.vm(volumes=[{"name": "root", "containerDisk": {"image": "img"}}])
     with pytest.raises(DecodeError) as e:
         it.build_vmi(vm, config=config)
     assert f"KubeVirtConfiguration.{field} of type" in str(e.value)
@@ -125,8 +121,8 @@ def test_badly_typed_config_names_the_field(config, field):
 
 def test_update_with_undecodable_old_vm_is_a_400():
     # GetVMFromAdmissionReview: on UPDATE the old object is decoded as well.
-    vm = _vm({"instancetype": {"name": "x"}}, [])
-    old = _vm({"instancetype": "x"}, [])
+    vm = builders.vm(instancetype={"name": "x"}, volumes=[])
+    old = builders.vm(instancetype="x", volumes=[])
     res = it.admit_vm(vm, operation="UPDATE", old=old)
     assert (res.allowed, res.code, res.stage) == (False, 400, "mutate")
     assert "VirtualMachine.spec.instancetype" in res.message

@@ -7,18 +7,15 @@ import copy
 import pytest
 
 from instancetype import expand
+from tests import builders
 
 IT = {"cpu": {"guest": 4}, "memory": {"guest": "1Gi"}}
 
 
-def make_vm(template_spec=None, it=True, pref=True):
-    spec = {"runStrategy": "Always", "template": {"spec": template_spec if template_spec is not None else {"domain": {}}}}
-    if it:
-        spec["instancetype"] = {"name": "it"}
-    if pref:
-        spec["preference"] = {"name": "pref"}
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": "vm", "namespace": "ns"}, "spec": spec}
+def make_vm(template_spec=None, it=True, pref=True) -> dict:
+    """A VM naming the instancetype `it` and the preference `pref` (False: none)."""
+    return builders.vm(template=template_spec, runStrategy="Always", instancetype={"name": "it"} if it else None,
+                       preference={"name": "pref"} if pref else None)
 
 
 def tspec(out):

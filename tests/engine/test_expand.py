@@ -8,22 +8,20 @@ import pytest
 
 from instancetype import expand
 from instancetype.errors import ConflictError, DecodeError, DefaultsError, NotFoundError, UnexpectedKindError
+from tests import builders
 
 IT = {"cpu": {"guest": 2}, "memory": {"guest": "128Mi"}}
 PREF = {"cpu": {"preferredCPUTopology": "cores"}, "devices": {"preferredDiskBus": "virtio"}}
 
 
-def make_vm(template_spec=None, it=True, pref=True, **spec_extra):
-    spec = {"runStrategy": "Always",
-            "template": {"spec": template_spec if template_spec is not None else
-                         {"domain": {}, "volumes": [{"name": "volumeName", "containerDisk": {"image": "img:latest"}}]}}}
-    if it:
-        spec["instancetype"] = {"name": "it", "kind": "VirtualMachineInstancetype"} if it is True else it
-    if pref:
-        spec["preference"] = {"name": "pref", "kind": "VirtualMachinePreference"} if pref is True else pref
-    spec.update(spec_extra)
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": "vm", "namespace": "ns"}, "spec": spec}
+def make_vm(template_spec=None, it=True, pref=True, **spec) -> dict:
+    """Expand's VM: a container disk, the namespaced matchers `it` and `pref` (False: none)."""
+    if template_spec is None:
+        template_spec = {"domain": {}, "volumes": [{"name": "volumeName", "containerDisk": {"image": "img:latest"}}]}
+    return builders.vm(template=template_spec, runStrategy="Always",
+                       instancetype={"name": "it", "kind": "VirtualMachineInstancetype"} if it is True else it or None,
+                       preference={"name": "pref", "kind": "VirtualMachinePreference"} if pref is True else pref or None,
+                       **spec)
 
 
 def test_expand_basic():

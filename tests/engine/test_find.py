@@ -3,27 +3,19 @@ pkg/instancetype/preference/find)."""
 from __future__ import annotations
 
 import base64
+import functools
 import json
 
 import pytest
 
 from instancetype.engine.find import find_instancetype, find_preference, index_for, objects_for_matchers
 from instancetype.errors import DecodeError, NotFoundError, UnexpectedKindError
+from tests import builders
 
 IT = {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}}
 PREF = {"cpu": {"preferredCPUTopology": "cores"}}
 
-
-def vm(it=None, pref=None, ns="team", status=None):
-    spec = {"template": {"spec": {}}}
-    if it is not None:
-        spec["instancetype"] = it
-    if pref is not None:
-        spec["preference"] = pref
-    out = {"metadata": {"name": "vm1", "namespace": ns}, "spec": spec}
-    if status:
-        out["status"] = status
-    return out
+vm = functools.partial(builders.vm, "vm1", namespace="team")
 
 
 def obj(kind, name, spec, ns=None):
@@ -47,7 +39,7 @@ def test_no_matcher():
 @pytest.mark.parametrize("kind", ["", "VirtualMachineClusterInstancetype", "virtualmachineclusterinstancetypes",
                                   "VIRTUALMACHINECLUSTERINSTANCETYPE"])
 def test_cluster_kinds(kind):
-    v = vm({"name": "u1", "kind": kind})
+    v = vm(instancetype={"name": "u1", "kind": kind})
     idx = index_for(v, [obj("VirtualMachineClusterInstancetype", "u1", IT)])
     assert find_instancetype(v, idx)["cpu"]["guest"] == 2
 
@@ -55,7 +47,7 @@ def test_cluster_kinds(kind):
 @pytest.mark.parametrize("kind", ["VirtualMachineInstancetype", "virtualMachineInstanceType",
                                   "virtualmachineinstancetypes"])
 def test_namespaced_kinds_use_vm_namespace(kind):
-    v = vm({"name": "u1", "kind": kind})
+    v = vm(instancetype={"name": "u1", "kind": kind})
     idx = index_for(v, [obj("VirtualMachineInstancetype", "u1", IT, ns="other")])
     with pytest.raises(NotFoundError) as e:
         find_instancetype(v, idx)
@@ -67,25 +59,25 @@ def test_namespaced_kinds_use_vm_namespace(kind):
 @pytest.mark.parametrize("kind", ["vmf", "instancetype", "virtualmachineinstancetype.instancetype.kubevirt.io",
                                   "VirtualMachineFlavor"])
 def test_unexpected_instancetype_kind(kind):
-    v = vm({"name": "u1", "kind": kind})
+    v = vm(instancetype={"name": "u1", "kind": kind})
     with pytest.raises(UnexpectedKindError) as e:
         find_instancetype(v, index_for(v))
     assert str(e.value) == f"got unexpected kind in InstancetypeMatcher: {kind}"
 
 
 def test_unexpected_preference_kind():
-    v = vm(pref={"name": "p", "kind": "vmcp"})
+    v = vm(preference={"name": "p", "kind": "vmcp"})
     with pytest.raises(UnexpectedKindError) as e:
         find_preference(v, index_for(v))
     assert str(e.value) == "got unexpected kind in PreferenceMatcher: vmcp"
 
 
 def test_preference_not_found_texts():
-    v = vm(pref={"name": "rhel.8"})
+    v = vm(preference={"name": "rhel.8"})
     with pytest.raises(NotFoundError) as e:
         find_preference(v, index_for(v))
     assert str(e.value) == 'virtualmachineclusterpreferences.instancetype.kubevirt.io "rhel.8" not found'
-    v = vm(pref={"name": "w", "kind": "VirtualMachinePreference"})
+    v = vm(preference={"name": "w", "kind": "VirtualMachinePreference"})
     with pytest.raises(NotFoundError) as e:
         find_preference(v, index_for(v))
     assert str(e.value) == 'virtualmachinepreferences.instancetype.kubevirt.io "w" not found'
@@ -94,13 +86,13 @@ def test_preference_not_found_texts():
 def test_revision_name_wins_over_kind_and_live_object():
     stored = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
               "metadata": {"name": "u1"}, "spec": {"cpu": {"guest": 8}, "memory": {"guest": "2Gi"}}}
-    v = vm({"name": "u1", "kind": "vmf", "revisionName": "rev-1"})
+    v = vm(instancetype={"name": "u1", "kind": "vmf", "revisionName": "rev-1"})
     idx = index_for(v, [cr("rev-1", stored), obj("VirtualMachineClusterInstancetype", "u1", IT)])
     assert find_instancetype(v, idx)["cpu"]["guest"] == 8
 
 
 def test_revision_missing():
-    v = vm({"name": "u1", "revisionName": "rev-x"})
+    v = vm(instancetype={"name": "u1", "revisionName": "rev-x"})
     with pytest.raises(NotFoundError) as e:
         find_instancetype(v, index_for(v))
     assert str(e.value) == 'controllerrevisions.apps "rev-x" not found'
@@ -109,7 +101,7 @@ def test_revision_missing():
 def test_revision_data_as_json_text_and_wrong_type():
     stored = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
               "metadata": {"name": "p"}, "spec": PREF}
-    v = vm({"name": "u1", "revisionName": "rev"}, {"name": "p", "revisionName": "rev"})
+    v = vm(instancetype={"name": "u1", "revisionName": "rev"}, preference={"name": "p", "revisionName": "rev"})
     idx = index_for(v, [cr("rev", json.dumps(stored))])
     assert find_preference(v, idx) == PREF
     with pytest.raises(DecodeError) as e:
@@ -121,7 +113,7 @@ def test_old_spec_revision_wrapper_is_not_decoded():
     # KubeVirt v1.7 removed the v1alpha1 SpecRevision / v1alpha compat from
     # compatibility.DecodeControllerRevision: v1.9's decoder finds no kind in such a payload.
     blob = base64.b64encode(json.dumps(IT).encode()).decode()
-    v = vm({"name": "u1", "revisionName": "old"})
+    v = vm(instancetype={"name": "u1", "revisionName": "old"})
     idx = index_for(v, [cr("old", {"apiVersion": "", "spec": blob})])
     with pytest.raises(DecodeError) as e:
         find_instancetype(v, idx)
@@ -149,7 +141,7 @@ def test_status_ref_used_only_when_label_matches():
               "metadata": {"name": "u1"}, "spec": {"cpu": {"guest": 8}, "memory": {"guest": "2Gi"}}}
     status = {"instancetypeRef": {"name": "u1", "controllerRevisionRef": {"name": "rev"}}}
     live = obj("VirtualMachineClusterInstancetype", "u1", IT)
-    v = vm({"name": "u1"}, status=status)
+    v = vm(instancetype={"name": "u1"}, status=status)
     idx = index_for(v, [cr("rev", stored, labels={"instancetype.kubevirt.io/object-name": "u1"}), live])
     assert find_instancetype(v, idx)["cpu"]["guest"] == 8
     idx = index_for(v, [cr("rev", stored, labels={"instancetype.kubevirt.io/object-name": "old"}), live])
@@ -157,7 +149,8 @@ def test_status_ref_used_only_when_label_matches():
 
 
 def test_objects_for_matchers():
-    v = vm({"name": "a", "kind": "virtualmachineinstancetypes"}, {"name": "b", "kind": "bogus"})
+    v = vm(instancetype={"name": "a", "kind": "virtualmachineinstancetypes"},
+           preference={"name": "b", "kind": "bogus"})
     objs = objects_for_matchers(v, {"spec": IT, "kind": "x"}, PREF)
     assert objs == [{"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
                      "metadata": {"name": "a", "namespace": "team"}, "spec": IT}]
@@ -168,7 +161,7 @@ def test_objects_for_matchers():
 
 
 def test_objects_for_both_matchers():
-    v = vm({"name": "a"}, {"name": "b", "kind": "VirtualMachinePreference"})
+    v = vm(instancetype={"name": "a"}, preference={"name": "b", "kind": "VirtualMachinePreference"})
     objs = objects_for_matchers(v, IT, {"kind": "VirtualMachinePreference", "spec": PREF})
     assert [(o["kind"], o["metadata"]) for o in objs] == [
         ("VirtualMachineClusterInstancetype", {"name": "a"}),

@@ -7,10 +7,7 @@ import pytest
 from instancetype.engine import matchers, object_input, vm_decode, vm_fields
 from instancetype.engine.results import Cause
 from instancetype.errors import DecodeError, LoadError, QuantityError
-
-
-def vm(**spec) -> dict:
-    return {"metadata": {"name": "vm"}, "spec": spec}
+from tests.builders import vm
 
 
 RENAMED = Cause("FieldValueInvalid", "the Matcher Name has been updated without updating the RevisionName",

@@ -6,6 +6,7 @@ import pytest
 
 from instancetype.engine.requirements import check, check_requirements
 from instancetype.errors import ConflictError, DefaultsError, RequirementsError, SpreadError
+from tests.builders import vm
 
 CPU = "spec.template.spec.domain.cpu"
 
@@ -143,58 +144,53 @@ def test_check_passes(p, itype, spec):
     assert check(p, itype, spec) is None
 
 
-def vm(template_spec, metadata=None):
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "v", "namespace": "ns"},
-            "spec": {"template": {"metadata": metadata or {}, "spec": template_spec}}}
-
-
 def test_public_plain_mode_checks_template_as_given():
     with pytest.raises(RequirementsError) as e:
-        check_requirements(vm({"domain": {}}), instancetype=None, preference=pref(cpu=2))
+        check_requirements(vm(), instancetype=None, preference=pref(cpu=2))
     assert str(e.value) == "no CPU resources provided by VirtualMachine, preference requires 2 vCPU"
-    check_requirements(vm({"domain": {}}), preference=None)
+    check_requirements(vm(), preference=None)
 
 
 def test_public_accepts_whole_objects():
     obj = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
            "metadata": {"name": "p"}, "spec": pref(memory="512Mi")}
     with pytest.raises(RequirementsError) as e:
-        check_requirements(vm({"domain": {}}), instancetype=it(memory="128Mi"), preference=obj)
+        check_requirements(vm(), instancetype=it(memory="128Mi"), preference=obj)
     assert str(e.value) == "insufficient Memory resources of 128Mi provided by instance type, preference requires 512Mi"
 
 
 def test_admission_defaults_memory_from_requests():
     spec = {"domain": {"resources": {"requests": {"memory": "512Mi"}}}}
     with pytest.raises(RequirementsError) as e:
-        check_requirements(vm(spec), preference=pref(memory="1Gi"), admission=True)
+        check_requirements(vm(template=spec), preference=pref(memory="1Gi"), admission=True)
     assert str(e.value) == ("insufficient Memory resources of 512Mi provided by VirtualMachine, "
                             "preference requires 1Gi")
 
 
 def test_admission_defaults_architecture_and_topology():
     with pytest.raises(RequirementsError) as e:
-        check_requirements(vm({"domain": {}}), preference=pref(arch="arm64"), admission=True)
+        check_requirements(vm(), preference=pref(arch="arm64"), admission=True)
     assert str(e.value) == "preference requires architecture arm64 but amd64 is being requested"
     # preferredArchitecture is applied before the defaults
-    check_requirements(vm({"domain": {}}), preference=pref(arch="arm64", preferredArchitecture="arm64"),
+    check_requirements(vm(), preference=pref(arch="arm64", preferredArchitecture="arm64"),
                        admission=True)
     with pytest.raises(RequirementsError) as e:
-        check_requirements(vm({"domain": {}}), preference=pref("sockets", cpu=2), admission=True)
+        check_requirements(vm(), preference=pref("sockets", cpu=2), admission=True)
     assert e.value.fields == [CPU + ".sockets"]
 
 
 def test_admission_applies_instancetype_topology():
     # the instancetype is applied (4 vCPUs as cores) before the check: exactly enough passes
     p = pref("cores", cpu=4, memory="2Gi")
-    assert check_requirements(vm({"domain": {}}), instancetype=it(cpu=4, memory="2Gi"), preference=p,
+    assert check_requirements(vm(), instancetype=it(cpu=4, memory="2Gi"), preference=p,
                               admission=True) is None
     # ... and the instancetype's own amounts are what the check compares (checkCPU, checkMemory)
     with pytest.raises(RequirementsError) as e:
-        check_requirements(vm({"domain": {}}), instancetype=it(cpu=3, memory="2Gi"), preference=p, admission=True)
+        check_requirements(vm(), instancetype=it(cpu=3, memory="2Gi"), preference=p, admission=True)
     assert str(e.value) == "insufficient CPU resources of 3 vCPU provided by instance type, preference requires 4 vCPU"
     assert e.value.fields == ["spec.instancetype"]
     with pytest.raises(RequirementsError) as e:
-        check_requirements(vm({"domain": {}}), instancetype=it(cpu=4, memory="1Gi"), preference=p, admission=True)
+        check_requirements(vm(), instancetype=it(cpu=4, memory="1Gi"), preference=p, admission=True)
     assert str(e.value) == ("insufficient Memory resources of 1Gi provided by instance type, "
                             "preference requires 2Gi")
 
@@ -202,14 +198,14 @@ def test_admission_applies_instancetype_topology():
 def test_admission_spread_before_apply():
     p = {"cpu": {"preferredCPUTopology": "spread"}, "requirements": {"cpu": {"guest": 1}}}
     with pytest.raises(SpreadError) as e:
-        check_requirements(vm({"domain": {"cpu": {"sockets": 2}}}), instancetype=it(cpu=3), preference=p,
+        check_requirements(vm(template={"domain": {"cpu": {"sockets": 2}}}), instancetype=it(cpu=3), preference=p,
                            admission=True)
     assert e.value.fields == ["instancetype.spec.cpu.guest"]
 
 
 def test_admission_conflicts():
     with pytest.raises(ConflictError) as e:
-        check_requirements(vm({"domain": {"cpu": {"sockets": 2}}}), instancetype=it(cpu=2),
+        check_requirements(vm(template={"domain": {"cpu": {"sockets": 2}}}), instancetype=it(cpu=2),
                            preference=pref(cpu=1), admission=True)
     assert not isinstance(e.value, SpreadError)
     assert e.value.fields == ["spec.template.spec.domain.cpu.sockets"]
@@ -220,12 +216,12 @@ def test_admission_conflicts():
 def test_admission_defaults_error():
     cfg = {"network": {"defaultNetworkInterface": "bridge", "permitBridgeInterfaceOnPodNetwork": False}}
     with pytest.raises(DefaultsError) as e:
-        check_requirements(vm({"domain": {}}), preference=pref(cpu=1), config=cfg, admission=True)
+        check_requirements(vm(), preference=pref(cpu=1), config=cfg, admission=True)
     assert str(e.value) == "bridge interface is not enabled in kubevirt-config"
 
 
 def test_admission_does_not_mutate_vm():
-    v = vm({"domain": {"devices": {"disks": [{"name": "a"}]}}, "volumes": [{"name": "b"}]})
+    v = vm(template={"domain": {"devices": {"disks": [{"name": "a"}]}}, "volumes": [{"name": "b"}]})
     before = repr(v)
     check_requirements(v, instancetype=it(), preference=pref(memory="1Gi"), admission=True)
     assert repr(v) == before

@@ -20,7 +20,8 @@ def web(template_metadata=None, **kw) -> dict:
 
 
 def test_plain_vm():
-    v = web(template_metadata={"labels": {"app": "web"}}, volumes=[{"name": "root", "containerDisk": {"image": "img"}}])
+    v = web(template_metadata={"labels": {"app": "web"}},
+            volumes=[{"name": "root", "containerDisk": {"image": "img"}}])
     before = copy.deepcopy(v)
     vmi = it.build_vmi(v)
     assert v == before
@@ -46,9 +47,8 @@ def test_plain_vm():
 
 
 def test_instancetype_and_preference_applied_with_name_annotations():
-    v = web(instancetype={"name": "u1.medium", "kind": "VirtualMachineInstancetypes"},
-           preference={"name": "fedora"},
-           domain={"devices": {"autoattachInputDevice": True}})
+    v = web(instancetype={"name": "u1.medium", "kind": "VirtualMachineInstancetypes"}, preference={"name": "fedora"},
+            domain={"devices": {"autoattachInputDevice": True}})
     pref = {"devices": {"preferredInputBus": "virtio", "preferredInterfaceModel": "virtio"},
             "cpu": {"preferredCPUTopology": "cores"}}
     vmi = it.build_vmi(v, instancetype=IT, preference=pref)
@@ -115,7 +115,8 @@ def test_lookup_failures_stop_at_autoattach_then_apply():
 
 
 def test_architecture_defaults():
-    arm = it.build_vmi(web(template={"architecture": "arm64"}, domain={"devices": {"disks": [{"name": "d", "cdrom": {}}]}}))
+    arm = it.build_vmi(web(template={"architecture": "arm64"},
+                           domain={"devices": {"disks": [{"name": "d", "cdrom": {}}]}}))
     dom = arm["spec"]["domain"]
     assert dom["cpu"]["model"] == "host-passthrough" and "maxSockets" not in dom["cpu"]
     assert dom["firmware"]["bootloader"] == {"efi": {"secureBoot": False}}

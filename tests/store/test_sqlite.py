@@ -11,24 +11,23 @@ from instancetype.store.base import (
     parse_label_selector,
 )
 from instancetype.store.sqlite import SqliteStore, open_store
+from tests import builders
 
 CONFLICT = ('Operation cannot be fulfilled on virtualmachines.kubevirt.io "vm1": the object has been modified; '
             "please apply your changes to the latest version and try again")
 
 
 def vm(name="vm1", namespace=None, labels=None, spec=None, **meta):
-    m = {"name": name, **meta}
-    if namespace:
-        m["namespace"] = namespace
+    """A VM as a user stores it: halted, empty template, unless `spec` replaces it."""
     if labels:
-        m["labels"] = labels
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": m,
-            "spec": spec if spec is not None else {"runStrategy": "Halted", "template": {"spec": {}}}}
+        meta["labels"] = labels
+    if spec is None:
+        return builders.vm(name, {}, namespace=namespace, metadata=meta, runStrategy="Halted")
+    return builders.vm_object(name, spec, namespace=namespace, metadata=meta)
 
 
-def instancetype(name="it1", cpu=1):
-    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
-            "metadata": {"name": name}, "spec": {"cpu": {"guest": cpu}, "memory": {"guest": "1Gi"}}}
+def instancetype():
+    return builders.instancetype_obj("it1", cpu=1, memory="1Gi", kind="VirtualMachineClusterInstancetype")
 
 
 @pytest.fixture
