@@ -16,13 +16,7 @@ IT = {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}}
 PREF = {"cpu": {"preferredCPUTopology": "cores"}}
 
 vm = functools.partial(builders.vm, "vm1", namespace="team")
-
-
-def obj(kind, name, spec, ns=None):
-    meta = {"name": name}
-    if ns:
-        meta["namespace"] = ns
-    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": meta, "spec": spec}
+obj = builders.api_object
 
 
 def cr(name, data, ns="team", labels=None):
@@ -48,7 +42,7 @@ def test_cluster_kinds(kind):
                                   "virtualmachineinstancetypes"])
 def test_namespaced_kinds_use_vm_namespace(kind):
     v = vm(instancetype={"name": "u1", "kind": kind})
-    idx = index_for(v, [obj("VirtualMachineInstancetype", "u1", IT, ns="other")])
+    idx = index_for(v, [obj("VirtualMachineInstancetype", "u1", IT, namespace="other")])
     with pytest.raises(NotFoundError) as e:
         find_instancetype(v, idx)
     assert str(e.value) == 'virtualmachineinstancetypes.instancetype.kubevirt.io "u1" not found'

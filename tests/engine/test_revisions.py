@@ -10,21 +10,20 @@ import pytest
 from instancetype.engine import revisions as R
 from instancetype.errors import DecodeError, Error, UnexpectedKindError
 from instancetype.jsonutil import clone
+from tests import builders
 
 UID = "9160e5de-2540-476a-86d9-af0081aee68a"
-VM = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-      "metadata": {"name": "testvm", "namespace": "default", "uid": "7ad77f47-ee51-4024-8d5b-4141aec7b04c"},
-      "spec": {"instancetype": {"name": "test-cluster-instancetype"}}}
+VM = builders.vm_object("testvm", {"instancetype": {"name": "test-cluster-instancetype"}}, namespace="default",
+                        metadata={"uid": "7ad77f47-ee51-4024-8d5b-4141aec7b04c"})
 
 
 def cluster_instancetype(cpu=2, memory="128Mi", name="test-cluster-instancetype", **meta):
-    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
-            "metadata": {"name": name, "uid": UID, "generation": 1, "resourceVersion": "42",
-                         "creationTimestamp": "2024-01-01T00:00:00Z",
-                         "labels": {"instancetype.kubevirt.io/common-instancetypes-version": "v1.0.0"},
-                         "annotations": {"a": "b"}, "finalizers": ["f"], "managedFields": [{}],
-                         "ownerReferences": [{"uid": "x"}], **meta},
-            "spec": {"cpu": {"guest": cpu}, "memory": {"guest": memory}}}
+    """A stored cluster instancetype with all the metadata a revision must leave out."""
+    return builders.instancetype_obj(name, cpu=cpu, memory=memory, kind="VirtualMachineClusterInstancetype", metadata={
+        "uid": UID, "generation": 1, "resourceVersion": "42", "creationTimestamp": "2024-01-01T00:00:00Z",
+        "labels": {"instancetype.kubevirt.io/common-instancetypes-version": "v1.0.0"},
+        "annotations": {"a": "b"}, "finalizers": ["f"], "managedFields": [{}], "ownerReferences": [{"uid": "x"}],
+        **meta})
 
 
 # Seed 003: a KubeVirt v0.56 (v1alpha1) capture of instancetype csmall for VM vm-cirros-csmall.

@@ -3,11 +3,11 @@ import pytest
 
 from instancetype.engine.schema import check_schema
 from instancetype.errors import UnexpectedKindError
+from tests import builders
 
 
 def obj(spec, kind="VirtualMachineInstancetype", **top):
-    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": {"name": "x"},
-            "spec": spec, **top}
+    return builders.api_object(kind, "x", spec, **top)
 
 
 def test_valid_object_passes_and_unknown_fields_and_nulls_are_pruned():

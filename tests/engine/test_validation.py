@@ -3,15 +3,15 @@ import pytest
 
 from instancetype.engine.validation import validate
 from instancetype.errors import UnexpectedKindError
+from tests import builders
 
 
 def it(spec, kind="VirtualMachineInstancetype", **top):
-    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind, "metadata": {"name": "x"},
-            "spec": spec, **top}
+    return builders.api_object(kind, "x", spec, **top)
 
 
 def pref(spec, kind="VirtualMachinePreference", **top):
-    return it(spec, kind, **top)
+    return builders.api_object(kind, "x", spec, **top)
 
 
 OK = {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}
