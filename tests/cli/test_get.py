@@ -7,6 +7,7 @@ import pytest
 
 from instancetype.cli.tables import TabWriter, human_duration
 
+from ..builders import vm_object
 from ._helpers import INSTANCETYPE, VM, get_json, run, run_process
 
 
@@ -153,10 +154,9 @@ def test_get_all_namespaces_lists_10000_vms_in_order(tmp_path):
     store = SqliteStore(state)
     with store.transaction():
         for i in range(10_000):
-            store.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-                          "metadata": {"name": f"vm-{i:05d}"}, "spec": {"runStrategy": "Halted", "template": {}},
-                          "status": {"printableStatus": "Stopped",
-                                     "conditions": [{"type": "Ready", "status": "False"}]}})
+            store.create(vm_object(f"vm-{i:05d}", {"runStrategy": "Halted", "template": {}}, namespace=None,
+                                   status={"printableStatus": "Stopped",
+                                           "conditions": [{"type": "Ready", "status": "False"}]}))
     store.close()
     run_process(state, "get", "vm", "vm-00000")  # first open: deploys the catalogue
     r = run_process(state, "get", "vm", "-A")   # (its speed is measured by bench/lifecycle.py --mode cli)

@@ -5,6 +5,7 @@ import pytest
 
 from instancetype import catalog
 from instancetype.controller import Cluster
+from tests.builders import vm
 
 CLUSTER_IT = "VirtualMachineClusterInstancetype"
 CLUSTER_PREF = "VirtualMachineClusterPreference"
@@ -64,11 +65,9 @@ def test_reopening_does_not_redeploy(tmp_path):
 
 
 def test_a_vm_using_the_catalogue_starts(cluster):
-    cluster.apply({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "f"},
-                   "spec": {"runStrategy": "Always", "instancetype": {"name": "u1.medium"},
-                            "preference": {"name": "fedora"},
-                            "template": {"spec": {"domain": {"devices": {}}, "volumes": [
-                                {"name": "root", "containerDisk": {"image": "quay.io/containerdisks/fedora"}}]}}}})
+    cluster.apply(vm("f", namespace=None, runStrategy="Always", instancetype={"name": "u1.medium"},
+                     preference={"name": "fedora"}, domain={"devices": {}},
+                     volumes=[{"name": "root", "containerDisk": {"image": "quay.io/containerdisks/fedora"}}]))
     vmi = cluster.get("VirtualMachineInstance", "f")
     assert vmi["spec"]["domain"]["memory"]["guest"] == "4Gi"
     assert vmi["metadata"]["annotations"]["kubevirt.io/cluster-instancetype-name"] == "u1.medium"

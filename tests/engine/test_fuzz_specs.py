@@ -7,11 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import instancetype
+from tests.builders import vm
 
-BASE_VM = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "x", "namespace": "ns"},
-           "spec": {"instancetype": {"name": "it"}, "preference": {"name": "p"},
-                    "template": {"spec": {"domain": {"devices": {}},
-                                          "volumes": [{"name": "d", "containerDisk": {"image": "i"}}]}}}}
+BASE_VM = vm("x", instancetype={"name": "it"}, preference={"name": "p"}, domain={"devices": {}},
+              volumes=[{"name": "d", "containerDisk": {"image": "i"}}])
 IT = {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}}
 PREF = {"cpu": {"preferredCPUTopology": "spread"}, "devices": {"preferredDiskBus": "virtio"}}
 

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pathlib
 import subprocess
 import sys
 import threading
@@ -10,24 +12,24 @@ import pytest
 
 from instancetype.store.base import StateFileError
 from instancetype.store.sqlite import SqliteStore
+from tests.builders import vm_object
 
 # Each worker: open the store, say "ready", wait for the start file (all begin together), act, print JSON.
 WORKER = r"""
 import json, os, sys, time
 from instancetype.store.sqlite import SqliteStore
 from instancetype.errors import Error
+from tests.builders import vm_object
 path, go, action, arg = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 store = SqliteStore(path, lock_timeout=arg.get("lock_timeout", 120))
 print("ready", flush=True)
 while not os.path.exists(go):
     time.sleep(0.002)
 out = {"ok": [], "errors": []}
-def vm(name, spec):
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name}, "spec": spec}
 try:
     if action == "create":
         for j in range(arg["count"]):
-            o = store.create(vm(f"{arg['prefix']}-{j}", {"n": j}))
+            o = store.create(vm_object(f"{arg['prefix']}-{j}", {"n": j}, namespace=None))
             o = store.patch("VirtualMachine", o["metadata"]["name"], {"spec": {"touched": True}})
             out["ok"].append(o["metadata"]["resourceVersion"])
     elif action == "update":
@@ -36,7 +38,7 @@ try:
         out["ok"].append(store.update(obj)["metadata"]["resourceVersion"])
     elif action == "hold":
         with store.transaction() as tx:
-            held = tx.create(vm(arg["name"], {}))
+            held = tx.create(vm_object(arg["name"], namespace=None))
             print("holding", flush=True)
             sys.stdin.readline()        # the lock is held until the test closes our stdin
         out["ok"].append(held["metadata"]["resourceVersion"])
@@ -57,10 +59,13 @@ except Error as e:
     out["errors"].append([type(e).__name__, str(e)])
 print(json.dumps(out), flush=True)
 """
+ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
 
 def start(path, go, action, **arg):
-    return subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(go), action, json.dumps(arg)],
+    # the worker imports tests.builders: the checkout's root goes first on its path
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    return subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(go), action, json.dumps(arg)], env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -104,8 +109,7 @@ def test_writers_of_different_objects_all_succeed(tmp_path):
 def test_two_writers_from_one_resource_version_one_conflicts(tmp_path):
     path, go = tmp_path / "s.db", tmp_path / "go"
     with SqliteStore(path) as s:
-        obj = s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm1"},
-                        "spec": {}})
+        obj = s.create(vm_object("vm1", namespace=None))
     procs = [start(path, go, "update", object=obj, writer=w) for w in ("a", "b")]
     ready(*procs)
     go.touch()
@@ -125,8 +129,7 @@ def test_two_writers_from_one_resource_version_one_conflicts(tmp_path):
 def test_read_modify_write_with_retries_loses_nothing(tmp_path):
     path, go = tmp_path / "s.db", tmp_path / "go"
     with SqliteStore(path) as s:
-        s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "counter"},
-                  "spec": {"n": 0}})
+        s.create(vm_object("counter", {"n": 0}, namespace=None))
     procs = [start(path, go, "increment", count=30) for _ in range(4)]
     ready(*procs)
     go.touch()
@@ -153,8 +156,7 @@ def test_a_writer_waits_for_a_long_transaction(tmp_path):
             with SqliteStore(path) as s:
                 # SQLite traces a statement as it starts, before BEGIN IMMEDIATE asks for the lock
                 s._db.set_trace_callback(lambda sql: sql.startswith("BEGIN IMMEDIATE") and asked.set())
-                answer["created"] = s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-                                              "metadata": {"name": "waiter"}})
+                answer["created"] = s.create(vm_object("waiter", namespace=None))
         except BaseException as e:      # noqa: BLE001 - reported by the test thread below
             answer["error"] = e
 
@@ -181,7 +183,7 @@ def test_a_lock_held_too_long_is_a_clear_error(tmp_path):
     assert holder.stdout.readline().strip() == "holding"
     with SqliteStore(path, lock_timeout=0.3) as s:
         with pytest.raises(StateFileError) as e:
-            s.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "impatient"}})
+            s.create(vm_object("impatient", namespace=None))
         assert str(path) in str(e.value) and "busy" in str(e.value)
         assert "database is locked" not in str(e.value)
         assert s.count("VirtualMachine") == 0          # reads never wait for writers (WAL)

@@ -11,13 +11,13 @@ import pytest
 from instancetype.errors import StoreError
 from instancetype.store.base import StateFileError
 from instancetype.store.sqlite import FORMAT_VERSION, SqliteStore
+from tests.builders import vm_object
 
 
 def filled(path, n=300):
     with SqliteStore(path) as s, s.transaction() as tx:
         for i in range(n):
-            tx.create({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-                       "metadata": {"name": f"vm-{i}", "labels": {"i": str(i)}}, "spec": {"pad": "x" * 500}})
+            tx.create(vm_object(f"vm-{i}", {"pad": "x" * 500}, namespace=None, metadata={"labels": {"i": str(i)}}))
     assert not os.path.exists(f"{path}-wal")      # closed cleanly: everything is in the main file
     return path
 
