@@ -21,6 +21,7 @@ import yaml
 
 from instancetype.cli.main import main
 
+from .. import builders
 from ..builders import CIRROS_IMAGE, cirros_vm, instancetype_obj, preference_obj  # noqa: F401 (re-exported)
 
 CLOUD_INIT_ECHO = "#!/bin/sh\n\necho 'printed from cloud-init userdata'\n"
@@ -85,6 +86,12 @@ def instancetype(name: str, cpu: int = 1, memory: str = "128Mi", *, version: str
 
 preference = preference_obj
 vm = cirros_vm
+
+
+def inferring_vm(name: str, volume: dict, **spec: Any) -> str:
+    """A halted VM whose matchers (given in `spec`) infer from its one volume `volume["name"]`."""
+    return manifest(builders.vm(name, namespace=None, runStrategy="Halted", domain={"devices": {}}, volumes=[volume],
+                                **spec))
 
 
 INSTANCETYPE = manifest(instancetype("small"))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ._helpers import INSTANCETYPE, VM, doc, get_json, run, run_process, state  # noqa: F401 (fixture)
+from ._helpers import INSTANCETYPE, VM, doc, get_json, inferring_vm, run, run_process, state  # noqa: F401 (fixture)
 
 
 def test_created_unchanged_configured(state):
@@ -42,24 +42,8 @@ def test_refused_object_does_not_stop_the_others(state):
 
 
 def test_failed_inference_is_a_bad_request_naming_the_file(state, tmp_path):
-    vm = doc("""
-        apiVersion: kubevirt.io/v1
-        kind: VirtualMachine
-        metadata:
-          name: inferred
-        spec:
-          instancetype:
-            inferFromVolume: disk
-          runStrategy: Halted
-          template:
-            spec:
-              domain:
-                devices: {}
-              volumes:
-              - name: disk
-                persistentVolumeClaim:
-                  claimName: missing
-        """)
+    vm = inferring_vm("inferred", {"name": "disk", "persistentVolumeClaim": {"claimName": "missing"}},
+                      instancetype={"inferFromVolume": "disk"})
     f = tmp_path / "vm.yaml"
     f.write_text(vm)
     r = run(state, "apply", "-f", str(f))

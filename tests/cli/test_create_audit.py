@@ -152,22 +152,22 @@ def test_group_counts_a_flag_set_to_its_default():
 
 # -- params -------------------------------------------------------------------------------
 
-def test_param_field_order_decides_the_reported_error():
+PARSE_UINT = 'failed to parse "{}" flag: failed to parse param "bootorder": strconv.ParseUint: parsing "{}": {}'
+
+
+@pytest.mark.parametrize("flag, params, message", [
     # params.apply walks the struct fields in order: dataVolumeSourceBlank is size, type, name, bootorder
-    assert error("vm", "--volume-import", "bootorder:x,size:y,type:blank") == (
-        'failed to parse "--volume-import" flag: failed to parse param "size": quantities must match the '
-        "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    ("--volume-import", "bootorder:x,size:y,type:blank",
+     'failed to parse "--volume-import" flag: failed to parse param "size": quantities must match the '
+     "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
     # volumeSource is name, src, bootorder
-    assert error("vm", "--volume-pvc", "bootorder:-1,src:a") == (
-        'failed to parse "--volume-pvc" flag: failed to parse param "bootorder": strconv.ParseUint: parsing '
-        '"-1": invalid syntax')
-    assert error("vm", "--volume-pvc", "bootorder:4294967296,src:a") == (
-        'failed to parse "--volume-pvc" flag: failed to parse param "bootorder": strconv.ParseUint: parsing '
-        '"4294967296": value out of range')
+    ("--volume-pvc", "bootorder:-1,src:a", PARSE_UINT.format("--volume-pvc", "-1", "invalid syntax")),
+    ("--volume-pvc", "bootorder:4294967296,src:a", PARSE_UINT.format("--volume-pvc", "4294967296", "value out of range")),
     # bootorder is base 10 (unlike --cpu, which is base 0)
-    assert error("vm", "--volume-containerdisk", "src:i,bootorder:0x1") == (
-        'failed to parse "--volume-containerdisk" flag: failed to parse param "bootorder": strconv.ParseUint: '
-        'parsing "0x1": invalid syntax')
+    ("--volume-containerdisk", "src:i,bootorder:0x1", PARSE_UINT.format("--volume-containerdisk", "0x1", "invalid syntax")),
+])
+def test_param_field_order_decides_the_reported_error(flag, params, message):
+    assert error("vm", flag, params) == message
 
 
 def test_params_are_checked_before_the_source_specific_rules():

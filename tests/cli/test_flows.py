@@ -2,7 +2,7 @@
 through the CLI: pinning, renaming, deleting the referenced object, inference."""
 from __future__ import annotations
 
-from ._helpers import INSTANCETYPE, VM, doc, get_json, run
+from ._helpers import INSTANCETYPE, VM, get_json, inferring_vm, run
 
 
 def _vm(state, name="vm1"):
@@ -53,25 +53,9 @@ def test_deleting_the_referenced_instancetype(tmp_path):
     assert run(state, "get", "vm").out.split()[-2:] == ["Stopped", "False"]
 
 
-INFER_VM = doc("""
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata:
-      name: inferred
-    spec:
-      instancetype:
-        inferFromVolume: disk
-        inferFromVolumeFailurePolicy: POLICY
-      runStrategy: Halted
-      template:
-        spec:
-          domain:
-            devices: {}
-          volumes:
-          - name: disk
-            persistentVolumeClaim:
-              claimName: plain
-    """)
+def infer_vm(policy: str) -> str:
+    return inferring_vm("inferred", {"name": "disk", "persistentVolumeClaim": {"claimName": "plain"}},
+                        instancetype={"inferFromVolume": "disk", "inferFromVolumeFailurePolicy": policy})
 
 
 def test_inference_failure_policies(tmp_path):
@@ -79,9 +63,9 @@ def test_inference_failure_policies(tmp_path):
     image = tmp_path / "disk.img"
     image.write_bytes(b"x")
     assert run(state, "image-upload", "pvc", "plain", "--size=1Gi", f"--image-path={image}").code == 0
-    r = run(state, "apply", "-f", "-", stdin=INFER_VM.replace("POLICY", "Reject"))
+    r = run(state, "apply", "-f", "-", stdin=infer_vm("Reject"))
     assert r.code == 1 and "unable to find required instancetype.kubevirt.io/default-instancetype label" in r.err
-    r = run(state, "apply", "-f", "-", stdin=INFER_VM.replace("POLICY", "Ignore"))
+    r = run(state, "apply", "-f", "-", stdin=infer_vm("Ignore"))
     assert r.code == 0, r.err
     assert "instancetype" not in _vm(state, "inferred")["spec"]
 
@@ -92,37 +76,11 @@ def test_datasource_and_datavolumetemplate_inference(tmp_path):
     image.write_bytes(b"x")
     assert run(state, "image-upload", "dv", "fedora", "--size=1Gi", f"--image-path={image}", "--datasource",
                "--default-instancetype", "u1.medium", "--default-preference", "fedora").code == 0
-    vm = doc("""
-        apiVersion: kubevirt.io/v1
-        kind: VirtualMachine
-        metadata:
-          name: dvt
-        spec:
-          instancetype:
-            inferFromVolume: root
-          preference:
-            inferFromVolume: root
-          runStrategy: Halted
-          dataVolumeTemplates:
-          - metadata:
-              name: root
-            spec:
-              sourceRef:
-                kind: DataSource
-                name: fedora
-              storage:
-                resources:
-                  requests:
-                    storage: 1Gi
-          template:
-            spec:
-              domain:
-                devices: {}
-              volumes:
-              - name: root
-                dataVolume:
-                  name: root
-        """)
+    vm = inferring_vm("dvt", {"name": "root", "dataVolume": {"name": "root"}},
+                      instancetype={"inferFromVolume": "root"}, preference={"inferFromVolume": "root"},
+                      dataVolumeTemplates=[{"metadata": {"name": "root"}, "spec": {
+                          "sourceRef": {"kind": "DataSource", "name": "fedora"},
+                          "storage": {"resources": {"requests": {"storage": "1Gi"}}}}}])
     r = run(state, "apply", "-f", "-", stdin=vm)
     assert r.code == 0, r.err
     spec = _vm(state, "dvt")["spec"]

@@ -1,6 +1,8 @@
 """Seed 002 (VirtualMachineFlavor update #1): flavor API objects, start, wait, default devices."""
 from __future__ import annotations
 
+import pytest
+
 from ._helpers import CLOUD_INIT_ECHO, get_json, instancetype, manifest, preference, run, run_process, vm
 
 EXAMPLE = manifest(
@@ -10,13 +12,18 @@ EXAMPLE = manifest(
     vm("example", instancetype="small", preference="virtio", matcher="flavor", cloud_init=CLOUD_INIT_ECHO))
 
 
-def test_start_wait_and_default_devices(tmp_path):
+@pytest.fixture
+def state(tmp_path):
+    """A state file holding the seed's example, applied as the seed applies it."""
     state = tmp_path / "state.db"
     r = run(state, "apply", "-f", "-", stdin=EXAMPLE)
-    assert r.code == 0, r.err
-    assert r.out == ("virtualmachineinstancetype.instancetype.kubevirt.io/small created\n"
-                     "virtualmachinepreference.instancetype.kubevirt.io/virtio created\n"
-                     "virtualmachine.kubevirt.io/example created\n")
+    assert (r.code, r.out) == (0, "virtualmachineinstancetype.instancetype.kubevirt.io/small created\n"
+                                  "virtualmachinepreference.instancetype.kubevirt.io/virtio created\n"
+                                  "virtualmachine.kubevirt.io/example created\n"), r.err
+    return state
+
+
+def test_start_wait_and_default_devices(state):
     assert run(state, "get", "vmis").err == "No resources found in default namespace.\n"
     r = run_process(state, "start", "example")
     assert (r.code, r.out) == (0, "VM example was scheduled to start\n")
@@ -30,9 +37,7 @@ def test_start_wait_and_default_devices(tmp_path):
     assert vmi["spec"]["domain"]["cpu"]["sockets"] == 2
 
 
-def test_wait_times_out_and_reports(tmp_path):
-    state = tmp_path / "state.db"
-    run(state, "apply", "-f", "-", stdin=EXAMPLE)
+def test_wait_times_out_and_reports(state):
     r = run(state, "wait", "vm/example", "--for=condition=Ready", "--timeout=0.2s")
     assert (r.code, r.err) == (1, "error: timed out waiting for the condition on virtualmachines/example\n")
     r = run(state, "wait", "vm/nope", "--for=condition=Ready", "--timeout=1s")
@@ -41,9 +46,7 @@ def test_wait_times_out_and_reports(tmp_path):
     assert (r.code, r.out) == (0, "virtualmachine.kubevirt.io/example condition met\n")
 
 
-def test_wait_forms_as_kubectl(tmp_path):
-    state = tmp_path / "state.db"
-    run(state, "apply", "-f", "-", stdin=EXAMPLE)
+def test_wait_forms_as_kubectl(state):
     r = run(state, "wait", "vm/example", "--for=condition=Ready", "--timeout=0")
     assert (r.code, r.err) == (1, "error: condition not met for virtualmachines/example\n")
     r = run(state, "wait", "vm/example", "--for=jsonpath={.status.printableStatus}=Stopped", "--timeout=0")

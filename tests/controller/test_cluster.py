@@ -24,6 +24,13 @@ def vm(name="vm1", strategy="Always", **spec):
                        **spec)
 
 
+def refused(action, name, message):
+    """The virtctl request `action(name)` is a Conflict whose message holds `message`."""
+    with pytest.raises(Conflict) as e:
+        action(name)
+    assert message in str(e.value)
+
+
 @pytest.fixture
 def cluster(tmp_path):
     with Cluster.open(str(tmp_path / "state.db")) as c:
@@ -91,15 +98,12 @@ def test_run_strategies_and_virtctl_errors(cluster):
     cluster.apply(IT), cluster.apply(PREF)
     cluster.apply(vm("halted", "Halted"))
     assert cluster.get("VirtualMachine", "halted")["status"]["printableStatus"] == "Stopped"
-    with pytest.raises(Conflict, match="VM is not running"):
-        cluster.stop("halted")
-    with pytest.raises(Conflict, match="RunStategy Halted does not support manual restart requests"):
-        cluster.restart("halted")
+    refused(cluster.stop, "halted", "VM is not running")
+    refused(cluster.restart, "halted", "RunStategy Halted does not support manual restart requests")
     cluster.start("halted")
     assert cluster.get("VirtualMachine", "halted")["spec"]["runStrategy"] == "Always"
     assert cluster.get("VirtualMachineInstance", "halted")
-    with pytest.raises(Conflict, match='virtualmachine.kubevirt.io "halted": VM is already running'):
-        cluster.start("halted")
+    refused(cluster.start, "halted", 'virtualmachine.kubevirt.io "halted": VM is already running')
     cluster.stop("halted")
     assert cluster.get("VirtualMachine", "halted")["spec"]["runStrategy"] == "Halted"
     with pytest.raises(NotFound):
@@ -202,10 +206,8 @@ def test_rerun_on_failure_and_once(cluster):
     assert cluster.get("VirtualMachineInstance", "rerun")
     cluster.apply(vm("once", "Once"))
     assert cluster.get("VirtualMachineInstance", "once")
-    with pytest.raises(Conflict, match="VM is already running"):
-        cluster.start("once")
-    with pytest.raises(Conflict, match="RunStategy Once does not support manual restart requests"):
-        cluster.restart("once")
+    refused(cluster.start, "once", "VM is already running")
+    refused(cluster.restart, "once", "RunStategy Once does not support manual restart requests")
     cluster.stop("once")
     assert cluster.get("VirtualMachine", "once")["spec"]["runStrategy"] == "Halted"
 

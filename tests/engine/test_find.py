@@ -50,31 +50,24 @@ def test_namespaced_kinds_use_vm_namespace(kind):
     assert find_instancetype(v, idx)["memory"]["guest"] == "1Gi"
 
 
-@pytest.mark.parametrize("kind", ["vmf", "instancetype", "virtualmachineinstancetype.instancetype.kubevirt.io",
-                                  "VirtualMachineFlavor"])
-def test_unexpected_instancetype_kind(kind):
-    v = vm(instancetype={"name": "u1", "kind": kind})
-    with pytest.raises(UnexpectedKindError) as e:
-        find_instancetype(v, index_for(v))
-    assert str(e.value) == f"got unexpected kind in InstancetypeMatcher: {kind}"
-
-
-def test_unexpected_preference_kind():
-    v = vm(preference={"name": "p", "kind": "vmcp"})
-    with pytest.raises(UnexpectedKindError) as e:
-        find_preference(v, index_for(v))
-    assert str(e.value) == "got unexpected kind in PreferenceMatcher: vmcp"
-
-
-def test_preference_not_found_texts():
-    v = vm(preference={"name": "rhel.8"})
-    with pytest.raises(NotFoundError) as e:
-        find_preference(v, index_for(v))
-    assert str(e.value) == 'virtualmachineclusterpreferences.instancetype.kubevirt.io "rhel.8" not found'
-    v = vm(preference={"name": "w", "kind": "VirtualMachinePreference"})
-    with pytest.raises(NotFoundError) as e:
-        find_preference(v, index_for(v))
-    assert str(e.value) == 'virtualmachinepreferences.instancetype.kubevirt.io "w" not found'
+@pytest.mark.parametrize("side, matcher, error, message", [
+    *[("instancetype", {"name": "u1", "kind": kind}, UnexpectedKindError,
+       f"got unexpected kind in InstancetypeMatcher: {kind}")
+      for kind in ("vmf", "instancetype", "virtualmachineinstancetype.instancetype.kubevirt.io", "VirtualMachineFlavor")],
+    ("preference", {"name": "p", "kind": "vmcp"}, UnexpectedKindError, "got unexpected kind in PreferenceMatcher: vmcp"),
+    ("preference", {"name": "rhel.8"}, NotFoundError,
+     'virtualmachineclusterpreferences.instancetype.kubevirt.io "rhel.8" not found'),
+    ("preference", {"name": "w", "kind": "VirtualMachinePreference"}, NotFoundError,
+     'virtualmachinepreferences.instancetype.kubevirt.io "w" not found'),
+    ("instancetype", {"name": "u1", "revisionName": "rev-x"}, NotFoundError,
+     'controllerrevisions.apps "rev-x" not found'),
+])
+def test_lookup_errors(side, matcher, error, message):
+    v = vm(**{side: matcher})
+    find = find_instancetype if side == "instancetype" else find_preference
+    with pytest.raises(error) as e:
+        find(v, index_for(v))
+    assert str(e.value) == message
 
 
 def test_revision_name_wins_over_kind_and_live_object():
@@ -83,13 +76,6 @@ def test_revision_name_wins_over_kind_and_live_object():
     v = vm(instancetype={"name": "u1", "kind": "vmf", "revisionName": "rev-1"})
     idx = index_for(v, [cr("rev-1", stored), obj("VirtualMachineClusterInstancetype", "u1", IT)])
     assert find_instancetype(v, idx)["cpu"]["guest"] == 8
-
-
-def test_revision_missing():
-    v = vm(instancetype={"name": "u1", "revisionName": "rev-x"})
-    with pytest.raises(NotFoundError) as e:
-        find_instancetype(v, index_for(v))
-    assert str(e.value) == 'controllerrevisions.apps "rev-x" not found'
 
 
 def test_revision_data_as_json_text_and_wrong_type():

@@ -141,13 +141,19 @@ def test_read_modify_write_with_retries_loses_nothing(tmp_path):
         assert counter["metadata"]["generation"] == 121
 
 
-def test_a_writer_waits_for_a_long_transaction(tmp_path):
+def holding(tmp_path):
+    """A fresh state file and a worker holding its write lock (until `finish`)."""
     path, go = tmp_path / "s.db", tmp_path / "go"
     SqliteStore(path).close()
     go.touch()
     holder = start(path, go, "hold", name="held")
     ready(holder)
     assert holder.stdout.readline().strip() == "holding"
+    return path, holder
+
+
+def test_a_writer_waits_for_a_long_transaction(tmp_path):
+    path, holder = holding(tmp_path)
     asked = threading.Event()
     answer: dict = {}
 
@@ -175,12 +181,7 @@ def test_a_writer_waits_for_a_long_transaction(tmp_path):
 
 
 def test_a_lock_held_too_long_is_a_clear_error(tmp_path):
-    path, go = tmp_path / "s.db", tmp_path / "go"
-    SqliteStore(path).close()
-    go.touch()
-    holder = start(path, go, "hold", name="held")
-    ready(holder)
-    assert holder.stdout.readline().strip() == "holding"
+    path, holder = holding(tmp_path)
     with SqliteStore(path, lock_timeout=0.3) as s:
         with pytest.raises(StateFileError) as e:
             s.create(vm_object("impatient", namespace=None))
