@@ -18,7 +18,8 @@ from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import Error, LoadError
 from instancetype.jsonutil import clone
-from instancetype.store.base import AlreadyExists, NotFound, Store, merge_patch
+from instancetype.store.base import (AlreadyExists, BadRequest, NotFound, Store, check_create, check_json,
+                                     merge_patch)
 from instancetype.webhook.admission import admit
 
 from .apply import original_of, three_way_patch, with_last_applied
@@ -124,8 +125,13 @@ class Cluster:
         """kubectl apply: create, or three-way merge patch onto the live object."""
         if not isinstance(obj, dict) or not obj.get("kind"):
             raise LoadError("apply: not a Kubernetes object")
+        check_json(obj)
+        if not isinstance(obj.get("metadata") or {}, dict):
+            raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
         applied = with_last_applied(obj)
         converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
+        # The API server's own checks (decodable metadata, a valid name and namespace) come first.
+        check_create(converted, namespace)
         kind = converted["kind"]
         meta = converted.get("metadata") or {}
         name = meta.get("name") or ""
@@ -133,9 +139,7 @@ class Cluster:
         with self.store.transaction() as tx:
             config = self.config(tx)
             try:
-                # A name that is not a string cannot be stored: admission refuses it below, as
-                # the API server's decoder does.
-                current = tx.get(kind, name, ns) if isinstance(name, str) else None
+                current = tx.get(kind, name, ns) if name else None
             except NotFound:
                 current = None
             if current is None:
@@ -176,6 +180,7 @@ class Cluster:
         return results
 
     def create(self, obj: dict, *, namespace: str | None = None) -> ApplyResult:
+        check_create(obj, namespace)
         with self.store.transaction() as tx:
             config = self.config(tx)
             admitted = admit(tx, obj, operation="CREATE", config=config)
@@ -183,9 +188,12 @@ class Cluster:
         return ApplyResult("created", stored, admitted.warnings)
 
     def update(self, obj: dict) -> ApplyResult:
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+            raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
+        check_json(obj)
         with self.store.transaction() as tx:
             config = self.config(tx)
-            meta = obj.get("metadata") or {}
+            meta = obj["metadata"]
             current = tx.get(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
             admitted = admit(tx, obj, operation="UPDATE", old=current, config=config)
             stored = self._after_write(tx, tx.update(admitted.obj), config)
