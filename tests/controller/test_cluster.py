@@ -245,17 +245,18 @@ def test_reference_policy_expand_all_expands_pinned_vms_too(cluster):
 
 
 def test_deleting_a_datavolume_removes_its_pvc_and_uploaded_image(cluster):
-    from instancetype.controller.images import image_path
+    import io
 
     dv = cluster.create({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
                          "metadata": {"name": "disk"}, "spec": {}}).object
-    cluster.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                    "metadata": {"name": "disk", "ownerReferences": [
-                        {"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "name": "disk",
-                         "uid": dv["metadata"]["uid"], "controller": True}]}, "spec": {}})
-    image = image_path(cluster.store.path, "default", "disk")
-    image.parent.mkdir(parents=True)
-    image.write_bytes(b"qcow2")
+    pvc = cluster.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                          "metadata": {"name": "disk", "ownerReferences": [
+                              {"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "name": "disk",
+                               "uid": dv["metadata"]["uid"], "controller": True}]}, "spec": {}}).object
+    uid = pvc["metadata"]["uid"]
+    cluster.images.write(uid, io.BytesIO(b"qcow2"))
+    image = cluster.images.path(uid)
+    assert image.read_bytes() == b"qcow2"
     cluster.delete("DataVolume", "disk")
     assert not image.exists()
     with pytest.raises(NotFound):

@@ -12,7 +12,7 @@ with the work it triggers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
@@ -23,6 +23,9 @@ from instancetype.store.base import (AlreadyExists, BadRequest, NotFound, Store,
 from instancetype.webhook.admission import admit
 
 from .apply import original_of, three_way_patch, with_last_applied
+
+if TYPE_CHECKING:
+    from .images import Images
 
 KUBEVIRT_NAMESPACE = "kubevirt"
 KUBEVIRT_VERSION = "v1.9.0"   # the KubeVirt whose behaviour the engine reproduces
@@ -37,8 +40,13 @@ class ApplyResult:
 
 
 class Cluster:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, images: "Images | None" = None):
+        from .images import Images
+
         self.store = store
+        path = getattr(store, "path", None)
+        # Uploaded images live beside the state file (none for a store without one).
+        self.images = images if images is not None else Images.beside(path) if path is not None else None
 
     @classmethod
     def open(cls, state: str | None = None, *, catalog: bool = True) -> "Cluster":
@@ -51,6 +59,7 @@ class Cluster:
             cluster._ensure_kubevirt_namespace()
             if catalog:
                 cluster.sync_catalog_if_needed()
+            cluster.sweep_images()
         except BaseException:
             cluster.close()
             raise
@@ -201,18 +210,26 @@ class Cluster:
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> dict:
         """Delete an object; what it owns goes with it (a VM's VMI and revisions, a DataVolume's
-        PVC, a namespace's objects), and so do the uploaded images of deleted PVCs/DataVolumes."""
-        from .images import IMAGE_KINDS, remove_images
+        PVC, a namespace's objects), and so do the uploaded images of deleted claims (by uid,
+        once the deletion is committed; what a crash leaves, the next sweep removes)."""
+        from .images import IMAGE_KINDS
 
         since = self.store.resource_version()
         with self.store.transaction() as tx:
             deleted = tx.delete(kind, name, namespace)
-            gone = [(ev.namespace, ev.name) for ev in tx.changes(since)
-                    if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
-        path = getattr(self.store, "path", None)
-        if gone and path is not None:
-            remove_images(path, gone)
+            gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
+        # Inside a caller's transaction the deletion may still be rolled back: the images stay
+        # until a sweep finds them unowned.
+        if gone and self.images is not None and not self.store.in_transaction:
+            self.images.remove(gone)
         return deleted
+
+    def sweep_images(self) -> int:
+        """Remove image files no claim owns (deleted claims, killed uploads)."""
+        if self.images is None:
+            return 0
+        return self.images.sweep(lambda: {(p.get("metadata") or {}).get("uid")
+                                          for p in self.store.list("PersistentVolumeClaim")})
 
     # --- virtctl ---------------------------------------------------------------------------------
 

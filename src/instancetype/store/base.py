@@ -435,6 +435,11 @@ class Store(ABC):
     def transaction(self) -> AbstractContextManager["Store"]:
         """All writes inside are one atomic unit (nested: a savepoint); yields a handle with these methods."""
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on this handle (a write now may still be rolled back)."""
+        return False
+
     def close(self) -> None:
         pass
 

@@ -195,6 +195,10 @@ class SqliteStore(Store):
         with self._errors():
             self._retry(lambda: self._db.execute("COMMIT"))
 
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
     def _write(self):
         """A transaction around one operation, unless the caller already holds one."""
         return self.transaction() if not self._depth else _NOOP
