@@ -18,8 +18,8 @@ from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import Error, LoadError
 from instancetype.jsonutil import clone
-from instancetype.store.base import (AlreadyExists, BadRequest, NotFound, Store, check_create, check_json,
-                                     merge_patch)
+from instancetype.store.base import (AlreadyExists, BadRequest, NotFound, StateFileError, Store, check_create,
+                                     check_json, merge_patch)
 from instancetype.webhook.admission import admit
 
 from .apply import original_of, three_way_patch, with_last_applied
@@ -56,6 +56,8 @@ class Cluster:
 
         cluster = cls(SqliteStore(state))
         try:
+            if getattr(cluster.store, "read_only", False):
+                return cluster      # readable as it is: nothing deployed, nothing swept
             cluster._ensure_kubevirt_namespace()
             if catalog:
                 cluster.sync_catalog_if_needed()
@@ -179,6 +181,8 @@ class Cluster:
             for obj in objs:
                 try:
                     result = self.apply(obj, namespace=namespace)   # a savepoint of its own
+                except StateFileError:
+                    raise        # the file failed (a full disk...): the whole batch is undone
                 except Error as e:
                     results.append(e)
                     continue
