@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from instancetype.cli.create import dns1123, goparse, params
+from instancetype.api import names as dns1123
+from instancetype.cli.create import goparse, params
 from instancetype.cli.create.flags import (BOOL, INT64, STRING, STRING_ARRAY, STRING_SLICE, UINT32, Flag,
                                            FlagError, FlagSet)
 from instancetype.errors import CLIError

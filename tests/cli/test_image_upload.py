@@ -13,8 +13,8 @@ def test_pvc_upload_datasource_and_errors(tmp_path):
     assert r.code == 0, r.err
     assert r.out.splitlines()[:2] == ["PVC default/fedora not found", "PersistentVolumeClaim default/fedora created"]
     assert "Created a new DataSource default/fedora" in r.out
-    assert (tmp_path / "state.db.images" / "default" / "fedora").read_bytes() == image.read_bytes()
     pvc = get_json(state, "pvc", "fedora")
+    assert (tmp_path / "state.db.images" / pvc["metadata"]["uid"]).read_bytes() == image.read_bytes()
     assert pvc["metadata"]["labels"] == {"instancetype.kubevirt.io/default-instancetype": "u1.medium",
                                          "instancetype.kubevirt.io/default-preference": "fedora"}
     ds = get_json(state, "datasource", "fedora")

@@ -91,10 +91,21 @@ def test_another_sqlite_database(tmp_path):
     assert_clear(e, path, "not an instancetype state file")
 
 
-def test_empty_file_becomes_a_store(tmp_path):
+def test_an_empty_file_is_an_error_never_a_fresh_cluster(tmp_path):
+    path = filled(tmp_path / "s.db")
+    with open(path, "r+b") as f:
+        f.truncate(0)
+    with pytest.raises(StateFileError) as e:
+        use(path)
+    assert_clear(e, path, "empty (0 bytes", "restore a backup")
+    assert os.path.getsize(path) == 0          # left as found, for the user to inspect
+
+
+def test_a_new_state_file_is_never_seen_empty(tmp_path):
     path = tmp_path / "s.db"
-    path.touch()
     assert use(path) == 0
+    assert os.path.getsize(path) > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]     # no temporary file left
 
 
 def test_unusable_locations(tmp_path):

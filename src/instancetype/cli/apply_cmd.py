@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from instancetype.api import kinds
+from instancetype.api.gotext import quote
 
 from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_namespace, cluster_of,
                       dry_run_mode, filename_option, go_json, mapping_error, namespace_option, report, reports_errors,
@@ -37,21 +38,29 @@ def _multiline(prefix: str, messages: list[str]) -> str:
     return prefix + "\n" + "\n".join(f"* {m}" for m in seen)
 
 
+def invalid_failure(kind: str, name: str, causes: Any, *, verb: str, source: str) -> Failure:
+    """The API server's Invalid error (apierrors.NewInvalid) as kubectl prints it: alone, `The <Kind>
+    "<name>" is invalid: <causes>` (cmdutil checkErr; several causes one per line); among others,
+    the server's message after cli-runtime's `error when <verb> "<file>": `."""
+    res = kinds.BY_KIND.get(kind)
+    texts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+    group_kind = f"{res.kind}.{res.group}" if res and res.group else kind
+    body = texts[0] if len(texts) == 1 else "[" + ", ".join(dict.fromkeys(texts)) + "]"
+    message = f'error when {verb} "{source}": {group_kind} {quote(name)} is invalid: {body}'
+    return Failure(_multiline(f"The {kind} {quote(name)} is invalid: ", texts),
+                   f"Error from server (Invalid): {message}")
+
+
 def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
     """A `webhook.admission.Refused` as kubectl reports it."""
     from .output import refusal_text
 
     result, webhook = e.result, getattr(e, "webhook", "")
-    meta = obj.get("metadata") or {}
     if not webhook:
         # The CRD's structural schema: the API server's own Invalid error, which names the object.
-        res = kinds.BY_KIND.get(obj.get("kind", ""))
-        causes = [f"{c.field}: {c.message}" if c.field else c.message for c in result.causes]
-        qualified = f"{res.kind}.{res.group}" if res else obj.get("kind", "")
-        body = causes[0] if len(causes) == 1 else "[" + ", ".join(causes) + "]"
-        message = f'error when {verb} "{source}": {qualified} "{meta.get("name", "")}" is invalid: {body}'
-        return Failure(_multiline(f'The {obj.get("kind", "")} "{meta.get("name", "")}" is invalid: ', causes),
-                       f"Error from server (Invalid): {message}")
+        name = (obj.get("metadata") or {}).get("name", "")
+        return invalid_failure(obj.get("kind", ""), name if isinstance(name, str) else "", result.causes,
+                               verb=verb, source=source)
     text = refusal_text(result, verb=verb, source=source, webhook=webhook)
     if result.causes:
         denied = f'admission webhook "{webhook}" denied the request: {result.message}'
@@ -128,7 +137,7 @@ def _show(pending: list[tuple[str, str]], warn: Any) -> None:
 def _apply_one(cluster: Any, d: Any, namespace: str | None, pending: list[tuple[str, str]],
                suffix: str) -> Failure | None:
     from instancetype.errors import Error, StoreError
-    from instancetype.store.base import APIError, StateFileError
+    from instancetype.store.base import APIError, Invalid, StateFileError
     from instancetype.webhook.admission import Refused
 
     from .manifests import resource_name
@@ -158,6 +167,10 @@ def _apply_one(cluster: Any, d: Any, namespace: str | None, pending: list[tuple[
         return refusal_failure(e, verb=verb, source=source, obj=d.obj)
     except StateFileError:
         raise
+    except Invalid as e:
+        if not e.causes:
+            return api_failure(e, verb=verb, source=source)
+        return invalid_failure(e.kind, e.name, e.causes, verb=verb, source=source)
     except APIError as e:
         return api_failure(e, verb=verb, source=source)
     except Error as e:

@@ -12,7 +12,8 @@ import sys
 
 import click
 
-from instancetype.api import kinds
+from instancetype.api import kinds, names
+from instancetype.api.gotext import quote
 
 from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_namespace, cluster_of,
                       dry_run_mode, filename_option, mapping_error, namespace_of, namespace_option, parse_targets,
@@ -96,6 +97,11 @@ def _delete(cluster, items: list[_Item], failures: list[Failure], ignore_not_fou
 
     deleted = 0
     for res, name, ns, source in items:
+        bad = names.path_segment_errors(name)
+        if bad:    # client-go refuses such a name before it goes into a request's path
+            text = f"invalid resource name {quote(name)}: [{' '.join(bad)}]"
+            failures.append(Failure(f"error: {text}", text))
+            continue
         try:
             if suffix:
                 cluster.get(res.kind, name, ns)        # a dry run only checks that it is there

@@ -1,13 +1,11 @@
-"""virtctl `image-upload dv|pvc NAME` on the embedded cluster.
+"""virtctl `image-upload dv|pvc NAME` on the embedded cluster: the command line.
 
-There is no CDI upload proxy: the image's bytes are kept beside the state file
-(`<state file>.images/<namespace>/<name>`), checked against `--size` first (CDI's own check:
-an image larger than the claim is refused), and the objects virtctl and CDI would leave behind
-are stored: the DataVolume (phase Succeeded) and the PersistentVolumeClaim CDI creates for it
-(bound, owned by the DataVolume, with CDI's labels and the DataVolume's), or just the PVC
-(`image-upload pvc`), plus with `--datasource` a DataSource pointing at the PVC. The
-`--default-instancetype[-kind]` / `--default-preference[-kind]` labels are what `inferFromVolume`
-reads later. Messages are virtctl's; a progress bar is drawn only on a terminal.
+There is no CDI upload proxy: `controller/upload.py` plays CDI's part (the DataVolume and
+claim, their phases, the bytes kept beside the state file under the claim's uid), in steps
+that leave nothing saying `Succeeded` before the bytes are in place. Here: virtctl's flags, its
+argument checks and messages; a progress bar is drawn only on a terminal. The
+`--default-instancetype[-kind]` / `--default-preference[-kind]` labels are what
+`inferFromVolume` reads later.
 """
 from __future__ import annotations
 
@@ -15,26 +13,14 @@ import os
 import stat
 import sys
 import time
-import uuid
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import click
 
-from instancetype.api import kinds
-from instancetype.controller.images import image_path
-from instancetype.jsonutil import dig
+from instancetype.api import kinds, names
+from instancetype.api.gotext import quote
 
 from .kubectl import CommandError, cluster_of, namespace_option, reports_errors
-
-UPLOAD_TARGET = "cdi.kubevirt.io/storage.upload.target"
-CONTENT_TYPE = "cdi.kubevirt.io/storage.contentType"
-POD_PHASE = "cdi.kubevirt.io/storage.pod.phase"
-FORCE_BIND = "cdi.kubevirt.io/storage.bind.immediate.requested"
-CREATED_FOR_DV = "cdi.kubevirt.io/createdForDataVolume"
-CDI_LABELS = {"app": "containerized-data-importer", "app.kubernetes.io/component": "storage",
-              "app.kubernetes.io/managed-by": "cdi-controller"}
-CDI_API = "cdi.kubevirt.io/v1beta1"
 
 
 class UploadError(CommandError):
@@ -70,52 +56,6 @@ def validate_defaults(opts: dict) -> None:
         raise UploadError("--default-instancetype and --default-preference cannot be used with --no-create")
 
 
-def _parse_size(size: str, create_pvc: bool):
-    from instancetype.api.quantity import Quantity
-    from instancetype.errors import QuantityError
-
-    try:
-        return Quantity.parse(size)
-    except QuantityError as e:
-        if create_pvc:
-            raise UploadError(f"invalid size={size}: {e}") from None
-        raise UploadError(f"validation failed for size={size}: {e}") from None
-
-
-def storage_spec(opts: dict, size: str) -> dict:
-    """virtctl `createStorageSpec` (the DataVolume's `spec.storage`)."""
-    spec: dict[str, Any] = {"resources": {"requests": {"storage": size}}}
-    if opts["storage_class"]:
-        spec["storageClassName"] = opts["storage_class"]
-    if opts["access_mode"]:
-        if opts["access_mode"] == "ReadOnlyMany":
-            raise UploadError("cannot upload to a readonly volume, use either ReadWriteOnce or ReadWriteMany if "
-                              "supported")
-        spec["accessModes"] = [opts["access_mode"]]
-    if opts["volume_mode"] == "block":
-        spec["volumeMode"] = "Block"
-    elif opts["volume_mode"] == "filesystem":
-        spec["volumeMode"] = "Filesystem"
-    return spec
-
-
-def _pvc(name: str, ns: str, size: str, opts: dict, *, labels: dict, annotations: dict,
-         owner: dict | None = None) -> dict:
-    access = opts["access_mode"] or "ReadWriteOnce"
-    spec: dict[str, Any] = {"accessModes": [access], "resources": {"requests": {"storage": size}},
-                            "volumeMode": "Block" if opts["volume_mode"] == "block" else "Filesystem",
-                            "volumeName": f"pvc-{uuid.uuid4()}"}
-    if opts["storage_class"]:
-        spec["storageClassName"] = opts["storage_class"]
-    meta: dict[str, Any] = {"name": name, "namespace": ns, "annotations": annotations}
-    if labels:
-        meta["labels"] = labels
-    if owner is not None:
-        meta["ownerReferences"] = [owner]
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec,
-            "status": {"phase": "Bound", "accessModes": [access], "capacity": {"storage": size}}}
-
-
 # --- the bytes ------------------------------------------------------------------------------------------
 
 def _fmt_bytes(n: float) -> str:
@@ -124,27 +64,6 @@ def _fmt_bytes(n: float) -> str:
             return f"{n:.2f} {unit}" if unit != "B" else f"{int(n)} B"
         n /= 1024
     return f"{n:.2f} TiB"
-
-
-def copy_image(src: BinaryIO, total: int, dest: Path, *, bar: bool) -> None:
-    """Copy to `dest` (via a temporary file, so a failed copy leaves nothing half-written)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.part")
-    done, start, last = 0, time.monotonic(), 0.0
-    with open(tmp, "wb") as out:
-        while True:
-            chunk = src.read(1 << 20)
-            if not chunk:
-                break
-            out.write(chunk)
-            done += len(chunk)
-            now = time.monotonic()
-            if bar and (now - last > 0.1 or done == total):
-                _draw(done, total, now - start)
-                last = now
-    if bar:
-        _draw(done, total, time.monotonic() - start)
-    os.replace(tmp, dest)
 
 
 def _draw(done: int, total: int, elapsed: float) -> None:
@@ -210,6 +129,9 @@ def run(ctx: click.Context, args: list[str], ns: str, opts: dict) -> int:
     if len(args) > 2:    # cobra.MaximumNArgs(2)
         raise UploadError(f"accepts at most 2 arg(s), received {len(args)}")
     create_pvc, name = _parse_args(args, opts)
+    bad = names.path_segment_errors(name)
+    if bad:    # client-go's check before a name goes into a request's path
+        raise UploadError(f"invalid resource name {quote(name)}: [{' '.join(bad)}]")
     if opts["image_path"] and opts["archive_path"]:
         raise UploadError("if any flags in the group [image-path archive-path] are set none of the others can be; "
                           "[archive-path image-path] were all set")
@@ -232,78 +154,26 @@ def run(ctx: click.Context, args: list[str], ns: str, opts: dict) -> int:
                 raise UploadError(str(e)) from None
 
 
-def _upload(cluster: Any, src: BinaryIO, total: int, path: str, name: str, ns: str, create_pvc: bool,
+def _upload(cluster: Any, src: Any, total: int, path: str, name: str, ns: str, create_pvc: bool,
             opts: dict) -> int:
-    from instancetype.store.base import NotFound
+    from instancetype.controller.upload import UploadRequest, begin
 
-    archive = bool(opts["archive_path"])
-    content_type = "archive" if archive else "kubevirt"
+    req = UploadRequest(name=name, namespace=ns, to_pvc=create_pvc, size=opts["size"], no_create=opts["no_create"],
+                        archive=bool(opts["archive_path"]), storage_class=opts["storage_class"],
+                        access_mode=opts["access_mode"], volume_mode=opts["volume_mode"],
+                        force_bind=opts["force_bind"], labels=default_labels(opts), datasource=opts["datasource"])
     out = sys.stdout
-    created: list[tuple[str, str]] = []
-    try:
-        pvc = cluster.get("PersistentVolumeClaim", name, ns)
-    except NotFound:
-        pvc = None
-        out.write(f"PVC {ns}/{name} not found\n")
-        if opts["no_create"]:
-            raise
-    if pvc is not None:
-        pvc = _existing_pvc(cluster, pvc, name, ns, create_pvc, opts, archive)
-        size = str(dig(pvc, "spec", "resources", "requests", "storage", default=""))
-        if size:
-            _check_fits(total, _parse_size(size, True))
-        out.write(f"Using existing PVC {ns}/{pvc['metadata']['name']}\n")
-    else:
-        quantity = _parse_size(opts["size"], create_pvc)
-        _check_fits(total, quantity)
-        size = str(quantity)
-        labels = default_labels(opts)
-        # Created as CDI leaves them once the upload succeeded; removed again if the copy fails.
-        annotations = {UPLOAD_TARGET: "", CONTENT_TYPE: content_type, POD_PHASE: "Succeeded"}
-        if opts["force_bind"]:
-            annotations[FORCE_BIND] = ""
-        if create_pvc:
-            if opts["access_mode"] == "ReadOnlyMany":
-                raise UploadError("cannot upload to a readonly volume, use either ReadWriteOnce or ReadWriteMany")
-            pvc = cluster.create(_pvc(name, ns, size, opts, labels=labels, annotations=annotations)).object
-            created.append(("PersistentVolumeClaim", name))
-            out.write(f"PersistentVolumeClaim {ns}/{name} created\n")
-        else:
-            dv = {"apiVersion": CDI_API, "kind": "DataVolume",
-                  "metadata": {"name": name, "namespace": ns},
-                  "spec": {"contentType": content_type, "source": {"upload": {}},
-                           "storage": storage_spec(opts, size)},
-                  "status": {"phase": "Succeeded", "progress": "100.0%", "claimName": name}}
-            if opts["force_bind"]:
-                dv["metadata"]["annotations"] = {FORCE_BIND: ""}
-            if labels:
-                dv["metadata"]["labels"] = labels
-            dv = cluster.create(dv).object
-            created.append(("DataVolume", name))
-            owner = {"apiVersion": CDI_API, "kind": "DataVolume", "name": name, "uid": dv["metadata"]["uid"],
-                     "controller": True, "blockOwnerDeletion": True}
-            annotations[CREATED_FOR_DV] = dv["metadata"]["uid"]
-            pvc = cluster.create(_pvc(name, ns, size, opts, labels={**CDI_LABELS, **labels},
-                                      annotations=annotations, owner=owner)).object
-            out.write(f"DataVolume {ns}/{name} created\n")
-    dest = image_path(cluster.store.path, ns, name)
-    out.write(f"Uploading data to {dest}\n")
+    upload = begin(cluster, req, total, lambda line: out.write(line + "\n"))
+    out.write(f"Uploading data to {upload.dest}\n")
     out.write("\n")
     out.flush()
-    try:
-        copy_image(src, total, dest, bar=out.isatty())
-    except OSError as e:
-        for kind, n in reversed(created):
-            try:
-                cluster.delete(kind, n, ns)
-            except NotFound:
-                pass
-        raise UploadError(f"error uploading image: {e}") from None
+    bar = _Bar(total) if out.isatty() else None
+    upload.copy(src, bar.update if bar else None)
+    if bar:
+        bar.done()
     out.write("\n")
-    if not created:
-        _finish(cluster, name, ns)
-    if opts["datasource"]:
-        _datasource(cluster, name, ns, opts)
+    for line in upload.finish():
+        out.write(line + "\n")
     out.write("Uploading data completed successfully, waiting for processing to complete, you can hit ctrl-c "
               "without interrupting the progress\n")
     out.write("Processing completed successfully\n")
@@ -311,61 +181,18 @@ def _upload(cluster: Any, src: BinaryIO, total: int, path: str, name: str, ns: s
     return 0
 
 
-def _check_fits(total: int, quantity: Any) -> None:
-    """CDI refuses an image larger than the claim (its upload server's size validation)."""
-    capacity = quantity.value()
-    if total > capacity:
-        raise UploadError(f"Virtual image size {total} is larger than the reported available storage {capacity}. "
-                          "A larger PVC is required.")
+class _Bar:
+    """virtctl's progress bar, redrawn at most every 0.1 s."""
 
+    def __init__(self, total: int):
+        self.total, self.start, self.last, self.n = total, time.monotonic(), 0.0, 0
 
-def _existing_pvc(cluster: Any, pvc: dict, name: str, ns: str, create_pvc: bool, opts: dict, archive: bool) -> dict:
-    """virtctl `getAndValidateUploadPVC` + `ensurePVCSupportsUpload`."""
-    from instancetype.store.base import NotFound
+    def update(self, done: int) -> None:
+        self.n = done
+        now = time.monotonic()
+        if now - self.last > 0.1 or done == self.total:
+            _draw(done, self.total, now - self.start)
+            self.last = now
 
-    ann = (pvc.get("metadata") or {}).get("annotations") or {}
-    if not opts["no_create"] and not opts["size"]:
-        raise UploadError("PVC creation requires specifying a size")
-    if not create_pvc:
-        try:
-            cluster.get("DataVolume", name, ns)
-        except NotFound:
-            raise UploadError(f"no dataVolume is associated with the existing PVC {ns}/{name}") from None
-    if ann.get(POD_PHASE) == "Succeeded":
-        raise UploadError(f"PVC {name} already successfully imported/cloned/updated")
-    if not opts["no_create"] and UPLOAD_TARGET not in ann:
-        raise UploadError(f"PVC {name} not available for upload")
-    if archive and ann.get(CONTENT_TYPE) != "archive":
-        raise UploadError(f"PVC {name} does not have archive contentType annotation")
-    if UPLOAD_TARGET not in ann:
-        pvc["metadata"]["annotations"] = {**ann, UPLOAD_TARGET: ""}
-        pvc = cluster.update(pvc).object
-    return pvc
-
-
-def _finish(cluster: Any, name: str, ns: str) -> None:
-    """What CDI does once the bytes are in an existing claim: its upload pod succeeded."""
-    pvc = cluster.get("PersistentVolumeClaim", name, ns)
-    pvc["metadata"]["annotations"] = {**(pvc["metadata"].get("annotations") or {}), POD_PHASE: "Succeeded"}
-    cluster.update(pvc)
-
-
-def _datasource(cluster: Any, name: str, ns: str, opts: dict) -> None:
-    """virtctl `handleDataSource`: create, or relabel and repoint an existing DataSource."""
-    from instancetype.store.base import NotFound
-
-    labels = default_labels(opts)
-    try:
-        ds = cluster.get("DataSource", name, ns)
-    except NotFound:
-        ds = {"apiVersion": CDI_API, "kind": "DataSource", "metadata": {"name": name, "namespace": ns},
-              "spec": {"source": {"pvc": {"name": name, "namespace": ns}}}}
-        if labels:
-            ds["metadata"]["labels"] = labels
-        cluster.create(ds)
-        sys.stdout.write(f"Created a new DataSource {ns}/{name}\n")
-        return
-    ds["metadata"]["labels"] = {**(ds["metadata"].get("labels") or {}), **labels}
-    ds.setdefault("spec", {}).setdefault("source", {})["pvc"] = {"name": name, "namespace": ns}
-    cluster.update(ds)
-    sys.stdout.write(f"Updated an existing DataSource {ns}/{name}\n")
+    def done(self) -> None:
+        _draw(self.n, self.total, time.monotonic() - self.start)

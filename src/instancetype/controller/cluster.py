@@ -12,16 +12,20 @@ with the work it triggers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import Error, LoadError
 from instancetype.jsonutil import clone
-from instancetype.store.base import AlreadyExists, NotFound, Store, merge_patch
+from instancetype.store.base import (AlreadyExists, BadRequest, NotFound, StateFileError, Store, check_create,
+                                     check_json, merge_patch)
 from instancetype.webhook.admission import admit
 
 from .apply import original_of, three_way_patch, with_last_applied
+
+if TYPE_CHECKING:
+    from .images import Images
 
 KUBEVIRT_NAMESPACE = "kubevirt"
 KUBEVIRT_VERSION = "v1.9.0"   # the KubeVirt whose behaviour the engine reproduces
@@ -36,8 +40,13 @@ class ApplyResult:
 
 
 class Cluster:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, images: "Images | None" = None):
+        from .images import Images
+
         self.store = store
+        path = getattr(store, "path", None)
+        # Uploaded images live beside the state file (none for a store without one).
+        self.images = images if images is not None else Images.beside(path) if path is not None else None
 
     @classmethod
     def open(cls, state: str | None = None, *, catalog: bool = True) -> "Cluster":
@@ -47,9 +56,12 @@ class Cluster:
 
         cluster = cls(SqliteStore(state))
         try:
+            if getattr(cluster.store, "read_only", False):
+                return cluster      # readable as it is: nothing deployed, nothing swept
             cluster._ensure_kubevirt_namespace()
             if catalog:
                 cluster.sync_catalog_if_needed()
+            cluster.sweep_images()
         except BaseException:
             cluster.close()
             raise
@@ -124,8 +136,13 @@ class Cluster:
         """kubectl apply: create, or three-way merge patch onto the live object."""
         if not isinstance(obj, dict) or not obj.get("kind"):
             raise LoadError("apply: not a Kubernetes object")
+        check_json(obj)
+        if not isinstance(obj.get("metadata") or {}, dict):
+            raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
         applied = with_last_applied(obj)
         converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
+        # The API server's own checks (decodable metadata, a valid name and namespace) come first.
+        check_create(converted, namespace)
         kind = converted["kind"]
         meta = converted.get("metadata") or {}
         name = meta.get("name") or ""
@@ -133,9 +150,7 @@ class Cluster:
         with self.store.transaction() as tx:
             config = self.config(tx)
             try:
-                # A name that is not a string cannot be stored: admission refuses it below, as
-                # the API server's decoder does.
-                current = tx.get(kind, name, ns) if isinstance(name, str) else None
+                current = tx.get(kind, name, ns) if name else None
             except NotFound:
                 current = None
             if current is None:
@@ -166,6 +181,8 @@ class Cluster:
             for obj in objs:
                 try:
                     result = self.apply(obj, namespace=namespace)   # a savepoint of its own
+                except StateFileError:
+                    raise        # the file failed (a full disk...): the whole batch is undone
                 except Error as e:
                     results.append(e)
                     continue
@@ -176,6 +193,7 @@ class Cluster:
         return results
 
     def create(self, obj: dict, *, namespace: str | None = None) -> ApplyResult:
+        check_create(obj, namespace)
         with self.store.transaction() as tx:
             config = self.config(tx)
             admitted = admit(tx, obj, operation="CREATE", config=config)
@@ -183,9 +201,12 @@ class Cluster:
         return ApplyResult("created", stored, admitted.warnings)
 
     def update(self, obj: dict) -> ApplyResult:
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+            raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
+        check_json(obj)
         with self.store.transaction() as tx:
             config = self.config(tx)
-            meta = obj.get("metadata") or {}
+            meta = obj["metadata"]
             current = tx.get(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
             admitted = admit(tx, obj, operation="UPDATE", old=current, config=config)
             stored = self._after_write(tx, tx.update(admitted.obj), config)
@@ -193,18 +214,26 @@ class Cluster:
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> dict:
         """Delete an object; what it owns goes with it (a VM's VMI and revisions, a DataVolume's
-        PVC, a namespace's objects), and so do the uploaded images of deleted PVCs/DataVolumes."""
-        from .images import IMAGE_KINDS, remove_images
+        PVC, a namespace's objects), and so do the uploaded images of deleted claims (by uid,
+        once the deletion is committed; what a crash leaves, the next sweep removes)."""
+        from .images import IMAGE_KINDS
 
         since = self.store.resource_version()
         with self.store.transaction() as tx:
             deleted = tx.delete(kind, name, namespace)
-            gone = [(ev.namespace, ev.name) for ev in tx.changes(since)
-                    if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
-        path = getattr(self.store, "path", None)
-        if gone and path is not None:
-            remove_images(path, gone)
+            gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
+        # Inside a caller's transaction the deletion may still be rolled back: the images stay
+        # until a sweep finds them unowned.
+        if gone and self.images is not None and not self.store.in_transaction:
+            self.images.remove(gone)
         return deleted
+
+    def sweep_images(self) -> int:
+        """Remove image files no claim owns (deleted claims, killed uploads)."""
+        if self.images is None:
+            return 0
+        return self.images.sweep(lambda: {(p.get("metadata") or {}).get("uid")
+                                          for p in self.store.list("PersistentVolumeClaim")})
 
     # --- virtctl ---------------------------------------------------------------------------------
 

@@ -30,7 +30,8 @@ from pathlib import Path
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from instancetype.api import selectors
+from instancetype.api import names, selectors
+from instancetype.api.gotext import quote
 from instancetype.api.kinds import BY_KIND, Resource
 from instancetype.errors import NotFoundError, SelectorError, StoreError
 from instancetype.jsonutil import clone
@@ -77,7 +78,10 @@ class Conflict(APIError):
 
 
 class Invalid(APIError):
+    """Refused by validation: `.causes` are the field errors (`api.names.FieldError`: field, message)."""
+
     code, reason = 422, "Invalid"
+    causes: list = []
 
 
 class BadRequest(APIError):
@@ -105,6 +109,22 @@ def conflict(res: Resource, name: str, detail: str | None = None) -> Conflict:
                         "version and try again")
     return Conflict(f'Operation cannot be fulfilled on {res.qualified} "{name}": {detail}',
                     kind=res.kind, name=name)
+
+
+def invalid(res: Resource, name: str, causes: list[names.FieldError]) -> Invalid:
+    """apierrors.NewInvalid: `<Kind>.<group> "<name>" is invalid: <field errors>`."""
+    group_kind = f"{res.kind}.{res.group}" if res.group else res.kind
+    return Invalid(f"{group_kind} {quote(name)} is invalid: {names.aggregate(causes)}", kind=res.kind, name=name,
+                   causes=list(causes))
+
+
+def check_names(res: Resource, meta: Mapping) -> None:
+    """The API server's checks of metadata.name / generateName / namespace on a create (after the
+    namespace is defaulted), before anything else looks at the object."""
+    errs = names.object_meta_errors(res.kind, meta, res.namespaced)
+    if errs:
+        name = meta.get("name")
+        raise invalid(res, name if isinstance(name, str) else "", errs)
 
 
 def resource(kind: Any) -> Resource:
@@ -151,7 +171,13 @@ class Event:
 
 # --- selectors (pure, in api.selectors; a bad selector is a 400 here) ---------------------------------
 
+def _check_selector(selector: Any, which: str) -> None:
+    if selector is not None and not isinstance(selector, (str, Mapping)):
+        raise BadRequest(f"{which}: must be a selector string or a mapping of strings, not {type(selector).__name__}")
+
+
 def parse_label_selector(selector: Any) -> list[selectors.Requirement]:
+    _check_selector(selector, "label_selector")
     try:
         return selectors.parse_label_selector(selector)
     except SelectorError as e:
@@ -159,6 +185,7 @@ def parse_label_selector(selector: Any) -> list[selectors.Requirement]:
 
 
 def parse_field_selector(selector: Any) -> list[selectors.FieldRequirement]:
+    _check_selector(selector, "field_selector")
     try:
         return selectors.parse_field_selector(selector)
     except SelectorError as e:
@@ -193,27 +220,44 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def check_create(obj: Any, namespace: str | None) -> Resource:
+    """What the API server refuses in a create before anything else runs: a body that is not a
+    JSON object, an unknown kind, metadata Go cannot decode, a name or namespace it does not accept."""
+    if not isinstance(obj, Mapping):
+        raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object")
+    check_json(obj)
+    res = resource(obj.get("kind"))
+    meta = obj.get("metadata")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, Mapping):
+        raise BadRequest(f"json: cannot unmarshal {_go_json_type(meta)} into Go struct field "
+                         f"{res.kind}.metadata of type v1.ObjectMeta")
+    check_metadata(meta)
+    probe = dict(meta)
+    if not probe.get("name") and probe.get("generateName"):
+        probe["name"] = probe["generateName"] + "x" * 5     # the generated suffix is always valid
+    if res.namespaced:
+        probe["namespace"] = probe.get("namespace") or namespace or DEFAULT_NAMESPACE
+    else:
+        probe.pop("namespace", None)
+    check_names(res, probe)
+    return res
+
+
 def prepare_create(obj: Any, namespace: str | None) -> tuple[Resource, dict]:
     """A copy of `obj` ready to insert (uid, timestamp, generation, namespace); resourceVersion is
     the store's to set. Raises the API's texts for what Kubernetes refuses."""
-    if not isinstance(obj, Mapping):
-        raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object")
+    check_create(obj, namespace)
     res = resource(obj.get("kind"))
     obj = clone(obj)
     meta = obj.get("metadata")
     if meta is None:
         meta = obj["metadata"] = {}
-    if not isinstance(meta, dict):
-        raise BadRequest("metadata: must be an object")
-    check_metadata(meta)
     if meta.get("resourceVersion"):
         raise BadRequest("resourceVersion should not be set on objects to be created")
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = meta["generateName"] + "".join(random.choices(_GENERATE_ALPHABET, k=5))
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
-        raise Invalid(f'{res.kind} "" is invalid: metadata.name: Required value: name or generateName is required',
-                      kind=res.kind, name="")
     if res.namespaced:
         given = meta.get("namespace")
         if given and namespace and given != namespace:
@@ -221,6 +265,7 @@ def prepare_create(obj: Any, namespace: str | None) -> tuple[Resource, dict]:
         meta["namespace"] = given or namespace or DEFAULT_NAMESPACE
     else:
         meta.pop("namespace", None)
+    check_names(res, meta)
     meta["uid"] = str(uuid.uuid4())
     meta["creationTimestamp"] = now()
     if res.kind in NO_GENERATION_KINDS:
@@ -233,7 +278,13 @@ def prepare_create(obj: Any, namespace: str | None) -> tuple[Resource, dict]:
 
 
 def check_metadata(meta: Mapping) -> None:
-    """What Go's decoder refuses in ObjectMeta before anything else runs (labels are strings)."""
+    """What Go's decoder refuses in ObjectMeta before anything else runs (names and labels are
+    strings; a null is an absent field)."""
+    for key in ("name", "generateName", "namespace"):
+        value = meta.get(key)
+        if value is not None and not isinstance(value, str):
+            raise BadRequest(f"json: cannot unmarshal {_go_json_type(value)} into Go struct field "
+                             f"ObjectMeta.metadata.{key} of type string")
     for key in ("labels", "annotations"):
         value = meta.get(key)
         if value is None:
@@ -245,6 +296,30 @@ def check_metadata(meta: Mapping) -> None:
             if not isinstance(v, str):
                 raise BadRequest(f"json: cannot unmarshal {_go_json_type(v)} into Go struct field "
                                  f"ObjectMeta.metadata.{key} of type string")
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def check_json(obj: Any) -> None:
+    """An object given through the Python API must be what a JSON body can carry (string keys;
+    strings, numbers, booleans, null, lists, objects): anything else is refused, naming the field."""
+    stack: list[tuple[Any, str]] = [(obj, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise BadRequest(f"{path or '(the object)'}: key {k!r} is not a string (JSON object keys are strings)")
+                if not isinstance(v, _JSON_SCALARS):
+                    stack.append((v, f"{path}.{k}" if path else k))
+        elif isinstance(value, (list, tuple)):
+            for i, v in enumerate(value):
+                if not isinstance(v, _JSON_SCALARS):
+                    stack.append((v, f"{path}[{i}]"))
+        elif not isinstance(value, _JSON_SCALARS):
+            raise BadRequest(f"{path or '(the object)'}: a {type(value).__name__} value is not JSON (strings, "
+                             "numbers, booleans, null, lists and objects only)")
 
 
 def _go_json_type(v: Any) -> str:
@@ -268,6 +343,7 @@ def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | Non
     status) changed. resourceVersion is the store's to set. Pure."""
     if not isinstance(new, Mapping) or not isinstance(new.get("metadata", {}), Mapping):
         raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
+    check_json(new)
     if subresource not in (None, "status"):
         raise NotFound(f'the server could not find the requested resource (subresource "{subresource}")')
     if subresource == "status":
@@ -358,6 +434,11 @@ class Store(ABC):
     @abstractmethod
     def transaction(self) -> AbstractContextManager["Store"]:
         """All writes inside are one atomic unit (nested: a savepoint); yields a handle with these methods."""
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on this handle (a write now may still be rolled back)."""
+        return False
 
     def close(self) -> None:
         pass

@@ -6,6 +6,8 @@ what the user sees, so they are rebuilt here character for character.
 """
 from __future__ import annotations
 
+from instancetype.api.gotext import escape_rune as _escape_rune, quote  # noqa: F401 (re-exported)
+
 
 class NumError(ValueError):
     """strconv.NumError: `strconv.<Func>: parsing "<num>": <err>`."""
@@ -17,29 +19,6 @@ class NumError(ValueError):
 
 SYNTAX = "invalid syntax"
 RANGE = "value out of range"
-
-
-def _escape_rune(ch: str, q: str) -> str:
-    if ch == q or ch == "\\":
-        return "\\" + ch
-    if ch.isprintable() or ch == " ":
-        return ch
-    o = ord(ch)
-    simple = {7: "\\a", 8: "\\b", 12: "\\f", 10: "\\n", 13: "\\r", 9: "\\t", 11: "\\v"}
-    if o in simple:
-        return simple[o]
-    if 0xDC80 <= o <= 0xDCFF:  # an invalid UTF-8 byte smuggled in by surrogateescape
-        return f"\\x{o - 0xDC00:02x}"
-    if o < 0x80:
-        return f"\\x{o:02x}"
-    if o < 0x10000:
-        return f"\\u{o:04x}"
-    return f"\\U{o:08x}"
-
-
-def quote(s: str) -> str:
-    """Go's strconv.Quote (what `%q` prints for a string)."""
-    return '"' + "".join(_escape_rune(c, '"') for c in s) + '"'
 
 
 def first_byte(c: str) -> str:

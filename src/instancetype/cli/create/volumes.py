@@ -6,7 +6,9 @@ field order, which decides which bad value is reported first.
 """
 from __future__ import annotations
 
-from . import dns1123, goparse, params
+from instancetype.api import names
+
+from . import goparse, params
 from .command import rand_suffix
 from .params import LIST, QUANTITY, STR, UINT, flag_err
 
@@ -42,7 +44,7 @@ def import_help() -> str:
 
 
 def _check_name(flag: str, name: str) -> None:
-    errs = dns1123.label_errors(name)
+    errs = names.label_errors(name)
     if errs:
         raise flag_err(flag, f'invalid name "{name}": ' + ",".join(errs))
 
