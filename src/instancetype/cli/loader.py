@@ -539,8 +539,14 @@ def _read_limited(f: BinaryIO, source: str) -> bytes:
 def read_text(path: str, stdin: BinaryIO | None = None) -> tuple[str, str]:
     """(text, source name) of one file or `-`, with the size and binary checks."""
     if path == "-":
-        stream = stdin if stdin is not None else sys.stdin.buffer
-        return _decode_text(_read_limited(stream, "<stdin>"), "<stdin>"), "<stdin>"
+        stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", sys.stdin)
+        if stream is None:                    # `<&-`: Python leaves sys.stdin None
+            raise LoadError("<stdin>: standard input is closed")
+        try:
+            raw = _read_limited(stream, "<stdin>")
+        except OSError as e:
+            raise LoadError(f"<stdin>: {e.strerror or e}") from None
+        return _decode_text(raw, "<stdin>"), "<stdin>"
     try:
         if os.path.getsize(path) > MAX_FILE_BYTES:
             raise LoadError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
