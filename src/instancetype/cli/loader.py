@@ -72,6 +72,7 @@ _MERGE = "tag:yaml.org,2002:merge"
 _SEQ_TAGS = (None, "!", "tag:yaml.org,2002:seq")
 _MAP_TAGS = (None, "!", "tag:yaml.org,2002:map")
 _SELF = object()   # an anchor whose node is still being read
+_CACHED_TAGS = (_STR, _INT, _BOOL, _NULL, _TIMESTAMP)   # plain scalars read the same wherever they are
 
 
 @dataclass
@@ -150,13 +151,12 @@ def _go_key(k: Any) -> str:
 class _Frame:
     """An open mapping or sequence: what is built so far and where its next child goes."""
 
-    __slots__ = ("value", "is_map", "key", "key_line", "anchor", "start", "merges")
+    __slots__ = ("value", "is_map", "key", "anchor", "start", "merges")
 
     def __init__(self, value: Any, is_map: bool, anchor: str | None, start: int):
         self.value = value
         self.is_map = is_map
-        self.key: Any = _SELF          # _SELF: the next scalar is a key
-        self.key_line = 0
+        self.key: Any = _SELF          # _SELF: the next value is a key
         self.anchor = anchor
         self.start = start             # values counted before this node
         self.merges: list | None = None
@@ -273,7 +273,7 @@ class _YAMLReader:
                 return cached
             tag = _resolver.resolve(yaml.ScalarNode, text, (True, False))
             value = self.construct(tag, text, stack, is_key, ev)
-            if len(text) <= 32 and len(_scalar_cache) < 4096 and tag != _FLOAT:
+            if len(text) <= 32 and len(_scalar_cache) < 4096 and tag in _CACHED_TAGS:
                 _scalar_cache[text] = value
             return value
         return self.construct(tag, text, stack, is_key, ev)
