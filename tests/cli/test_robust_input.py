@@ -10,6 +10,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from instancetype.cli import loader
 from instancetype.cli.loader import MAX_DEPTH, MAX_INT_DIGITS, MAX_STRING_CHARS, MAX_VALUES, documents_from_text
@@ -261,3 +263,26 @@ def test_empty_state_path_is_an_error(tmp_path, args):
                         "default)\n")
     assert p.stdout == ""
     assert not (tmp_path / "instancetype").exists()
+
+
+def test_stdin_none_in_process(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(LoadError, match=r"^<stdin>: standard input is closed$"):
+        loader.read_sources(["-"])
+
+
+# --- hostile YAML, generated (bench/fuzz.py runs the long version) ---------------------------------------
+
+PIECES = ['"a\\nb": {"c\\nd": 1, "c\\nd": 2}', "apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: a", "  name: a", "data: &d {a: 1}",
+          "data: {a: 1, a: 2}", "x: *d", "x: *nope", "y: &s [*s]", "z:\n  <<: *d\n  a: 2", "<<: 1", "? [1]\n: 2",
+          "1: a", "~: c", "n: " + "9" * 1200, "n: " + ":".join(["59"] * 600), "f: .nan", "b: !!binary a",
+          "s: !!set {a}", "q: !!int x", "d: " + "[" * 150 + "]" * 150, "- " * 120 + "1", "---", "'", "\t"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PIECES), max_size=10), st.sampled_from(["", "  ", "- "]))
+def test_hostile_yaml_gives_only_load_errors(lines, indent):
+    try:
+        documents_from_text("\n".join(indent + line for line in lines) + "\n", "fuzz.yaml")
+    except LoadError as e:
+        assert "\n" not in str(e), str(e)

@@ -115,7 +115,8 @@ def _path(parts: list) -> str:
         if isinstance(p, int):
             out += f"[{p}]"
         else:
-            out += f".{p}" if out else str(p)
+            p = p if isinstance(p, str) and p.isprintable() else json.dumps(p)   # a message stays one line
+            out += f".{p}" if out else p
     return out or "(root)"
 
 
@@ -127,13 +128,16 @@ def _too_many(where: str, aliased: bool) -> LoadError:
                      f"split the file)")
 
 
-def _long_string(where: str, path: str, n: int) -> LoadError:
-    return LoadError(f"{where}: {path}: a string of {n} characters is longer than the limit of "
-                     f"{MAX_STRING_CHARS} (1 MiB)")
+def _long_string(n: int) -> str:
+    return f"a string of {n} characters is longer than the limit of {MAX_STRING_CHARS} (1 MiB)"
 
 
-def _big_int(where: str, path: str, digits: int) -> LoadError:
-    return LoadError(f"{where}: {path}: a number of {digits} digits is too large (at most {MAX_INT_DIGITS})")
+def _big_int(digits: int) -> str:
+    return f"a number of {digits} digits is too large (at most {MAX_INT_DIGITS})"
+
+
+def _not_finite(x: float) -> str:
+    return f"{x!r} is not a number JSON can hold"
 
 
 def _deep(where: str, path: str) -> LoadError:
@@ -163,7 +167,7 @@ class _Frame:
 
     def slot(self) -> Any:
         if self.is_map:
-            return None if self.key is _SELF else self.key
+            return None if self.key is _SELF else "<<" if self.key is _MergeKey else self.key
         return len(self.value)
 
 
@@ -262,8 +266,7 @@ class _YAMLReader:
     def scalar(self, ev: Any, stack: list[_Frame], is_key: bool) -> Any:
         text = ev.value
         if len(text) > MAX_STRING_CHARS:
-            raise self.error(f"a string of {len(text)} characters is longer than the limit of "
-                             f"{MAX_STRING_CHARS} (1 MiB)", stack, key=is_key)
+            raise self.error(_long_string(len(text)), stack, key=is_key)
         tag = ev.tag
         if tag is None or tag == "!":
             if not ev.implicit[0]:
@@ -289,13 +292,12 @@ class _YAMLReader:
                 # before int(): YAML 1.1's base-60 integers (`1:30:00`) cost quadratic time when long
                 digits = sum(c.isdigit() for c in text) if len(text) > MAX_INT_DIGITS else 0
                 if digits > MAX_INT_DIGITS:
-                    raise self.error(f"a number of {digits} digits is too large (at most {MAX_INT_DIGITS})",
-                                     stack, key=is_key)
+                    raise self.error(_big_int(digits), stack, key=is_key)
                 return _constructor.construct_yaml_int(node)
             if tag == _FLOAT:
                 value = _constructor.construct_yaml_float(node)
                 if not math.isfinite(value):
-                    raise self.error(f"{value!r} is not a number JSON can hold", stack, key=is_key)
+                    raise self.error(_not_finite(value), stack, key=is_key)
                 return value
             if tag == _BOOL:
                 return _constructor.construct_yaml_bool(node)
@@ -399,12 +401,16 @@ def _check_scalar(x: Any, where: str, path: tuple, last: Any = None) -> None:
     if t is int:
         if -_INT_LIMIT < x < _INT_LIMIT:
             return
-        raise _big_int(where, _path([*path, last]), len(str(abs(x))))
-    if t is str:
-        if len(x) > MAX_STRING_CHARS:
-            raise _long_string(where, _path([*path, last]), len(x))
+        problem = _big_int(len(str(abs(x))))
+    elif t is str:
+        if len(x) <= MAX_STRING_CHARS:
+            return
+        problem = _long_string(len(x))
     elif t is float and not math.isfinite(x):
-        raise LoadError(f"{where}: {_path([*path, last])}: {x!r} is not a number JSON can hold")
+        problem = _not_finite(x)
+    else:
+        return
+    raise LoadError(f"{where}: {_path([*path, last])}: {problem}")
 
 
 _CONTAINERS = (dict, list, _DuplicateKeys)
@@ -438,7 +444,7 @@ def _check_json(value: Any, where: str) -> None:
                 raise _too_many(where, False)
             for k, c in x.items():
                 if len(k) > MAX_STRING_CHARS:
-                    raise _long_string(where, _path(list(path)), len(k))
+                    raise LoadError(f"{where}: {_path(list(path))}: {_long_string(len(k))}")
                 if type(c) in _CONTAINERS:
                     stack.append((c, depth + 1, path + (k,)))
                 elif type(c) is not str or len(c) > MAX_STRING_CHARS:
