@@ -56,7 +56,8 @@ values = st.one_of(st.none(), st.booleans(), st.integers(-3, 2 ** 40), st.text(m
                    odd_scalars,
                    st.dictionaries(odd_keys, st.one_of(st.integers(), st.text(max_size=3), odd_scalars), max_size=2),
                    st.lists(odd_scalars, max_size=2))
-YAML_PIECES = ['"a\\nb": {"c\\nd": 1, "c\\nd": 2}', "apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: a", "  name: a", "data: &d {a: 1}",
+YAML_PIECES = ['"a\\nb": {"c\\nd": 1, "c\\nd": 2}',
+               "apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: a", "  name: a", "data: &d {a: 1}",
                "data: {a: 1, a: 2}", "x: *d", "x: *nope", "y: &s [*s]", "z:\n  <<: *d\n  a: 2", "<<: 1",
                "? [1]\n: 2", "1: a", "true: b", "~: c", "n: " + "9" * 1200, "n: 0x" + "f" * 900,
                "n: " + ":".join(["59"] * 600), "f: .nan", "f: 1e999", "b: !!binary aGk=", "b: !!binary a",

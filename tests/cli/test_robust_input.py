@@ -273,7 +273,8 @@ def test_stdin_none_in_process(monkeypatch):
 
 # --- hostile YAML, generated (bench/fuzz.py runs the long version) ---------------------------------------
 
-PIECES = ['"a\\nb": {"c\\nd": 1, "c\\nd": 2}', "apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: a", "  name: a", "data: &d {a: 1}",
+PIECES = ['"a\\nb": {"c\\nd": 1, "c\\nd": 2}',
+          "apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: a", "  name: a", "data: &d {a: 1}",
           "data: {a: 1, a: 2}", "x: *d", "x: *nope", "y: &s [*s]", "z:\n  <<: *d\n  a: 2", "<<: 1", "? [1]\n: 2",
           "1: a", "~: c", "n: " + "9" * 1200, "n: " + ":".join(["59"] * 600), "f: .nan", "b: !!binary a",
           "s: !!set {a}", "q: !!int x", "d: " + "[" * 150 + "]" * 150, "- " * 120 + "1", "---", "'", "\t"]
