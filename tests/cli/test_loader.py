@@ -37,7 +37,7 @@ def test_timestamps_stay_text_and_binary_becomes_base64():
     ("kind: VirtualMachine\n", "f.yaml: document 1: apiVersion: Required value"),
     ("apiVersion: v1\n", "f.yaml: document 1: kind: Required value"),
     (VM + "---\na: &a [*a]\n", "f.yaml: document 2"),
-    (VM + "metadata: 3\n", "metadata: expected an object"),
+    ("apiVersion: v1\nkind: X\nmetadata: 3\n", "metadata: expected an object"),
     ("apiVersion: v1\nkind: X\nv: .inf\n", "v: inf is not a number"),
     ("apiVersion: v1\nkind: X\n1: a\n", "key 1 is not a string"),
 ])

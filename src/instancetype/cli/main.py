@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import NoReturn
 
 import click
+
+from instancetype.cli.entry import EMPTY_STATE
 
 # command name -> (module, attribute, one-line help). Modules are imported on use.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -63,6 +66,8 @@ class LazyGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, state: str | None) -> None:
     """KubeVirt instancetypes and preferences, with or without a cluster."""
+    if state == "":
+        raise click.ClickException(EMPTY_STATE)
     ctx.ensure_object(dict)
     ctx.obj["state"] = state
 
@@ -73,19 +78,20 @@ def _create_help_stub() -> None:
     """Create a VirtualMachine, an instancetype or a preference manifest (as virtctl create)."""
 
 
-def main(argv: list[str] | None = None) -> None:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    from instancetype.cli.entry import _create_args
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Run the command line `argv` (default: sys.argv) and exit with its status."""
+    from instancetype.cli.entry import main as entry_main
 
-    create_args = _create_args(argv)
-    if create_args is not None:
-        from instancetype.cli.create import run as run_create
+    entry_main(argv)
 
-        sys.exit(run_create(create_args))
+
+def run_click(argv: list[str]) -> int:
+    """Run one command line other than `create`; returns the exit status. Errors are printed here,
+    one line each."""
     try:
         rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
     except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.UsageError as exc:
         # kubectl's two lines, not click's usage block: what is wrong, and where help is.
         command = exc.ctx.command_path if exc.ctx is not None else "instancetype"
@@ -94,23 +100,25 @@ def main(argv: list[str] | None = None) -> None:
             message = f"unknown flag: {exc.option_name}"   # as kubectl and virtctl (pflag) say it
         click.echo(f"error: {message}", err=True)
         click.echo(f"See '{command} --help' for usage.", err=True)
-        sys.exit(1)
+        return 1
     except click.ClickException as exc:
         click.echo(f"error: {exc.format_message()}", err=True)
-        sys.exit(1)
+        return 1
     except click.exceptions.Abort:
         click.echo("Aborted!", err=True)
-        sys.exit(1)
-    except BrokenPipeError:
-        sys.exit(1)
+        return 1
     except KeyboardInterrupt:
-        sys.exit(130)
+        return 130
+    except OSError:
+        raise   # the output failed, or the machine refused: run_guarded says which, in one line
     except Exception as exc:  # the last line of defence: never a traceback
         from instancetype.errors import Error
 
         if isinstance(exc, Error):
             click.echo(f"error: {exc}", err=True)
+        elif isinstance(exc, RecursionError):
+            click.echo("error: the input is nested too deeply to process", err=True)
         else:
             click.echo(f"error: internal error: {type(exc).__name__}: {exc}", err=True)
-        sys.exit(1)
-    sys.exit(rv if isinstance(rv, int) else 0)
+        return 1
+    return rv if isinstance(rv, int) else 0
