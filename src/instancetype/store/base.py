@@ -220,12 +220,14 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def check_create(obj: Any, namespace: str | None) -> Resource:
+def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) -> Resource:
     """What the API server refuses in a create before anything else runs: a body that is not a
-    JSON object, an unknown kind, metadata Go cannot decode, a name or namespace it does not accept."""
+    JSON object (`json_shape`: also Python values JSON cannot carry), an unknown kind, metadata Go
+    cannot decode, a name or namespace it does not accept."""
     if not isinstance(obj, Mapping):
         raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object")
-    check_json(obj)
+    if json_shape:
+        check_json(obj)
     res = resource(obj.get("kind"))
     meta = obj.get("metadata")
     if meta is None:
