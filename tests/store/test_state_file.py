@@ -197,3 +197,23 @@ def test_python_api_type_errors_are_store_errors_naming_the_field(tmp_path):
                 call()
             assert text in str(e.value), (text, str(e.value))
         assert c.store.count("PersistentVolumeClaim") == 0
+
+
+OPENER = r"""
+import sys
+from instancetype.controller import Cluster
+with Cluster.open(sys.argv[1]) as c:
+    c.apply({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": sys.argv[2]}, "spec": {}})
+"""
+
+
+def test_processes_making_the_same_new_state_file_at_once_all_use_one_file(tmp_path):
+    state = tmp_path / "state.db"
+    procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(state), f"p{i}"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i in range(6)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    with Cluster.open(str(state)) as c:
+        assert sorted(p["metadata"]["name"] for p in c.list("PersistentVolumeClaim")) == [f"p{i}" for i in range(6)]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".new")]
