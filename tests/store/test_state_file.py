@@ -217,3 +217,18 @@ def test_processes_making_the_same_new_state_file_at_once_all_use_one_file(tmp_p
     with Cluster.open(str(state)) as c:
         assert sorted(p["metadata"]["name"] for p in c.list("PersistentVolumeClaim")) == [f"p{i}" for i in range(6)]
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".new")]
+
+
+def test_a_damaged_claim_row_does_not_stop_the_cluster_opening(tmp_path):
+    """Uploaded images are swept on every opening; that reads claim uids from their column, so a
+    damaged claim stays deletable (the way out) instead of failing every command."""
+    state, image = tmp_path / "state.db", tmp_path / "i.img"
+    image.write_bytes(b"x" * 100)
+    assert _cli("--state", str(state), "image-upload", "pvc", "p1", "--size=1Mi", f"--image-path={image}").returncode == 0
+    db = sqlite3.connect(state)
+    db.execute("UPDATE objects SET data='[' WHERE name='p1'")
+    db.commit()
+    db.close()
+    r = _cli("--state", str(state), "delete", "pvc", "p1")
+    assert (r.returncode, r.stdout) == (0, 'persistentvolumeclaim "p1" deleted\n'), r.stderr
+    assert list((tmp_path / "state.db.images").iterdir()) == []

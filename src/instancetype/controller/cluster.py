@@ -232,8 +232,7 @@ class Cluster:
         """Remove image files no claim owns (deleted claims, killed uploads)."""
         if self.images is None:
             return 0
-        return self.images.sweep(lambda: {(p.get("metadata") or {}).get("uid")
-                                          for p in self.store.list("PersistentVolumeClaim")})
+        return self.images.sweep(lambda: self.store.uids("PersistentVolumeClaim"))
 
     # --- virtctl ---------------------------------------------------------------------------------
 

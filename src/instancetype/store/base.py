@@ -437,6 +437,10 @@ class Store(ABC):
     def transaction(self) -> AbstractContextManager["Store"]:
         """All writes inside are one atomic unit (nested: a savepoint); yields a handle with these methods."""
 
+    def uids(self, kind: str) -> set[str]:
+        """The uids of every object of a kind, in all namespaces."""
+        return {(o.get("metadata") or {}).get("uid") for o in self.list(kind)}
+
     @property
     def in_transaction(self) -> bool:
         """Whether a transaction is open on this handle (a write now may still be rolled back)."""

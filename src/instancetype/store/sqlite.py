@@ -400,6 +400,11 @@ class SqliteStore(Store):
         with self._errors():
             return self._db.execute(f"SELECT count(*) FROM objects o WHERE {where}", params).fetchone()[0]
 
+    def uids(self, kind):
+        res = resource(kind)
+        with self._errors():     # from the column: a damaged row's JSON is not read
+            return {r[0] for r in self._db.execute("SELECT uid FROM objects WHERE kind=?", (res.kind,))}
+
     def resource_version(self):
         with self._errors():
             row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone()
