@@ -226,6 +226,8 @@ def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) ->
     cannot decode, a name or namespace it does not accept."""
     if not isinstance(obj, Mapping):
         raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object")
+    if namespace is not None and not isinstance(namespace, str):
+        raise BadRequest(f"namespace: must be a string, not {type(namespace).__name__}")
     if json_shape:
         check_json(obj)
     res = resource(obj.get("kind"))
