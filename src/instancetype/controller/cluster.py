@@ -232,7 +232,14 @@ class Cluster:
         """Remove image files no claim owns (deleted claims, killed uploads)."""
         if self.images is None:
             return 0
+        self.images.adopt_named(self._claim_uid)
         return self.images.sweep(lambda: self.store.uids("PersistentVolumeClaim"))
+
+    def _claim_uid(self, namespace: str, name: str) -> str | None:
+        try:
+            return self.store.get("PersistentVolumeClaim", name, namespace)["metadata"]["uid"]
+        except NotFound:
+            return None
 
     # --- virtctl ---------------------------------------------------------------------------------
 
