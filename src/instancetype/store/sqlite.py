@@ -14,6 +14,12 @@ held too long becomes a `StateFileError` naming the file, never `database is loc
 `synchronous=NORMAL` in WAL mode: a commit does not fsync, so a batch of 10,000 objects costs
 one transaction and no fsync per object (the WAL is synced at checkpoints).
 A `SqliteStore` (one connection) belongs to one thread; processes each open their own.
+
+Opening: a new state file is made whole under a temporary name and linked into place, so an
+empty file under the name is always damage (`statefile.check_file`), never a fresh cluster;
+SQLite's `quick_check` runs on opening (see `_quick_check` for its schedule); a row whose JSON
+cannot be read is a `StateFileError` naming the object (and the row can still be deleted). A
+state file in a directory this user cannot write opens read-only: reads work, writes are refused.
 """
 from __future__ import annotations
 
