@@ -92,6 +92,9 @@ def test_no_name_of_any_kind_reaches_the_file_system_through_the_cli(tmp_path):
             assert r.code == 1 and "completed successfully" not in r.out, (name, r.out)
         for verb in ("start", "stop", "restart"):
             assert run(state, verb, name).code == 1
+        for args in (["expand", "--vm", name], ["get", f"vm/{name}"], ["describe", "vm", name],
+                     ["wait", "--for=condition=Ready", f"vm/{name}", "--timeout=0s"], ["migrate-vm", name]):
+            assert run(state, *args).code != 0, args
     assert _snapshot(tmp_path, state) == before
     _check_images(state)
     assert run(state, "get", "dv", "real").code == 0
@@ -156,6 +159,22 @@ def test_deleting_planted_objects_with_hostile_names_touches_nothing_outside(tmp
     assert _snapshot(tmp_path, state) == before
     _check_images(state)
     assert (outside / "VICTIM").read_bytes() == b"precious"
+
+
+def test_an_image_file_is_only_ever_named_by_a_uuid(tmp_path):
+    import io
+
+    import pytest
+
+    from instancetype.controller.images import Images
+    from instancetype.errors import StoreError
+
+    images = Images(tmp_path / "images")
+    for uid in ("../x", "..", "/etc/passwd", "", None, "0" * 36, str(uuid.uuid4()).upper()):
+        with pytest.raises(StoreError):
+            images.write(uid, io.BytesIO(b"x"))
+        images.remove([uid])              # ignored, never a path
+    assert list(tmp_path.iterdir()) == []       # refused before anything was made
 
 
 def test_python_api_refuses_every_hostile_name_before_storing(tmp_path):

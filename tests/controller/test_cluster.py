@@ -275,3 +275,19 @@ def test_apply_of_a_name_that_is_not_a_string_is_refused_as_go_decodes_it(tmp_pa
             assert str(e) == "json: cannot unmarshal array into Go struct field ObjectMeta.metadata.name of type string"
         else:
             raise AssertionError("not refused")
+
+
+def test_images_kept_by_name_by_an_older_version_move_to_their_claims_uid(tmp_path):
+    from instancetype.controller import Cluster
+
+    state = tmp_path / "state.db"
+    with Cluster.open(str(state)) as c:
+        pvc = c.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "disk"},
+                        "spec": {}}).object
+    old = tmp_path / "state.db.images" / "default"
+    old.mkdir(parents=True)
+    (old / "disk").write_bytes(b"qcow2")
+    (old / "gone").write_bytes(b"orphan")            # no claim: left for the user to look at
+    with Cluster.open(str(state)) as c:
+        assert c.images.path(pvc["metadata"]["uid"]).read_bytes() == b"qcow2"
+    assert sorted(p.name for p in old.iterdir()) == ["gone"]

@@ -191,9 +191,77 @@ def test_python_api_type_errors_are_store_errors_naming_the_field(tmp_path):
             (lambda: c.apply({**PVC, "metadata": {"name": 5}}), "ObjectMeta.metadata.name of type string"),
             (lambda: c.store.create({**PVC, "metadata": {"name": "p", "namespace": ["x"]}}),
              "ObjectMeta.metadata.namespace of type string"),
+            (lambda: c.create(PVC, namespace=5), "namespace: must be a string, not int"),
         ]
         for call, text in cases:
             with pytest.raises(StoreError) as e:
                 call()
             assert text in str(e.value), (text, str(e.value))
         assert c.store.count("PersistentVolumeClaim") == 0
+
+
+def test_wrong_types_anywhere_in_the_python_api_are_instancetype_errors(tmp_path):
+    """Every pair of wrong-typed arguments to the cluster's and the store's methods."""
+    import itertools
+
+    from instancetype.errors import Error
+
+    bad = [None, 5, 1.5, True, b"x", [1], {"a": 1}, {1: 2}, "", "x", object(), ("t",), "VirtualMachine", "../x"]
+    with Cluster.open(str(tmp_path / "state.db")) as c:
+        calls = [
+            lambda a, b: c.get(a, b), lambda a, b: c.get("VirtualMachine", a, b),
+            lambda a, b: list(c.list(a, b)), lambda a, b: list(c.list("VirtualMachine", a, label_selector=b)),
+            lambda a, b: list(c.list("VirtualMachine", field_selector=a)),
+            lambda a, b: c.apply(a, namespace=b),
+            lambda a, b: c.apply({**PVC, "metadata": {"name": "p", "labels": a}}, namespace=b),
+            lambda a, b: c.create({**PVC, "metadata": {"name": "q", "annotations": a}}, namespace=b),
+            lambda a, b: c.update({**PVC, "kind": a, "metadata": {"name": b}}),
+            lambda a, b: c.delete(a, b), lambda a, b: c.delete("PersistentVolumeClaim", "p", a),
+            lambda a, b: c.start(a, b), lambda a, b: c.expand_vm(a, b),
+            lambda a, b: c.store.patch("PersistentVolumeClaim", "p", a),
+            lambda a, b: c.store.delete("PersistentVolumeClaim", "p", propagation=a, resource_version=b),
+            lambda a, b: c.store.update({**PVC, "metadata": {"name": "p", "resourceVersion": a}}, subresource=b),
+            lambda a, b: list(c.store.changes(a, kind=b)),
+            lambda a, b: c.apply_all([a, b]),
+        ]
+        for call in calls:
+            for a, b in itertools.product(bad, bad):
+                try:
+                    call(a, b)
+                except Error:
+                    pass
+
+
+OPENER = r"""
+import sys
+from instancetype.controller import Cluster
+with Cluster.open(sys.argv[1]) as c:
+    c.apply({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": sys.argv[2]}, "spec": {}})
+"""
+
+
+def test_processes_making_the_same_new_state_file_at_once_all_use_one_file(tmp_path):
+    state = tmp_path / "state.db"
+    procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(state), f"p{i}"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i in range(6)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    with Cluster.open(str(state)) as c:
+        assert sorted(p["metadata"]["name"] for p in c.list("PersistentVolumeClaim")) == [f"p{i}" for i in range(6)]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".new")]
+
+
+def test_a_damaged_claim_row_does_not_stop_the_cluster_opening(tmp_path):
+    """Uploaded images are swept on every opening; that reads claim uids from their column, so a
+    damaged claim stays deletable (the way out) instead of failing every command."""
+    state, image = tmp_path / "state.db", tmp_path / "i.img"
+    image.write_bytes(b"x" * 100)
+    assert _cli("--state", str(state), "image-upload", "pvc", "p1", "--size=1Mi", f"--image-path={image}").returncode == 0
+    db = sqlite3.connect(state)
+    db.execute("UPDATE objects SET data='[' WHERE name='p1'")
+    db.commit()
+    db.close()
+    r = _cli("--state", str(state), "delete", "pvc", "p1")
+    assert (r.returncode, r.stdout) == (0, 'persistentvolumeclaim "p1" deleted\n'), r.stderr
+    assert list((tmp_path / "state.db.images").iterdir()) == []

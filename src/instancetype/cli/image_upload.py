@@ -77,6 +77,23 @@ def _draw(done: int, total: int, elapsed: float) -> None:
     sys.stdout.flush()
 
 
+class _Bar:
+    """virtctl's progress bar, redrawn at most every 0.1 s."""
+
+    def __init__(self, total: int):
+        self.total, self.start, self.last, self.n = total, time.monotonic(), 0.0, 0
+
+    def update(self, done: int) -> None:
+        self.n = done
+        now = time.monotonic()
+        if now - self.last > 0.1 or done == self.total:
+            _draw(done, self.total, now - self.start)
+            self.last = now
+
+    def done(self) -> None:
+        _draw(self.n, self.total, time.monotonic() - self.start)
+
+
 # --- the command ----------------------------------------------------------------------------------------
 
 @click.command("image-upload")
@@ -179,20 +196,3 @@ def _upload(cluster: Any, src: Any, total: int, path: str, name: str, ns: str, c
     out.write("Processing completed successfully\n")
     out.write(f"Uploading {path} completed successfully\n")
     return 0
-
-
-class _Bar:
-    """virtctl's progress bar, redrawn at most every 0.1 s."""
-
-    def __init__(self, total: int):
-        self.total, self.start, self.last, self.n = total, time.monotonic(), 0.0, 0
-
-    def update(self, done: int) -> None:
-        self.n = done
-        now = time.monotonic()
-        if now - self.last > 0.1 or done == self.total:
-            _draw(done, self.total, now - self.start)
-            self.last = now
-
-    def done(self) -> None:
-        _draw(self.n, self.total, time.monotonic() - self.start)

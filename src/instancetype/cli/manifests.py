@@ -116,5 +116,6 @@ def resource_name(obj: dict) -> str:
     kind = obj.get("kind", "")
     res = kinds.BY_KIND.get(kind)
     prefix = res.qualified_singular if res else kind.lower()
-    meta = obj.get("metadata") or {}
-    return f"{prefix}/{meta.get('name', '')}"
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return f"{prefix}/{name if isinstance(name, str) else ''}"    # unstructured GetName: "" unless a string

@@ -119,12 +119,22 @@ def validate_cmd(filenames, namespace, kubevirt_config):
     except LoadError as e:
         output.error(str(e))
         return 1
-    objects = m.objects()
     failed = False
+    refused = {}
+    for d in m.types + m.lookups + m.vms:
+        text = _api_server_refusal(d, namespace)
+        if text is not None:
+            refused[id(d)] = text
+    # What the API server refuses never reaches the cluster: no other object is checked against it.
+    objects = [d.obj for d in m.types + m.lookups if id(d) not in refused]
     vm_ids = {id(d) for d in m.vms}
     for d in m.in_order(m.types + m.vms):
         name = resource_name(d.obj)
         is_vm = id(d) in vm_ids
+        if id(d) in refused:
+            output.error(f"{d.where}: {name}: {refused[id(d)]}")
+            failed = True
+            continue
         try:
             if is_vm:
                 result = instancetype.admit_vm(d.obj, objects=objects, config=config)
@@ -151,6 +161,25 @@ def validate_cmd(filenames, namespace, kubevirt_config):
             text = output.refusal_text(result, source=d.source, webhook=webhook, obj=d.obj)
             output.error(f"{d.where}: {name}: {text}")
     return 1 if failed else 0
+
+
+def _api_server_refusal(d, namespace: str | None) -> str | None:
+    """The API server's own refusal of a document before any webhook (metadata Go cannot decode,
+    a name or namespace it does not accept), as kubectl prints it; None when it passes."""
+    from instancetype.store.base import APIError, Invalid, check_create
+
+    from .apply_cmd import invalid_failure
+    from .kubectl import api_error_text, source_name
+
+    try:
+        check_create(d.obj, namespace, json_shape=False)
+    except Invalid as e:
+        if e.causes:
+            return invalid_failure(e.kind, e.name, e.causes, verb="creating", source=source_name(d.source)).alone
+        return api_error_text(e)
+    except APIError as e:
+        return api_error_text(e)
+    return None
 
 
 def _missing_references(vm: dict, objects: list[dict]) -> list[str]:

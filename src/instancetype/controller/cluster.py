@@ -232,8 +232,14 @@ class Cluster:
         """Remove image files no claim owns (deleted claims, killed uploads)."""
         if self.images is None:
             return 0
-        return self.images.sweep(lambda: {(p.get("metadata") or {}).get("uid")
-                                          for p in self.store.list("PersistentVolumeClaim")})
+        self.images.adopt_named(self._claim_uid)
+        return self.images.sweep(lambda: self.store.uids("PersistentVolumeClaim"))
+
+    def _claim_uid(self, namespace: str, name: str) -> str | None:
+        try:
+            return self.store.get("PersistentVolumeClaim", name, namespace)["metadata"]["uid"]
+        except NotFound:
+            return None
 
     # --- virtctl ---------------------------------------------------------------------------------
 

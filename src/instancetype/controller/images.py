@@ -5,7 +5,8 @@ named by the claim's uid (a UUID the store generated): no object name ever becom
 A file is written under a temporary name (`.<uid>.<random>.part`, held under an exclusive
 `flock` while written), fsynced and renamed into place, so a reader sees a whole image or
 none. What nothing owns any more (the claim was deleted, or its writer was killed) is swept
-away by `sweep`, which every opening of the cluster runs when the directory exists.
+away by `sweep`, which every opening of the cluster runs when the directory exists; images an
+older instancetype kept by name (`<namespace>/<name>`) are moved to their claim's uid then.
 
 `upload.py` beside this module plays CDI's part: which objects say what, and when.
 """
@@ -18,6 +19,7 @@ import secrets
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable
 
+from instancetype.api import names
 from instancetype.errors import StoreError
 
 IMAGE_KINDS = ("PersistentVolumeClaim", "DataVolume")
@@ -125,9 +127,38 @@ class Images:
         return removed
 
 
-def _entries(directory: Path) -> list[os.DirEntry]:
+    def adopt_named(self, uid_of: Callable[[str, str], str | None]) -> int:
+        """Images an older instancetype kept by name (`<namespace>/<name>`): each whose claim still
+        exists moves to its uid; the rest stay where they are for the user to look at. Only
+        names the API server accepts are looked up. Returns the number moved."""
+        if not self.dir.is_dir():
+            return 0
+        moved = 0
+        for folder in _entries(self.dir, dirs=True):
+            if names.label_errors(folder.name):
+                continue
+            for entry in _entries(Path(folder.path)):
+                if names.subdomain_errors(entry.name):
+                    continue
+                uid = uid_of(folder.name, entry.name)
+                if uid and _UID.fullmatch(uid) and not self.exists(uid):
+                    try:
+                        os.replace(entry.path, self.path(uid))
+                        moved += 1
+                    except OSError:
+                        pass
+            try:
+                os.rmdir(folder.path)
+            except OSError:
+                pass      # not empty: what is left stays
+        return moved
+
+
+def _entries(directory: Path, *, dirs: bool = False) -> list[os.DirEntry]:
     try:
         with os.scandir(directory) as it:
+            if dirs:
+                return [e for e in it if e.is_dir(follow_symlinks=False)]
             return [e for e in it if e.is_file(follow_symlinks=False)]
     except OSError:
         return []

@@ -220,12 +220,16 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def check_create(obj: Any, namespace: str | None) -> Resource:
+def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) -> Resource:
     """What the API server refuses in a create before anything else runs: a body that is not a
-    JSON object, an unknown kind, metadata Go cannot decode, a name or namespace it does not accept."""
+    JSON object (`json_shape`: also Python values JSON cannot carry), an unknown kind, metadata Go
+    cannot decode, a name or namespace it does not accept."""
     if not isinstance(obj, Mapping):
         raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object")
-    check_json(obj)
+    if namespace is not None and not isinstance(namespace, str):
+        raise BadRequest(f"namespace: must be a string, not {type(namespace).__name__}")
+    if json_shape:
+        check_json(obj)
     res = resource(obj.get("kind"))
     meta = obj.get("metadata")
     if meta is None:
@@ -434,6 +438,10 @@ class Store(ABC):
     @abstractmethod
     def transaction(self) -> AbstractContextManager["Store"]:
         """All writes inside are one atomic unit (nested: a savepoint); yields a handle with these methods."""
+
+    def uids(self, kind: str) -> set[str]:
+        """The uids of every object of a kind, in all namespaces."""
+        return {(o.get("metadata") or {}).get("uid") for o in self.list(kind)}
 
     @property
     def in_transaction(self) -> bool:

@@ -14,6 +14,12 @@ held too long becomes a `StateFileError` naming the file, never `database is loc
 `synchronous=NORMAL` in WAL mode: a commit does not fsync, so a batch of 10,000 objects costs
 one transaction and no fsync per object (the WAL is synced at checkpoints).
 A `SqliteStore` (one connection) belongs to one thread; processes each open their own.
+
+Opening: a new state file is made whole under a temporary name and linked into place, so an
+empty file under the name is always damage (`statefile.check_file`), never a fresh cluster;
+SQLite's `quick_check` runs on opening (see `_quick_check` for its schedule); a row whose JSON
+cannot be read is a `StateFileError` naming the object (and the row can still be deleted). A
+state file in a directory this user cannot write opens read-only: reads work, writes are refused.
 """
 from __future__ import annotations
 
@@ -36,10 +42,9 @@ from instancetype.store.base import (
     parse_field_selector, parse_label_selector, prepare_create, prepare_update, resource, same_object,
 )
 from instancetype.errors import StoreError
+from instancetype.store.statefile import RECOVER, check_file, size_with_wal, unwritable_dir
 
 FORMAT_VERSION = 1
-RECOVER = ("restore a backup, or move it aside (a new, empty state file is made where none exists); "
-           "`sqlite3 FILE .recover` may save part of it")
 APPLICATION_ID = 0x49545354          # "ITST": this file is an instancetype state file
 LOCK_TIMEOUT = float(os.environ.get("INSTANCETYPE_LOCK_TIMEOUT", "120"))
 _CHUNK = 500                         # rows per query when iterating (memory stays flat)
@@ -116,7 +121,7 @@ class SqliteStore(Store):
         if not explicit:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         if not _new:
-            _check_file(self.path)
+            check_file(self.path)
             if not self.path.exists():
                 _create_state_file(self.path, lock_timeout)
         try:
@@ -127,7 +132,7 @@ class SqliteStore(Store):
             self._setup()
         except StateFileError:
             self._db.close()
-            if _new or not _unwritable_dir(self.path):
+            if _new or not unwritable_dir(self.path):
                 raise
             self._open_read_only()
         except BaseException:
@@ -206,7 +211,7 @@ class SqliteStore(Store):
         if problems:
             raise StateFileError(f"state file {self.path} is damaged (SQLite's integrity check: "
                                  f"{'; '.join(problems)}); {RECOVER}")
-        if _size_with_wal(self.path) > QUICK_CHECK_ALWAYS_BYTES:
+        if size_with_wal(self.path) > QUICK_CHECK_ALWAYS_BYTES:
             try:
                 stamp.touch()
             except OSError:
@@ -214,7 +219,7 @@ class SqliteStore(Store):
 
     def _check_due(self, stamp: Path) -> bool:
         try:
-            if _size_with_wal(self.path) <= QUICK_CHECK_ALWAYS_BYTES:
+            if size_with_wal(self.path) <= QUICK_CHECK_ALWAYS_BYTES:
                 return True
             return time.time() - stamp.stat().st_mtime >= QUICK_CHECK_INTERVAL
         except OSError:
@@ -400,6 +405,11 @@ class SqliteStore(Store):
                                             field_selector=field_selector))
         with self._errors():
             return self._db.execute(f"SELECT count(*) FROM objects o WHERE {where}", params).fetchone()[0]
+
+    def uids(self, kind):
+        res = resource(kind)
+        with self._errors():     # from the column: a damaged row's JSON is not read
+            return {r[0] for r in self._db.execute("SELECT uid FROM objects WHERE kind=?", (res.kind,))}
 
     def resource_version(self):
         with self._errors():
@@ -592,46 +602,6 @@ def _locked(e: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def _check_file(path: Path) -> None:
-    """Refuse, before SQLite touches it, a file that is not an SQLite database or is cut short.
-
-    SQLite itself only notices a truncated file when it reads a missing page, possibly after
-    writing more into it; the header says how big the file must be."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        raise StateFileError(f"cannot open state file {path}: {e.strerror}") from None
-    if path.is_dir():
-        raise StateFileError(f"cannot open state file {path}: it is a directory")
-    if size == 0:
-        # New state files are made whole before they get their name (`_create_state_file`): an
-        # empty file under the name is one that was truncated, never a fresh cluster.
-        raise StateFileError(f"state file {path} is empty (0 bytes: truncated, or not a state file); "
-                             f"{RECOVER}")
-    try:
-        with open(path, "rb") as f:
-            head = f.read(100)
-    except OSError as e:
-        raise StateFileError(f"cannot open state file {path}: {e.strerror}") from None
-    if not head.startswith(b"SQLite format 3\x00"):
-        raise StateFileError(f"state file {path} is not an instancetype state file (not an SQLite database: "
-                             f"overwritten or damaged); {RECOVER}")
-    if len(head) < 100:
-        raise StateFileError(f"state file {path} is damaged (truncated to {size} bytes); {RECOVER}")
-    page = int.from_bytes(head[16:18], "big")
-    page = 65536 if page == 1 else page
-    pages = int.from_bytes(head[28:32], "big")
-    header_valid = pages and head[24:28] == head[92:96]
-    # With a -wal file present another process may be checkpointing (file growing); SQLite then
-    # sizes the database itself, so only a quiescent file is measured against its header.
-    wal = Path(f"{path}-wal")
-    if header_valid and not wal.exists() and (size < pages * page or (page and size % page)):
-        raise StateFileError(f"state file {path} is damaged (truncated: {size} bytes, its header says "
-                             f"{pages * page}); {RECOVER}")
-
-
 def _create_state_file(path: Path, lock_timeout: float) -> None:
     """Make a new state file whole (schema, format, default namespace) under a temporary name,
     then link it into place: no process ever sees an empty file under the state file's name.
@@ -658,14 +628,3 @@ def _create_state_file(path: Path, lock_timeout: float) -> None:
                 pass
 
 
-def _unwritable_dir(path: Path) -> bool:
-    return path.exists() and not os.access(path.parent, os.W_OK)
-
-
-def _size_with_wal(path: Path) -> int:
-    """What a check reads: the main file and the log not yet folded into it."""
-    try:
-        wal = os.path.getsize(f"{path}-wal")
-    except OSError:
-        wal = 0
-    return path.stat().st_size + wal
