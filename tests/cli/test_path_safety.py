@@ -137,7 +137,14 @@ def test_deleting_planted_objects_with_hostile_names_touches_nothing_outside(tmp
             dv = _plant(state, "DataVolume", ns, name)
             planted.append(_plant(state, "PersistentVolumeClaim", ns, name, owner=dv))
             planted.append(dv)
+    manifest = tmp_path / "planted.yaml"       # the repro: `delete -f pvc.yaml` of such a name
+    manifest.write_text(yaml.safe_dump_all([{k: v for k, v in o.items() if k != "metadata"} |
+                                            {"metadata": {"name": o["metadata"]["name"],
+                                                          "namespace": o["metadata"]["namespace"]}}
+                                            for o in planted]))
     before = _snapshot(tmp_path, state)
+    r = run(state, "delete", "-f", str(manifest))
+    assert r.code == 1 and "invalid resource name" in r.err
 
     with Cluster.open(str(state)) as c:
         for obj in planted:                 # readable by the Python API
