@@ -143,8 +143,6 @@ def test_deleting_planted_objects_with_hostile_names_touches_nothing_outside(tmp
                                                           "namespace": o["metadata"]["namespace"]}}
                                             for o in planted]))
     before = _snapshot(tmp_path, state)
-    r = run(state, "delete", "-f", str(manifest))
-    assert r.code == 1 and "invalid resource name" in r.err
 
     with Cluster.open(str(state)) as c:
         for obj in planted:                 # readable by the Python API
@@ -153,6 +151,8 @@ def test_deleting_planted_objects_with_hostile_names_touches_nothing_outside(tmp
         for obj in planted[:6]:             # DataVolumes and PersistentVolumeClaims, owned ones first
             meta = obj["metadata"]
             c.delete(obj["kind"], meta["name"], meta.get("namespace"))
+    r = run(state, "delete", "-f", str(manifest))
+    assert r.code == 1 and "invalid resource name" in r.err
     for name in hostile:
         run(state, "delete", "dv", name)
         run(state, "delete", "pvc", name, "-n", "victims")
