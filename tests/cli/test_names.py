@@ -125,3 +125,30 @@ def test_delete_and_image_upload_refuse_names_that_cannot_be_a_path_segment(tmp_
                                   "invalid resource name \"a%b\": [may not contain '%']"]
     r = run(state, "image-upload", "dv", "../../x/%y", "--size=1Mi", f"--image-path={image}")
     assert (r.code, r.err) == (1, "invalid resource name \"../../x/%y\": [may not contain '/' may not contain '%']\n")
+
+
+def test_the_store_keeps_exactly_the_names_the_rule_accepts(tmp_path):
+    import re
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    rule = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+    with Cluster.open(str(tmp_path / "s.db")) as c:
+        @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(st.one_of(st.text(max_size=20), st.from_regex(rule, fullmatch=True),
+                         st.text(alphabet="a-.%/\\é0Z", max_size=12)))
+        def check(name):
+            valid = bool(rule.fullmatch(name)) and len(name.encode()) <= 253
+            try:
+                c.store.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                "metadata": {"name": name}})
+            except Invalid as e:
+                assert not valid, (name, str(e))
+                assert e.causes and all(x.field == "metadata.name" for x in e.causes)
+            except Exception as e:      # already stored by an earlier example
+                assert valid and "already exists" in str(e), (name, str(e))
+            else:
+                assert valid, name
+
+        check()

@@ -137,6 +137,11 @@ def test_deleting_planted_objects_with_hostile_names_touches_nothing_outside(tmp
             dv = _plant(state, "DataVolume", ns, name)
             planted.append(_plant(state, "PersistentVolumeClaim", ns, name, owner=dv))
             planted.append(dv)
+    manifest = tmp_path / "planted.yaml"       # the repro: `delete -f pvc.yaml` of such a name
+    manifest.write_text(yaml.safe_dump_all([{k: v for k, v in o.items() if k != "metadata"} |
+                                            {"metadata": {"name": o["metadata"]["name"],
+                                                          "namespace": o["metadata"]["namespace"]}}
+                                            for o in planted]))
     before = _snapshot(tmp_path, state)
 
     with Cluster.open(str(state)) as c:
@@ -146,6 +151,8 @@ def test_deleting_planted_objects_with_hostile_names_touches_nothing_outside(tmp
         for obj in planted[:6]:             # DataVolumes and PersistentVolumeClaims, owned ones first
             meta = obj["metadata"]
             c.delete(obj["kind"], meta["name"], meta.get("namespace"))
+    r = run(state, "delete", "-f", str(manifest))
+    assert r.code == 1 and "invalid resource name" in r.err
     for name in hostile:
         run(state, "delete", "dv", name)
         run(state, "delete", "pvc", name, "-n", "victims")

@@ -170,10 +170,13 @@ def test_concurrent_uploads_and_openings_all_complete(tmp_path):
 def test_a_success_recorded_without_its_image_can_be_uploaded_again(tmp_path):
     """A state file from before uploads were atomic: the status said Succeeded, the bytes never came."""
     state, image = tmp_path / "state.db", _image(tmp_path, 4096)
-    r = subprocess.run(CLI + _upload_args(state, "pvc", "p1", image), capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    with Cluster.open(str(state)) as c:
-        c.images.path(c.get("PersistentVolumeClaim", "p1")["metadata"]["uid"]).unlink()
-    _retry_completes(state, "pvc", "p1", image)
-    r = subprocess.run(CLI + _upload_args(state, "pvc", "p1", image), capture_output=True, text=True, timeout=60)
-    assert (r.returncode, r.stderr) == (1, "PVC p1 already successfully imported/cloned/updated\n")
+    for what, name in (("pvc", "p1"), ("dv", "d1")):
+        r = subprocess.run(CLI + _upload_args(state, what, name, image), capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        with Cluster.open(str(state)) as c:
+            c.images.path(c.get("PersistentVolumeClaim", name)["metadata"]["uid"]).unlink()
+        _kill(_paused("finish", _upload_args(state, what, name, image)))
+        assert _check_consistent(state, image)[name] is False      # the DataVolume no longer says Succeeded
+        _retry_completes(state, what, name, image)
+        r = subprocess.run(CLI + _upload_args(state, what, name, image), capture_output=True, text=True, timeout=60)
+        assert (r.returncode, r.stderr) == (1, f"PVC {name} already successfully imported/cloned/updated\n")

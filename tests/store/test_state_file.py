@@ -265,3 +265,20 @@ def test_a_damaged_claim_row_does_not_stop_the_cluster_opening(tmp_path):
     r = _cli("--state", str(state), "delete", "pvc", "p1")
     assert (r.returncode, r.stdout) == (0, 'persistentvolumeclaim "p1" deleted\n'), r.stderr
     assert list((tmp_path / "state.db.images").iterdir()) == []
+
+
+def test_a_full_check_finds_an_index_that_disagrees_with_its_table(tmp_path):
+    state = tmp_path / "state.db"
+    with SqliteStore(state) as s:
+        s.create({**PVC, "metadata": {"name": "p1", "labels": {"app": "a"}}})
+        s.check(full=True)
+    db = sqlite3.connect(state)        # an index entry changed behind the table's back
+    db.execute("PRAGMA writable_schema=ON")
+    db.execute("UPDATE sqlite_master SET sql='CREATE INDEX labels_by_key ON labels (value, key, oid)' "
+               "WHERE name='labels_by_key'")
+    db.commit()
+    db.close()
+    with SqliteStore(state) as s:
+        with pytest.raises(StateFileError) as e:
+            s.check(full=True)
+    assert str(state) in str(e.value) and "is damaged" in str(e.value)

@@ -223,9 +223,10 @@ def _existing_pvc(cluster: Any, pvc: dict, req: UploadRequest) -> dict:
     ann = (pvc.get("metadata") or {}).get("annotations") or {}
     if not req.no_create and not req.size:
         raise UploadRefused("PVC creation requires specifying a size")
+    dv = None
     if not req.to_pvc:
         try:
-            cluster.get("DataVolume", name, ns)
+            dv = cluster.get("DataVolume", name, ns)
         except NotFound:
             raise UploadRefused(f"no dataVolume is associated with the existing PVC {ns}/{name}") from None
     if ann.get(POD_PHASE) == "Succeeded" and (UPLOAD_TARGET not in ann or cluster.images.exists(pvc["metadata"]["uid"])):
@@ -238,6 +239,11 @@ def _existing_pvc(cluster: Any, pvc: dict, req: UploadRequest) -> dict:
     if wanted != ann:
         pvc["metadata"]["annotations"] = wanted
         pvc = cluster.update(pvc).object
+    if dv is not None and (dv.get("status") or {}).get("phase") != "UploadReady":
+        # Filled again (an interrupted upload, or a success recorded without its bytes): until
+        # `finish`, the DataVolume says it waits for an upload.
+        dv["status"] = {**(dv.get("status") or {}), "phase": "UploadReady", "progress": "N/A"}
+        cluster.store.update(dv, subresource="status")
     return pvc
 
 

@@ -225,10 +225,18 @@ class SqliteStore(Store):
         except OSError:
             return True
 
-    def check(self) -> None:
-        """A full check now (`quick_check`), whatever the schedule: a StateFileError when damaged."""
+    def check(self, *, full: bool = False) -> None:
+        """Check the file now, whatever the schedule: `quick_check`, or with `full` SQLite's
+        `integrity_check`, which also compares every index with its table (0.5-0.6 s for 10,000
+        VMs). A StateFileError when damaged."""
         with self._errors():
-            self._quick_check(always=True)
+            if not full:
+                self._quick_check(always=True)
+                return
+            problems = [r[0] for r in self._db.execute("PRAGMA integrity_check(3)").fetchall() if r[0] != "ok"]
+            if problems:
+                raise StateFileError(f"state file {self.path} is damaged (SQLite's integrity check: "
+                                     f"{'; '.join(problems)}); {RECOVER}")
 
     def close(self) -> None:
         # The closed connection stays: using the store afterwards is a clear StoreError.
