@@ -78,6 +78,14 @@ def op_admit_vm(req: dict) -> dict:
     return res.to_dict()
 
 
+def op_vm_admission(req: dict) -> dict:
+    res = it.admit_vm(req["vm"], operation=req.get("operation") or "CREATE", old=req.get("oldVM"),
+                      **_lookup_kwargs(req))
+    out = res.to_dict()
+    out.pop("vm", None)     # the stored VM is not part of this answer
+    return out
+
+
 def op_infer(req: dict) -> dict:
     try:
         res = it.infer(req["vm"], req.get("objects") or ())
@@ -104,6 +112,7 @@ OPS: dict[str, Callable[[dict], dict]] = {
     "requirements": op_requirements,
     "validate": op_validate,
     "admit-vm": op_admit_vm,
+    "vm-admission": op_vm_admission,
     "infer": op_infer,
     "vmi": op_vmi,
 }
