@@ -74,7 +74,7 @@ def op_validate(req: dict) -> dict:
 
 def op_admit_vm(req: dict) -> dict:
     res = it.admit_vm(req["vm"], operation=req.get("operation") or "CREATE", old=req.get("oldVM"),
-                      **_lookup_kwargs(req))
+                      whole=False, **_lookup_kwargs(req))
     return res.to_dict()
 
 

@@ -41,6 +41,7 @@ from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.engine.spec import is_whole_object
 from instancetype.engine.spread import check_spread
 from instancetype.engine.vm_mutate import mutate_vm
+from instancetype.engine.vm_validation import check_vm_schema, validate_vm_after_apply
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
 from instancetype.errors import DecodeError, DefaultsError, InferError, QuantityError, SpreadError
 
@@ -72,32 +73,42 @@ def validate_template(template: Any, instancetype: dict | None, preference: dict
 
     `instancetype` / `preference` are the normalised specs found (or None).
     """
+    return apply_to_template_copy(template, instancetype, preference, config)[0]
+
+
+def apply_to_template_copy(template: Any, instancetype: dict | None, preference: dict | None,
+                           config: Any = None) -> tuple[Rejection | None, dict, dict]:
+    """validate_template, also returning the copy's spec and metadata (what KubeVirt's VM
+    validating webhook goes on to validate)."""
     template = template if isinstance(template, dict) else {}
     spec = template.get("spec")
     spec = jsonutil.clone(spec) if isinstance(spec, dict) else {}
+    meta = template.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
     if instancetype is not None or preference is not None:
         try:
             check_spread(instancetype, preference)
         except SpreadError as e:
             causes = [Cause("FieldValueInvalid", str(e), f) for f in e.fields]
-            return Rejection("apply", causes, AdmissionResult.refused(causes).message)
-        meta = template.get("metadata")
+            return Rejection("apply", causes, AdmissionResult.refused(causes).message), spec, meta
         # Only the annotations of the metadata are touched by apply.
-        meta = {"annotations": dict(meta["annotations"])} \
-            if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict) else {}
-        conflicts = apply_to_spec(spec, meta, instancetype, preference, root=TEMPLATE_ROOT)
+        annotations = meta.get("annotations")
+        apply_meta = {"annotations": dict(annotations)} if isinstance(annotations, dict) else {}
+        conflicts = apply_to_spec(spec, apply_meta, instancetype, preference, root=TEMPLATE_ROOT)
         if conflicts:
             causes = [conflict_cause(p) for p in conflicts]
-            return Rejection("apply", causes, AdmissionResult.refused(causes).message)
+            return Rejection("apply", causes, AdmissionResult.refused(causes).message), spec, meta
+        if "annotations" in apply_meta:
+            meta["annotations"] = apply_meta["annotations"]
     try:
         set_vmi_spec_defaults(spec, config)
     except DefaultsError as e:
-        return Rejection("defaults", [], str(e))
+        return Rejection("defaults", [], str(e)), spec, meta
     err = check_requirements(preference, instancetype, spec)
     if err is not None:
         cause = Cause("FieldValueNotFound", REQUIREMENTS_PREFIX + str(err), ", ".join(err.fields))
-        return Rejection("requirements", [cause], cause.message, str(err))
-    return None
+        return Rejection("requirements", [cause], cause.message, str(err)), spec, meta
+    return None, spec, meta
 
 
 _SIDES = (("instancetype", K.INSTANCETYPE_MATCHER_KINDS), ("preference", K.PREFERENCE_MATCHER_KINDS))
@@ -149,8 +160,18 @@ def _check_object_names(obj: dict, key: str) -> None:
 
 @public("admit VirtualMachine")
 def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = None, instancetype: Any = None,
-             preference: Any = None, objects: Iterable[Mapping] = (), config: Any = None) -> AdmissionResult:
-    """Admit `vm` as KubeVirt's VM mutating and validating webhooks do (instancetype part)."""
+             preference: Any = None, objects: Iterable[Mapping] = (), config: Any = None,
+             whole: bool = True) -> AdmissionResult:
+    """Admit `vm` as KubeVirt's VM mutating and validating webhooks do.
+
+    `whole=False` runs only their instancetype part (the `admit-vm` contract): no schema
+    check, none of the VM and VMI spec rules, no warnings.
+    """
+    if whole and isinstance(vm, Mapping):
+        # Both VM webhooks check the raw object against the VirtualMachine schema first.
+        schema_causes = check_vm_schema(vm)
+        if schema_causes:
+            return AdmissionResult.refused(schema_causes, stage="mutate")
     try:
         work = vm_decode.load_vm(vm)
         vm_fields.normalize_vm(work)
@@ -159,10 +180,11 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
     if (work.get("metadata") or {}).get("deletionTimestamp"):
         # Both VM webhooks let an object that is being deleted through untouched.
         return AdmissionResult(allowed=True, stage="validate", vm=work)
+    old_work = None
     if operation == "UPDATE" and old is not None:
         try:
             # GetVMFromAdmissionReview decodes the old VM too (a failure is a 400).
-            vm_fields.normalize_vm(vm_decode.load_vm(old))
+            old_work = vm_fields.normalize_vm(vm_decode.load_vm(old))
         except (DecodeError, QuantityError) as e:
             return AdmissionResult.bad_request(str(e), stage="mutate")
     ns = vm_fields.namespace(work)
@@ -178,9 +200,15 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
 
     it = find_instancetype_or_none(work, index)
     pref = find_preference_or_none(work, index)
-    rejection = validate_template(work["spec"].get("template"), it, pref, config)
-    if rejection is None:
-        return AdmissionResult(allowed=True, stage="validate", vm=work)
-    if rejection.kind == "defaults":
-        return AdmissionResult.bad_request(rejection.message, stage="validate", vm=work)
-    return AdmissionResult.refused(rejection.causes, stage="validate", vm=work)
+    rejection, tspec, tmeta = apply_to_template_copy(work["spec"].get("template"), it, pref, config)
+    if rejection is not None:
+        if rejection.kind == "defaults":
+            return AdmissionResult.bad_request(rejection.message, stage="validate", vm=work)
+        return AdmissionResult.refused(rejection.causes, stage="validate", vm=work)
+    warnings: list = []
+    if whole:
+        causes, warnings = validate_vm_after_apply(work, tspec, tmeta, operation=operation,
+                                                   old=old_work if old_work is not None else work, config=config)
+        if causes:
+            return AdmissionResult.refused(causes, stage="validate", vm=work)
+    return AdmissionResult(allowed=True, stage="validate", vm=work, warnings=warnings)

@@ -1,0 +1,135 @@
+"""Devices of a VMI spec and the feature gates they need (KubeVirt vmi-create-admitter.go:
+validateInputDevices, validateMDEVRamFB, validateHostDevicesWithPassthroughEnabled,
+validateSoundDevices, validateVSOCK, validatePersistentReservation, validateDownwardMetrics,
+validateFilesystemsWithVirtIOFSEnabled, validateVideoConfig, validatePanicDevices;
+pkg/dra/admitter ValidateCreation for GPUs)."""
+from __future__ import annotations
+
+from instancetype.engine.vm_validation._common import INVALID, REQUIRED, Gates, cause, d, items, s
+
+_PANIC_MODELS = ("hyperv", "isa", "pvpanic")
+_CONFIG_VOLUMES = ("configMap", "secret", "serviceAccount", "downwardAPI")
+_STORAGE_VOLUMES = ("persistentVolumeClaim", "dataVolume")
+
+
+def _devices(spec: dict) -> dict:
+    return d(d(spec.get("domain")).get("devices"))
+
+
+def validate_input_devices(field: str, spec: dict) -> list:
+    """validateInputDevices."""
+    causes = []
+    for idx, inp in enumerate(items(_devices(spec).get("inputs"))):
+        at = f"{field}.domain.devices.inputs[{idx}]"
+        if s(inp.get("bus")) not in ("virtio", "usb", ""):
+            causes.append(cause(INVALID, "Input device can have only virtio or usb bus.", f"{at}.bus"))
+        if s(inp.get("type")) != "tablet":
+            causes.append(cause(INVALID, "Input device can have only tablet type.", f"{at}.type"))
+    return causes
+
+
+def validate_gpus(field: str, spec: dict, gates: Gates) -> list:
+    """pkg/dra/admitter ValidateCreation: the GPU part (a GPU names a device plugin resource or,
+    with GPUsWithDRA, a claim)."""
+    gpus = items(_devices(spec).get("gpus"))
+    at = f"{field}.domain.devices.gpus"
+    dra = [g for g in gpus if g.get("claimRequest") is not None]
+    plain = [g for g in gpus if g.get("claimRequest") is None]
+    causes = []
+    if plain and dra:
+        return [cause(INVALID, "vmi.spec.domain.devices.gpus contains both DRA and non-DRA GPUs; each GPU must be "
+                      "either DRA or non-DRA", at)]
+    for gpu in plain:
+        if not s(gpu.get("deviceName")):
+            causes.append(cause(REQUIRED, "vmi.spec.domain.devices.gpus contains GPUs without deviceName or "
+                                "claimRequest; each GPU must specify either a deviceName or a claimRequest", at))
+    if dra and "GPUsWithDRA" not in gates:
+        causes.append(cause(INVALID, "vmi.spec.domain.devices.gpus contains DRA enabled GPUs but feature gate is not "
+                            "enabled", at))
+    return causes
+
+
+def _ramfb_displays(spec: dict) -> int:
+    n = 0
+    for gpu in items(_devices(spec).get("gpus")):
+        display = d(gpu.get("virtualGPUOptions")).get("display")
+        if display is None:
+            continue
+        display = d(display)
+        ramfb = display.get("ramFB")
+        if display.get("enabled") is not False and (ramfb is None or d(ramfb).get("enabled") is True):
+            n += 1
+    return n
+
+
+def validate_device_gates(field: str, spec: dict, gates: Gates, default_arch: str) -> list:
+    """The device checks after validateLiveMigration, in KubeVirt's order (MDEV ramfb, host
+    devices, sound; launch security is firmware.py's; VSOCK, persistent reservation, downward
+    metrics, virtiofs, video, panic devices)."""
+    devices = _devices(spec)
+    causes = []
+    if _ramfb_displays(spec) > 1:
+        causes.append(cause(INVALID, "configuring multiple displays with ramfb is not valid ", f"{field}.GPUs"))
+    if devices.get("hostDevices") is not None and "HostDevices" not in gates:
+        causes.append(cause(INVALID, "Host Devices feature gate is not enabled in kubevirt-config", f"{field}.HostDevices"))
+    sound = devices.get("sound")
+    if sound is not None:
+        model = s(d(sound).get("model"))
+        if model and model not in ("ich9", "ac97"):
+            causes.append(cause(INVALID, "Sound device type is not supported. Options: 'ich9' or 'ac97'", f"{field}.Sound"))
+        if not s(d(sound).get("name")):
+            causes.append(cause(INVALID, "Sound device requires a name field.", f"{field}.Sound"))
+    return causes
+
+
+def validate_device_gates_late(field: str, spec: dict, gates: Gates, default_arch: str) -> list:
+    """validateVSOCK .. validatePanicDevices."""
+    devices = _devices(spec)
+    causes = []
+    if devices.get("autoattachVSOCK") is True and "VSOCK" not in gates:
+        causes.append(cause(INVALID, "VSOCK feature gate is not enabled in kubevirt-config",
+                            f"{field}.domain.devices.autoattachVSOCK"))
+    reservation = any(d(disk.get("lun")).get("reservation") is True for disk in items(devices.get("disks")))
+    if reservation and "PersistentReservation" not in gates:
+        causes.append(cause(INVALID, "PersistentReservation feature gate is not enabled in kubevirt-config",
+                            f"{field}.domain.devices.disks.luns.reservation"))
+    if devices.get("downwardMetrics") is not None and "DownwardMetrics" not in gates:
+        causes.append(cause(INVALID, "downwardMetrics virtio serial is not allowed: DownwardMetrics feature gate is not "
+                            "enabled", f"{field}.domain.devices.downwardMetrics"))
+    filesystems = devices.get("filesystems")
+    if filesystems is not None:
+        volumes = {s(v.get("name")): v for v in items(spec.get("volumes"))}
+        old = "ExperimentalVirtiofsSupport" in gates
+        for fs in items(filesystems):
+            vol = volumes.get(s(fs.get("name")))
+            if vol is None:
+                continue
+            if any(vol.get(k) is not None for k in _CONFIG_VOLUMES) and "EnableVirtioFsConfigVolumes" not in gates \
+                    and not old:
+                causes.append(cause(INVALID, "virtiofs is not allowed: virtiofs feature gate is not enabled for config "
+                                    "volumes", f"{field}.domain.devices.filesystems"))
+            elif any(vol.get(k) is not None for k in _STORAGE_VOLUMES) and "EnableVirtioFsStorageVolumes" not in gates \
+                    and not old:
+                causes.append(cause(INVALID, "virtiofs is not allowed: virtiofs feature gate is not enabled for PVC",
+                                    f"{field}.domain.devices.filesystems"))
+    if devices.get("video") is not None:
+        if "VideoConfig" not in gates:
+            causes.append(cause(INVALID, "Video configuration is specified but the VideoConfig feature gate is not "
+                                "enabled", f"{field}.video"))
+        elif devices.get("autoattachGraphicsDevice") is False:
+            causes.append(cause(INVALID, "Video configuration is not allowed when autoattachGraphicsDevice is set to "
+                                "false", f"{field}.video"))
+    panic = devices.get("panicDevices")
+    if type(panic) is list and panic:
+        at = f"{field}.domain.devices.panicDevices"
+        if "PanicDevices" not in gates:
+            causes.append(cause(INVALID, "Panic Devices feature gate is not enabled in kubevirt-config", at))
+            return causes
+        arch = s(spec.get("architecture")) or default_arch
+        if arch in ("s390x", "ppc64le"):
+            causes.append(cause(INVALID, f"custom panic devices are not supported on {arch} architecture", at))
+        for idx, dev in enumerate(items(panic)):
+            model = dev.get("model")
+            if model is not None and model not in _PANIC_MODELS:
+                causes.append(cause(INVALID, f"invalid PanicDeviceModel: {model}", f"{at}[{idx}].model"))
+    return causes

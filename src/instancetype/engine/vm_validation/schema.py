@@ -1,0 +1,197 @@
+"""The VirtualMachine schema check (KubeVirt pkg/util/webhooks ValidateSchema, run first by both
+VM webhooks): the raw object against the VirtualMachine OpenAPI schema.
+
+    check_vm_schema(vm) -> list[Cause]      causes with a message only, as KubeVirt answers them
+
+The schema comes from `instancetype/api/schemas/kubevirt_types.json` (every field of KubeVirt's
+VirtualMachine types: its Go type, whether it is a pointer, whether it is omitempty); the same
+file is what cluster mode's VirtualMachine CRD is generated from. The rules, as kube-openapi's
+validator words them (paths are dotted field names, list indices left out):
+
+* a field the type does not have: `<path> in body is a forbidden property`;
+* a field without `omitempty` missing: `<path> in body is required`;
+* a value of the wrong JSON type: `<path> in body must be of type <type>: "<got>"`;
+* a Kubernetes enum value not listed: `<path> in body should be one of [<values, sorted>]`.
+
+Object metadata is not looked into (KubeVirt's schema leaves ObjectMeta open), int-or-string
+fields take an integer or a string, and `null` counts as absent.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Callable
+
+from instancetype.engine.results import Cause
+
+ROOT = "kv.VirtualMachine"
+OPEN_STRUCTS = frozenset({"meta.ObjectMeta"})
+
+# Kubernetes enums (+enum) that the OpenAPI schema carries, by struct and field.
+ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("k8s.NodeSelectorRequirement", "operator"): ("DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"),
+    ("k8s.Toleration", "operator"): ("Equal", "Exists"),
+    ("k8s.Toleration", "effect"): ("NoExecute", "NoSchedule", "PreferNoSchedule"),
+    ("k8s.TopologySpreadConstraint", "whenUnsatisfiable"): ("DoNotSchedule", "ScheduleAnyway"),
+    ("k8s.TopologySpreadConstraint", "nodeAffinityPolicy"): ("Honor", "Ignore"),
+    ("k8s.TopologySpreadConstraint", "nodeTaintsPolicy"): ("Honor", "Ignore"),
+    ("k8s.HTTPGetAction", "scheme"): ("HTTP", "HTTPS"),
+    ("k8s.PersistentVolumeClaimSpec", "volumeMode"): ("Block", "Filesystem"),
+    ("kv.VirtualMachineInstanceSpec", "dnsPolicy"): ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"),
+}
+
+Checker = Callable[[Any, str, list], None]
+
+
+@lru_cache(maxsize=1)
+def kubevirt_types() -> dict:
+    """The shipped type table (package data, shared with cluster mode's CRD generation)."""
+    text = resources.files("instancetype.api").joinpath("schemas/kubevirt_types.json").read_text()
+    return json.loads(text)
+
+
+def _json_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "integer" if v.is_integer() else "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object" if isinstance(v, dict) else "null"
+
+
+def _wrong(path: str, want: str, v: Any) -> Cause:
+    return Cause("", f'{path} in body must be of type {want}: "{_json_type(v)}"', "")
+
+
+class _Compiler:
+    def __init__(self, types: dict):
+        self.types = types
+        self.structs: dict[str, Checker] = {}
+
+    def struct(self, name: str) -> Checker:
+        checker = self.structs.get(name)
+        if checker is not None:
+            return checker
+        fields_ref: dict = {}
+
+        def check_struct(v: Any, path: str, out: list) -> None:
+            if type(v) is not dict:
+                out.append(_wrong(path, "object", v))
+                return
+            fields, required = fields_ref["fields"], fields_ref["required"]
+            for key in required:
+                if v.get(key) is None:
+                    out.append(Cause("", f"{path}.{key} in body is required" if path else f"{key} in body is required",
+                                     ""))
+            for key, x in v.items():
+                sub = f"{path}.{key}" if path else key
+                check = fields.get(key)
+                if check is None:
+                    out.append(Cause("", f"{sub} in body is a forbidden property", ""))
+                elif x is not None:
+                    check(x, sub, out)
+
+        if name in OPEN_STRUCTS:
+            def check_open(v: Any, path: str, out: list) -> None:
+                if type(v) is not dict:
+                    out.append(_wrong(path, "object", v))
+            self.structs[name] = check_open
+            return check_open
+        self.structs[name] = check_struct
+        spec = self.types.get(name, {})
+        fields_ref["fields"] = {f: self.field(t[0], name, f) for f, t in spec.items()}
+        fields_ref["required"] = tuple(f for f, t in spec.items() if not t[2])
+        return check_struct
+
+    def field(self, kind: str, struct: str, name: str) -> Checker:
+        enum = ENUMS.get((struct, name))
+        if enum is not None:
+            return _enum(enum)
+        if struct == "k8s.PersistentVolumeClaimSpec" and name == "accessModes":
+            return self.slice_of(_enum(("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")))
+        return self.of(kind)
+
+    def of(self, kind: str) -> Checker:
+        if kind.startswith("struct:"):
+            target = kind[7:]
+            return lambda v, path, out: self.struct(target)(v, path, out)
+        if kind.startswith("slice:"):
+            return self.slice_of(self.of(kind[6:]))
+        if kind.startswith("map:"):
+            return _map_of(self.of(kind[4:]))
+        return _SCALARS.get(kind, _any)
+
+    @staticmethod
+    def slice_of(item: Checker) -> Checker:
+        def check_slice(v: Any, path: str, out: list) -> None:
+            if type(v) is not list:
+                out.append(_wrong(path, "array", v))
+                return
+            for x in v:
+                if x is not None:
+                    item(x, path, out)
+        return check_slice
+
+
+def _map_of(value: Checker) -> Checker:
+    def check_map(v: Any, path: str, out: list) -> None:
+        if type(v) is not dict:
+            out.append(_wrong(path, "object", v))
+            return
+        for k, x in v.items():
+            if x is not None:
+                value(x, f"{path}.{k}", out)
+    return check_map
+
+
+def _enum(values: tuple[str, ...]) -> Checker:
+    def check_enum(v: Any, path: str, out: list) -> None:
+        if type(v) is not str:
+            out.append(_wrong(path, "string", v))
+        elif v not in values:
+            out.append(Cause("", f"{path} in body should be one of [{' '.join(values)}]", ""))
+    return check_enum
+
+
+def _scalar(want: str, ok: Callable[[Any], bool]) -> Checker:
+    def check_scalar(v: Any, path: str, out: list) -> None:
+        if not ok(v):
+            out.append(_wrong(path, want, v))
+    return check_scalar
+
+
+def _any(v: Any, path: str, out: list) -> None:
+    return None
+
+
+def _int_ok(v: Any) -> bool:
+    return (type(v) is int) or (type(v) is float and v.is_integer())
+
+
+_SCALARS: dict[str, Checker] = {
+    "string": _scalar("string", lambda v: type(v) is str),
+    "time": _scalar("string", lambda v: type(v) is str),
+    "bool": _scalar("boolean", lambda v: type(v) is bool),
+    "int": _scalar("integer", _int_ok),
+    # int-or-string
+    "quantity": _scalar("string", lambda v: type(v) in (str, int, float)),
+    "any": _any,
+}
+
+
+@lru_cache(maxsize=1)
+def _root() -> Checker:
+    return _Compiler(kubevirt_types()).struct(ROOT)
+
+
+def check_vm_schema(vm: Any) -> list[Cause]:
+    """The schema causes of a raw VirtualMachine (empty when it conforms)."""
+    out: list[Cause] = []
+    _root()(vm, "", out)
+    return out
