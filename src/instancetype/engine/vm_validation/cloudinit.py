@@ -32,7 +32,7 @@ def validate_cloud_init_volume(at: str, vol: dict) -> list:
     where = f"{at}.{kind}"
     causes = []
     user_count = user_len = net_count = net_len = 0
-    if s(d(src.get("userDataSecretRef")).get("name")):
+    if s(d(src.get("secretRef")).get("name")):     # UserDataSecretRef's JSON name
         user_count += 1
     user_b64 = s(src.get("userDataBase64"))
     if user_b64:

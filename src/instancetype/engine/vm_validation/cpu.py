@@ -99,8 +99,7 @@ def validate_numa(field: str, spec: dict, gates: Gates) -> list:
         return []
     at = f"{field}.domain.cpu.numa.guestMappingPassthrough"
     causes = []
-    if "NUMA" not in gates:
-        causes.append(cause(INVALID, f"NUMA feature gate is not enabled in kubevirt-config, invalid entry {at}", at))
+    # (the NUMA feature gate is GA in v1.9: its check always passes)
     if d(cpu).get("dedicatedCpuPlacement") is not True:
         causes.append(cause(INVALID, f"{field}.domain.cpu.dedicatedCpuPlacement must be set to true when NUMA topology "
                             f"strategy is set in {at}", at))

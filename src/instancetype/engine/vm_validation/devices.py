@@ -112,19 +112,15 @@ def validate_device_gates_late(field: str, spec: dict, gates: Gates, default_arc
                     and not old:
                 causes.append(cause(INVALID, "virtiofs is not allowed: virtiofs feature gate is not enabled for PVC",
                                     f"{field}.domain.devices.filesystems"))
+    # validateVideoConfig (the VideoConfig feature gate is GA in v1.9)
     if devices.get("video") is not None:
-        if "VideoConfig" not in gates:
-            causes.append(cause(INVALID, "Video configuration is specified but the VideoConfig feature gate is not "
-                                "enabled", f"{field}.video"))
-        elif devices.get("autoattachGraphicsDevice") is False:
+        if devices.get("autoattachGraphicsDevice") is False:
             causes.append(cause(INVALID, "Video configuration is not allowed when autoattachGraphicsDevice is set to "
                                 "false", f"{field}.video"))
     panic = devices.get("panicDevices")
     if type(panic) is list and panic:
         at = f"{field}.domain.devices.panicDevices"
-        if "PanicDevices" not in gates:
-            causes.append(cause(INVALID, "Panic Devices feature gate is not enabled in kubevirt-config", at))
-            return causes
+        # (the PanicDevices feature gate is GA in v1.9)
         arch = s(spec.get("architecture")) or default_arch
         if arch in ("s390x", "ppc64le"):
             causes.append(cause(INVALID, f"custom panic devices are not supported on {arch} architecture", at))

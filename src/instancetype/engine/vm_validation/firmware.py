@@ -117,16 +117,6 @@ def validate_emulated_machine(field: str, spec: dict, config: dict) -> list:
     return [cause(INVALID, f"{at} is not supported: {machine_type} (allowed values: [{' '.join(supported)}])", at)]
 
 
-def validate_architecture(field: str, spec: dict, gates: Gates) -> list:
-    """validateArchitecture: another architecture than the cluster's needs MultiArchitecture."""
-    arch = s(spec.get("architecture"))
-    if arch and arch != "amd64" and "MultiArchitecture" not in gates:
-        at = f"{field}.architecture"
-        return [cause(REQUIRED, f"MultiArchitecture feature gate is not enabled in kubevirt-config, invalid entry {at}",
-                      at)]
-    return []
-
-
 def validate_launch_security(field: str, spec: dict, gates: Gates) -> list:
     """validateLaunchSecurity (SEV: UEFI without SecureBoot, paused start for attestation,
     no bootable NICs; s390x Secure Execution needs its gate)."""

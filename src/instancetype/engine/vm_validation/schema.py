@@ -9,7 +9,8 @@ file is what cluster mode's VirtualMachine CRD is generated from. The rules, as 
 validator words them (paths are dotted field names, list indices left out):
 
 * a field the type does not have: `<path> in body is a forbidden property`;
-* a field without `omitempty` missing: `<path> in body is required`;
+* a required field missing (one without `omitempty`, but for NOT_REQUIRED):
+  `<path> in body is required`;
 * a value of the wrong JSON type: `<path> in body must be of type <type>: "<got>"`;
 * a Kubernetes enum value not listed: `<path> in body should be one of [<values, sorted>]`.
 
@@ -40,6 +41,13 @@ ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("k8s.PersistentVolumeClaimSpec", "volumeMode"): ("Block", "Filesystem"),
     ("kv.VirtualMachineInstanceSpec", "dnsPolicy"): ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"),
 }
+
+# Fields without `omitempty` that KubeVirt's schema nevertheless leaves optional (`+optional`
+# markers, pointer fields): every other field without `omitempty` is required.
+NOT_REQUIRED = frozenset({
+    ("kv.Input", "type"), ("kv.Machine", "type"), ("kv.KernelBootContainer", "image"), ("kv.VirtualMachineInstanceStatus", "runtimeUser"),
+    ("k8s.TypedLocalObjectReference", "apiGroup"), ("k8s.TypedObjectReference", "apiGroup"),
+})
 
 Checker = Callable[[Any, str, list], None]
 
@@ -106,7 +114,7 @@ class _Compiler:
         self.structs[name] = check_struct
         spec = self.types.get(name, {})
         fields_ref["fields"] = {f: self.field(t[0], name, f) for f, t in spec.items()}
-        fields_ref["required"] = tuple(f for f, t in spec.items() if not t[2])
+        fields_ref["required"] = tuple(f for f, t in spec.items() if not t[2] and (name, f) not in NOT_REQUIRED)
         return check_struct
 
     def field(self, kind: str, struct: str, name: str) -> Checker:

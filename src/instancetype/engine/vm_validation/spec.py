@@ -43,7 +43,7 @@ def validate_vmi_spec(field: str, spec: dict, ctx: Context) -> list:
     causes += cpu.validate_cpu_misc(field, spec)
     causes += strategies.validate_start_strategy(field, spec)
     causes += cpu.validate_realtime(field, spec)
-    causes += firmware.validate_architecture(field, spec, gates)
+    # (validateArchitecture: MultiArchitecture is GA in v1.9, any architecture passes here)
     causes += networks.validate_networks(field, spec, ctx.permit_bridge_on_pod)
     causes += devices.validate_gpus(field, spec, gates)
     causes += disks.validate_boot_order(field, spec, gates)
