@@ -167,7 +167,7 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
     `whole=False` runs only their instancetype part (the `admit-vm` contract): no schema
     check, none of the VM and VMI spec rules, no warnings.
     """
-    if whole and isinstance(vm, Mapping):
+    if whole and (type(vm) is dict or isinstance(vm, Mapping)):
         # Both VM webhooks check the raw object against the VirtualMachine schema first.
         schema_causes = check_vm_schema(vm)
         if schema_causes:

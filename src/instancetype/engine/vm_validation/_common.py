@@ -2,8 +2,8 @@
 quantities as KubeVirt's resource.Quantity reads them, Kubernetes name rules, feature gates.
 
 The specs these modules read passed the VirtualMachine schema check (schema.py) and were
-decoded by vm_decode.load_vm, so every present field has its Go type; an absent field reads
-as Go's zero value.
+decoded by vm_decode.load_vm, so every present field has its Go type: the rules read them as
+`(x or _E)` / `(x or "")` / `(x or ())`, an absent field reading as Go's zero value.
 """
 from __future__ import annotations
 
@@ -30,15 +30,6 @@ _EMPTY: dict = {}
 def d(v: Any) -> dict:
     """`v` when it is an object, else an empty one (a nil Go struct pointer read as its zero)."""
     return v if type(v) is dict else _EMPTY
-
-
-def items(v: Any) -> list:
-    """The objects of a list (a Go slice of structs); anything else is an empty slice."""
-    return [x for x in v if type(x) is dict] if type(v) is list else []
-
-
-def s(v: Any) -> str:
-    return v if type(v) is str else ""
 
 
 def cause(reason: str, message: str, field: str) -> Cause:
@@ -125,3 +116,7 @@ class Gates:
 
     def __contains__(self, gate: str) -> bool:
         return gate in self.enabled
+
+
+# `(x or _E)` reads a schema-checked struct that may be absent (the hot path's form of d(x)).
+_E = _EMPTY

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from instancetype.engine.vm_validation._common import INVALID, cause, d, items, s
+from instancetype.engine.vm_validation._common import INVALID, _E, cause
 
 CLOUD_INIT_USER_MAX_LEN = 2048        # cloudInitUserMaxLen
 CLOUD_INIT_NETWORK_MAX_LEN = 2048     # cloudInitNetworkMaxLen
@@ -28,13 +28,13 @@ def validate_cloud_init_volume(at: str, vol: dict) -> list:
         kind = "cloudInitConfigDrive"
     else:
         return []
-    src = d(vol[kind])
+    src = (vol[kind] or _E)
     where = f"{at}.{kind}"
     causes = []
     user_count = user_len = net_count = net_len = 0
-    if s(d(src.get("secretRef")).get("name")):     # UserDataSecretRef's JSON name
+    if ((src.get("secretRef") or _E).get("name") or ""):     # UserDataSecretRef's JSON name
         user_count += 1
-    user_b64 = s(src.get("userDataBase64"))
+    user_b64 = (src.get("userDataBase64") or "")
     if user_b64:
         user_count += 1
         data = _b64(user_b64)
@@ -43,7 +43,7 @@ def validate_cloud_init_volume(at: str, vol: dict) -> list:
                                 f"{where}.userDataBase64"))
             data = b""
         user_len = len(data)
-    user_data = s(src.get("userData"))
+    user_data = (src.get("userData") or "")
     if user_data:
         user_count += 1
         user_len = len(user_data.encode())
@@ -52,9 +52,9 @@ def validate_cloud_init_volume(at: str, vol: dict) -> list:
     if user_len > CLOUD_INIT_USER_MAX_LEN:
         causes.append(cause(INVALID, f"{where} userdata exceeds {CLOUD_INIT_USER_MAX_LEN} byte limit. Should use "
                             f"UserDataSecretRef for larger data.", where))
-    if s(d(src.get("networkDataSecretRef")).get("name")):
+    if ((src.get("networkDataSecretRef") or _E).get("name") or ""):
         net_count += 1
-    net_b64 = s(src.get("networkDataBase64"))
+    net_b64 = (src.get("networkDataBase64") or "")
     if net_b64:
         net_count += 1
         data = _b64(net_b64)
@@ -63,7 +63,7 @@ def validate_cloud_init_volume(at: str, vol: dict) -> list:
                                 f"value.", f"{where}.networkDataBase64"))
             data = b""
         net_len = len(data)
-    net_data = s(src.get("networkData"))
+    net_data = (src.get("networkData") or "")
     if net_data:
         net_count += 1
         net_len = len(net_data.encode())
@@ -80,7 +80,7 @@ def validate_cloud_init_volume(at: str, vol: dict) -> list:
 
 def validate_access_credentials(field: str, creds: list, volumes: list) -> list:
     """validateAccessCredentials: `field` is `<spec>.accessCredentials`."""
-    vols = items(volumes)
+    vols = (volumes or ())
     has_no_cloud = any(v.get("cloudInitNoCloud") is not None for v in vols)
     has_config_drive = any(v.get("cloudInitConfigDrive") is not None for v in vols)
     causes = []
@@ -89,11 +89,11 @@ def validate_access_credentials(field: str, creds: list, volumes: list) -> list:
         count = 0
         ssh = cred.get("sshPublicKey")
         if ssh is not None:
-            ssh = d(ssh)
+            ssh = (ssh or _E)
             count += 1
-            sources = 1 if d(ssh.get("source")).get("secret") is not None else 0
+            sources = 1 if (ssh.get("source") or _E).get("secret") is not None else 0
             methods = 0
-            method = d(ssh.get("propagationMethod"))
+            method = (ssh.get("propagationMethod") or _E)
             if method.get("noCloud") is not None:
                 methods += 1
                 if not has_no_cloud:
@@ -105,7 +105,7 @@ def validate_access_credentials(field: str, creds: list, volumes: list) -> list:
                     causes.append(cause(INVALID, f"{at} requires a configDrive volume to exist when the configDrive "
                                         f"propagationMethod is in use.", f"{at}.sshPublicKey.propagationMethod"))
             if method.get("qemuGuestAgent") is not None:
-                if not d(method["qemuGuestAgent"]).get("users"):
+                if not (method["qemuGuestAgent"] or _E).get("users"):
                     causes.append(cause(INVALID, f"{at} requires at least one user to be present in the users list",
                                         f"{at}.sshPublicKey.propagationMethod.qemuGuestAgent.users"))
                 methods += 1
@@ -116,11 +116,11 @@ def validate_access_credentials(field: str, creds: list, volumes: list) -> list:
                                     f"{at}.sshPublicKey.propagationMethod"))
         pw = cred.get("userPassword")
         if pw is not None:
-            pw = d(pw)
+            pw = (pw or _E)
             count += 1
-            if d(pw.get("source")).get("secret") is None:
+            if (pw.get("source") or _E).get("secret") is None:
                 causes.append(cause(INVALID, f"{at} must have exactly one source set", f"{at}.userPassword.source"))
-            if d(pw.get("propagationMethod")).get("qemuGuestAgent") is None:
+            if (pw.get("propagationMethod") or _E).get("qemuGuestAgent") is None:
                 causes.append(cause(INVALID, f"{at} must have exactly one propagationMethod set",
                                     f"{at}.userPassword.propagationMethod"))
         if count != 1:

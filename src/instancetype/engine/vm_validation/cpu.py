@@ -6,7 +6,7 @@ validateLiveUpdateCPU)."""
 from __future__ import annotations
 
 from instancetype.engine.vm_validation._common import (
-    INVALID, MUST_BE_POSITIVE_FMT, NOT_SUPPORTED, REQUIRED, Gates, cause, d, items, quantity, resource, s,
+    INVALID, MUST_BE_POSITIVE_FMT, NOT_SUPPORTED, REQUIRED, _E, Gates, cause, quantity, resource,
 )
 
 _FEATURE_POLICIES = ("", "force", "require", "optional", "disable", "forbid")
@@ -25,7 +25,7 @@ def vcpus(cpu: dict) -> int:
 
 def validate_cpu_resources(field: str, spec: dict) -> list:
     """validateCPURequestNotNegative, validateCPULimitNotNegative, validateCpuRequestDoesNotExceedLimit."""
-    res = d(d(spec.get("domain")).get("resources"))
+    res = ((spec.get("domain") or _E).get("resources") or _E)
     req = resource(res, "requests", "cpu")
     lim = resource(res, "limits", "cpu")
     req_at = f"{field}.domain.resources.requests.cpu"
@@ -42,13 +42,13 @@ def validate_cpu_resources(field: str, spec: dict) -> list:
 
 def validate_cpu_pinning(field: str, spec: dict, default_arch: str) -> list:
     """validateCpuPinning: the checks of a VMI with dedicated CPUs."""
-    domain = d(spec.get("domain"))
+    domain = (spec.get("domain") or _E)
     cpu = domain.get("cpu")
-    if cpu is None or d(cpu).get("dedicatedCpuPlacement") is not True:
+    if cpu is None or (cpu or _E).get("dedicatedCpuPlacement") is not True:
         return []
-    cpu = d(cpu)
-    res = d(domain.get("resources"))
-    memory = d(domain.get("memory"))
+    cpu = (cpu or _E)
+    res = (domain.get("resources") or _E)
+    memory = (domain.get("memory") or _E)
     req_mem = resource(res, "requests", "memory")
     lim_mem = resource(res, "limits", "memory")
     req_cpu = resource(res, "requests", "cpu")
@@ -92,18 +92,18 @@ def validate_cpu_pinning(field: str, spec: dict, default_arch: str) -> list:
 
 def validate_numa(field: str, spec: dict, gates: Gates) -> list:
     """validateNUMA."""
-    domain = d(spec.get("domain"))
+    domain = (spec.get("domain") or _E)
     cpu = domain.get("cpu")
-    numa = d(cpu).get("numa")
-    if cpu is None or numa is None or d(numa).get("guestMappingPassthrough") is None:
+    numa = (cpu or _E).get("numa")
+    if cpu is None or numa is None or (numa or _E).get("guestMappingPassthrough") is None:
         return []
     at = f"{field}.domain.cpu.numa.guestMappingPassthrough"
     causes = []
     # (the NUMA feature gate is GA in v1.9: its check always passes)
-    if d(cpu).get("dedicatedCpuPlacement") is not True:
+    if (cpu or _E).get("dedicatedCpuPlacement") is not True:
         causes.append(cause(INVALID, f"{field}.domain.cpu.dedicatedCpuPlacement must be set to true when NUMA topology "
                             f"strategy is set in {at}", at))
-    if d(domain.get("memory")).get("hugepages") is None:
+    if (domain.get("memory") or _E).get("hugepages") is None:
         causes.append(cause(INVALID, f"{field}.domain.memory.hugepages must be requested when NUMA topology strategy "
                             f"is set in {at}", at))
     return causes
@@ -111,15 +111,15 @@ def validate_numa(field: str, spec: dict, gates: Gates) -> list:
 
 def validate_cpu_misc(field: str, spec: dict) -> list:
     """validateCPUIsolatorThread, validateCPUFeaturePolicies, validateCPUHotplug."""
-    cpu = d(d(spec.get("domain")).get("cpu"))
+    cpu = ((spec.get("domain") or _E).get("cpu") or _E)
     causes = []
     if cpu.get("isolateEmulatorThread") is True and cpu.get("dedicatedCpuPlacement") is not True:
         causes.append(cause(INVALID, "IsolateEmulatorThread should be only set in combination with "
                             "DedicatedCPUPlacement", f"{field}.domain.cpu.isolateEmulatorThread"))
-    for idx, feature in enumerate(items(cpu.get("features"))):
-        policy = s(feature.get("policy"))
+    for idx, feature in enumerate((cpu.get("features") or ())):
+        policy = (feature.get("policy") or "")
         if policy not in _FEATURE_POLICIES:
-            causes.append(cause(NOT_SUPPORTED, f"CPU feature {s(feature.get('name'))} uses policy {policy} that is not "
+            causes.append(cause(NOT_SUPPORTED, f"CPU feature {(feature.get('name') or '')} uses policy {policy} that is not "
                                 f"supported.", f"{field}.domain.cpu.features[{idx}].policy"))
     max_sockets = cpu.get("maxSockets") or 0
     if max_sockets and (cpu.get("sockets") or 0) > max_sockets:
@@ -129,14 +129,14 @@ def validate_cpu_misc(field: str, spec: dict) -> list:
 
 def validate_realtime(field: str, spec: dict) -> list:
     """validateRealtime: validateCPURealtime, validateMemoryRealtime."""
-    cpu = d(d(spec.get("domain")).get("cpu"))
+    cpu = ((spec.get("domain") or _E).get("cpu") or _E)
     if cpu.get("realtime") is None:
         return []
     causes = []
     if cpu.get("dedicatedCpuPlacement") is not True:
         causes.append(cause(REQUIRED, f"{field}.domain.cpu.dedicatedCpuPlacement must be set to true when "
                             f"{field}.domain.cpu.realtime is used", f"{field}.domain.cpu.dedicatedCpuPlacement"))
-    if d(cpu.get("numa")).get("guestMappingPassthrough") is None:
+    if (cpu.get("numa") or _E).get("guestMappingPassthrough") is None:
         causes.append(cause(REQUIRED, f"{field}.domain.cpu.numa.guestMappingPassthrough must be defined when "
                             f"{field}.domain.cpu.realtime is used", f"{field}.domain.cpu.numa.guestMappingPassthrough"))
     return causes
@@ -144,7 +144,7 @@ def validate_realtime(field: str, spec: dict) -> list:
 
 def validate_live_update_cpu(spec: dict) -> list:
     """validateLiveUpdateCPU (VM spec, rollout strategy LiveUpdate)."""
-    cpu = d(d(spec.get("domain")).get("cpu"))
+    cpu = ((spec.get("domain") or _E).get("cpu") or _E)
     sockets, max_sockets = cpu.get("sockets") or 0, cpu.get("maxSockets") or 0
     if sockets and max_sockets and sockets > max_sockets:
         return [cause(INVALID, MAX_SOCKETS_MESSAGE, "spec.template.spec.domain.cpu.sockets")]

@@ -5,7 +5,7 @@ validateFilesystemsWithVirtIOFSEnabled, validateVideoConfig, validatePanicDevice
 pkg/dra/admitter ValidateCreation for GPUs)."""
 from __future__ import annotations
 
-from instancetype.engine.vm_validation._common import INVALID, REQUIRED, Gates, cause, d, items, s
+from instancetype.engine.vm_validation._common import INVALID, REQUIRED, _E, Gates, cause
 
 _PANIC_MODELS = ("hyperv", "isa", "pvpanic")
 _CONFIG_VOLUMES = ("configMap", "secret", "serviceAccount", "downwardAPI")
@@ -13,17 +13,17 @@ _STORAGE_VOLUMES = ("persistentVolumeClaim", "dataVolume")
 
 
 def _devices(spec: dict) -> dict:
-    return d(d(spec.get("domain")).get("devices"))
+    return ((spec.get("domain") or _E).get("devices") or _E)
 
 
 def validate_input_devices(field: str, spec: dict) -> list:
     """validateInputDevices."""
     causes = []
-    for idx, inp in enumerate(items(_devices(spec).get("inputs"))):
+    for idx, inp in enumerate((_devices(spec).get("inputs") or ())):
         at = f"{field}.domain.devices.inputs[{idx}]"
-        if s(inp.get("bus")) not in ("virtio", "usb", ""):
+        if (inp.get("bus") or "") not in ("virtio", "usb", ""):
             causes.append(cause(INVALID, "Input device can have only virtio or usb bus.", f"{at}.bus"))
-        if s(inp.get("type")) != "tablet":
+        if (inp.get("type") or "") != "tablet":
             causes.append(cause(INVALID, "Input device can have only tablet type.", f"{at}.type"))
     return causes
 
@@ -31,7 +31,7 @@ def validate_input_devices(field: str, spec: dict) -> list:
 def validate_gpus(field: str, spec: dict, gates: Gates) -> list:
     """pkg/dra/admitter ValidateCreation: the GPU part (a GPU names a device plugin resource or,
     with GPUsWithDRA, a claim)."""
-    gpus = items(_devices(spec).get("gpus"))
+    gpus = (_devices(spec).get("gpus") or ())
     at = f"{field}.domain.devices.gpus"
     dra = [g for g in gpus if g.get("claimRequest") is not None]
     plain = [g for g in gpus if g.get("claimRequest") is None]
@@ -40,7 +40,7 @@ def validate_gpus(field: str, spec: dict, gates: Gates) -> list:
         return [cause(INVALID, "vmi.spec.domain.devices.gpus contains both DRA and non-DRA GPUs; each GPU must be "
                       "either DRA or non-DRA", at)]
     for gpu in plain:
-        if not s(gpu.get("deviceName")):
+        if not (gpu.get("deviceName") or ""):
             causes.append(cause(REQUIRED, "vmi.spec.domain.devices.gpus contains GPUs without deviceName or "
                                 "claimRequest; each GPU must specify either a deviceName or a claimRequest", at))
     if dra and "GPUsWithDRA" not in gates:
@@ -51,13 +51,13 @@ def validate_gpus(field: str, spec: dict, gates: Gates) -> list:
 
 def _ramfb_displays(spec: dict) -> int:
     n = 0
-    for gpu in items(_devices(spec).get("gpus")):
-        display = d(gpu.get("virtualGPUOptions")).get("display")
+    for gpu in (_devices(spec).get("gpus") or ()):
+        display = (gpu.get("virtualGPUOptions") or _E).get("display")
         if display is None:
             continue
-        display = d(display)
+        display = (display or _E)
         ramfb = display.get("ramFB")
-        if display.get("enabled") is not False and (ramfb is None or d(ramfb).get("enabled") is True):
+        if display.get("enabled") is not False and (ramfb is None or (ramfb or _E).get("enabled") is True):
             n += 1
     return n
 
@@ -74,10 +74,10 @@ def validate_device_gates(field: str, spec: dict, gates: Gates, default_arch: st
         causes.append(cause(INVALID, "Host Devices feature gate is not enabled in kubevirt-config", f"{field}.HostDevices"))
     sound = devices.get("sound")
     if sound is not None:
-        model = s(d(sound).get("model"))
+        model = ((sound or _E).get("model") or "")
         if model and model not in ("ich9", "ac97"):
             causes.append(cause(INVALID, "Sound device type is not supported. Options: 'ich9' or 'ac97'", f"{field}.Sound"))
-        if not s(d(sound).get("name")):
+        if not ((sound or _E).get("name") or ""):
             causes.append(cause(INVALID, "Sound device requires a name field.", f"{field}.Sound"))
     return causes
 
@@ -89,7 +89,7 @@ def validate_device_gates_late(field: str, spec: dict, gates: Gates, default_arc
     if devices.get("autoattachVSOCK") is True and "VSOCK" not in gates:
         causes.append(cause(INVALID, "VSOCK feature gate is not enabled in kubevirt-config",
                             f"{field}.domain.devices.autoattachVSOCK"))
-    reservation = any(d(disk.get("lun")).get("reservation") is True for disk in items(devices.get("disks")))
+    reservation = any((disk.get("lun") or _E).get("reservation") is True for disk in (devices.get("disks") or ()))
     if reservation and "PersistentReservation" not in gates:
         causes.append(cause(INVALID, "PersistentReservation feature gate is not enabled in kubevirt-config",
                             f"{field}.domain.devices.disks.luns.reservation"))
@@ -98,10 +98,10 @@ def validate_device_gates_late(field: str, spec: dict, gates: Gates, default_arc
                             "enabled", f"{field}.domain.devices.downwardMetrics"))
     filesystems = devices.get("filesystems")
     if filesystems is not None:
-        volumes = {s(v.get("name")): v for v in items(spec.get("volumes"))}
+        volumes = {(v.get("name") or ""): v for v in (spec.get("volumes") or ())}
         old = "ExperimentalVirtiofsSupport" in gates
-        for fs in items(filesystems):
-            vol = volumes.get(s(fs.get("name")))
+        for fs in (filesystems or ()):
+            vol = volumes.get((fs.get("name") or ""))
             if vol is None:
                 continue
             if any(vol.get(k) is not None for k in _CONFIG_VOLUMES) and "EnableVirtioFsConfigVolumes" not in gates \
@@ -121,10 +121,10 @@ def validate_device_gates_late(field: str, spec: dict, gates: Gates, default_arc
     if type(panic) is list and panic:
         at = f"{field}.domain.devices.panicDevices"
         # (the PanicDevices feature gate is GA in v1.9)
-        arch = s(spec.get("architecture")) or default_arch
+        arch = (spec.get("architecture") or "") or default_arch
         if arch in ("s390x", "ppc64le"):
             causes.append(cause(INVALID, f"custom panic devices are not supported on {arch} architecture", at))
-        for idx, dev in enumerate(items(panic)):
+        for idx, dev in enumerate((panic or ())):
             model = dev.get("model")
             if model is not None and model not in _PANIC_MODELS:
                 causes.append(cause(INVALID, f"invalid PanicDeviceModel: {model}", f"{at}[{idx}].model"))

@@ -5,8 +5,9 @@ validateEmulatedMachine, validateArchitecture, validateLaunchSecurity)."""
 from __future__ import annotations
 
 import fnmatch
+from functools import lru_cache
 
-from instancetype.engine.vm_validation._common import INVALID, REQUIRED, Gates, cause, d, items, s
+from instancetype.engine.vm_validation._common import INVALID, REQUIRED, _E, Gates, cause
 from instancetype.engine.vm_validation.disks import validate_path
 
 # virt-config's default emulated machines per architecture
@@ -15,19 +16,19 @@ DEFAULT_EMULATED_MACHINES = {"amd64": ["q35*", "pc-q35*"], "arm64": ["virt*"], "
 
 def validate_acpi(field: str, spec: dict) -> list:
     """validateFirmwareACPI: `field` is `<spec>.acpi` (KubeVirt's own path)."""
-    acpi = d(d(spec.get("domain")).get("firmware")).get("acpi")
+    acpi = ((spec.get("domain") or _E).get("firmware") or _E).get("acpi")
     if acpi is None:
         return []
-    acpi = d(acpi)
-    slic, msdm = s(acpi.get("slicNameRef")), s(acpi.get("msdmNameRef"))
+    acpi = (acpi or _E)
+    slic, msdm = (acpi.get("slicNameRef") or ""), (acpi.get("msdmNameRef") or "")
     if not slic and not msdm:
         return [cause(INVALID, "ACPI was set but no SLIC nor MSDM volume reference was set", field)]
     causes = []
-    volumes = items(spec.get("volumes"))
+    volumes = (spec.get("volumes") or ())
     for ref, key in ((slic, "slicNameRef"), (msdm, "msdmNameRef")):
         if not ref:
             continue
-        vol = next((v for v in volumes if s(v.get("name")) == ref), None)
+        vol = next((v for v in volumes if (v.get("name") or "") == ref), None)
         if vol is None:
             causes.append(cause(INVALID, f"{field} does not have a matching Volume.", f"{field}.{key}"))
         elif vol.get("secret") is None:
@@ -39,15 +40,15 @@ def validate_firmware(field: str, firmware) -> list:
     """validateFirmware: `field` is `<spec>.domain.firmware`."""
     if firmware is None:
         return []
-    firmware = d(firmware)
+    firmware = (firmware or _E)
     causes = []
     boot = firmware.get("bootloader")
-    if boot is not None and d(boot).get("efi") is not None and d(boot).get("bios") is not None:
+    if boot is not None and (boot or _E).get("efi") is not None and (boot or _E).get("bios") is not None:
         at = f"{field}.bootloader"
         causes.append(cause(INVALID, f"{at} has both EFI and BIOS configured, but they are mutually exclusive.", at))
     kernel = firmware.get("kernelBoot")
     if kernel is not None:
-        causes.extend(_kernel_boot(f"{field}.kernelBoot", d(kernel)))
+        causes.extend(_kernel_boot(f"{field}.kernelBoot", (kernel or _E)))
     return causes
 
 
@@ -55,16 +56,16 @@ def _kernel_boot(field: str, kernel: dict) -> list:
     """validateKernelBoot."""
     container = kernel.get("container")
     if container is None:
-        if s(kernel.get("kernelArgs")):
+        if (kernel.get("kernelArgs") or ""):
             return [cause(INVALID, "kernel arguments cannot be provided without an external kernel",
                           f"{field}.kernelArgs")]
         return []
-    container = d(container)
+    container = (container or _E)
     at = f"{field}.container"
     causes = []
-    if not s(container.get("image")):
+    if not (container.get("image") or ""):
         causes.append(cause(REQUIRED, f"{at} must be defined with an image", f"{at}.image"))
-    kernel_path, initrd_path = s(container.get("kernelPath")), s(container.get("initrdPath"))
+    kernel_path, initrd_path = (container.get("kernelPath") or ""), (container.get("initrdPath") or "")
     if not kernel_path and not initrd_path:
         causes.append(cause(REQUIRED, f"{at} must be defined with at least one of the following: kernelPath, "
                             f"initrdPath", at))
@@ -76,18 +77,18 @@ def _kernel_boot(field: str, kernel: dict) -> list:
 
 
 def efi_boot(firmware) -> bool:
-    return d(d(firmware).get("bootloader")).get("efi") is not None
+    return ((firmware or _E).get("bootloader") or _E).get("efi") is not None
 
 
 def secure_boot(firmware) -> bool:
     """secureBootEnabled: an EFI bootloader whose secureBoot is unset or true."""
-    return efi_boot(firmware) and d(d(d(firmware).get("bootloader")).get("efi")).get("secureBoot") is not False
+    return efi_boot(firmware) and (((firmware or _E).get("bootloader") or _E).get("efi") or _E).get("secureBoot") is not False
 
 
 def validate_secure_boot_smm(field: str, domain: dict) -> list:
     """validateDomainSpec's check: SecureBoot needs SMM (`field` is `<spec>.domain`)."""
-    smm = d(domain.get("features")).get("smm")
-    smm_on = smm is not None and d(smm).get("enabled") is not False
+    smm = (domain.get("features") or _E).get("smm")
+    smm_on = smm is not None and (smm or _E).get("enabled") is not False
     if secure_boot(domain.get("firmware")) and not smm_on:
         return [cause(INVALID, f"{field} has EFI SecureBoot enabled. SecureBoot requires SMM, which is currently "
                       f"disabled.", field)]
@@ -100,18 +101,24 @@ def emulated_machines(config: dict, arch: str) -> list:
     if isinstance(old, list):
         return old
     key = arch if arch in ("arm64", "s390x") else "amd64"
-    arch_cfg = d(d(config.get("architectureConfiguration")).get(key))
+    arch_cfg = ((config.get("architectureConfiguration") or _E).get(key) or _E)
     machines = arch_cfg.get("emulatedMachines")
     return machines if isinstance(machines, list) and machines else DEFAULT_EMULATED_MACHINES[key]
 
 
+@lru_cache(maxsize=1024)
+def _machine_matches(machine_type: str, patterns: tuple) -> bool:
+    """filepath.Match against any of the patterns."""
+    return any(fnmatch.fnmatchcase(machine_type, p) for p in patterns if type(p) is str)
+
+
 def validate_emulated_machine(field: str, spec: dict, config: dict) -> list:
     """validateEmulatedMachine."""
-    machine_type = s(d(d(spec.get("domain")).get("machine")).get("type"))
+    machine_type = (((spec.get("domain") or _E).get("machine") or _E).get("type") or "")
     if not machine_type:
         return []
-    supported = emulated_machines(config, s(spec.get("architecture")))
-    if any(fnmatch.fnmatchcase(machine_type, pattern) for pattern in supported):
+    supported = emulated_machines(config, (spec.get("architecture") or ""))
+    if _machine_matches(machine_type, tuple(supported)):
         return []
     at = f"{field}.domain.machine.type"
     return [cause(INVALID, f"{at} is not supported: {machine_type} (allowed values: [{' '.join(supported)}])", at)]
@@ -120,11 +127,11 @@ def validate_emulated_machine(field: str, spec: dict, config: dict) -> list:
 def validate_launch_security(field: str, spec: dict, gates: Gates) -> list:
     """validateLaunchSecurity (SEV: UEFI without SecureBoot, paused start for attestation,
     no bootable NICs; s390x Secure Execution needs its gate)."""
-    domain = d(spec.get("domain"))
+    domain = (spec.get("domain") or _E)
     ls = domain.get("launchSecurity")
     if ls is None:
         return []
-    ls = d(ls)
+    ls = (ls or _E)
     at = f"{field}.launchSecurity"
     causes = []
     if spec.get("architecture") == "s390x" and "SecureExecution" not in gates:
@@ -136,9 +143,9 @@ def validate_launch_security(field: str, spec: dict, gates: Gates) -> list:
             causes.append(cause(INVALID, "SEV requires OVMF (UEFI)", at))
         elif secure_boot(firmware):
             causes.append(cause(INVALID, "SEV does not work along with SecureBoot", at))
-        if d(sev).get("attestation") is not None and spec.get("startStrategy") != "Paused":
+        if (sev or _E).get("attestation") is not None and spec.get("startStrategy") != "Paused":
             causes.append(cause(INVALID, "SEV attestation requires VMI StartStrategy 'Paused'", at))
-        for iface in items(d(domain.get("devices")).get("interfaces")):
+        for iface in ((domain.get("devices") or _E).get("interfaces") or ()):
             if iface.get("bootOrder") is not None:
-                causes.append(cause(INVALID, f"SEV does not work with bootable NICs: {s(iface.get('name'))}", at))
+                causes.append(cause(INVALID, f"SEV does not work with bootable NICs: {(iface.get('name') or '')}", at))
     return causes

@@ -4,7 +4,7 @@ validateHugepagesMemoryRequests, validateGuestMemoryLimit; pkg/liveupdate/memory
 ValidateLiveUpdateMemory for the VM's live-update check)."""
 from __future__ import annotations
 
-from instancetype.engine.vm_validation._common import INVALID, MUST_BE_POSITIVE_FMT, cause, d, quantity, resource
+from instancetype.engine.vm_validation._common import INVALID, MUST_BE_POSITIVE_FMT, _E, cause, quantity, resource
 
 _ONE_M = None
 HOTPLUG_BLOCK_ALIGNMENT = 0x200000           # 2Mi
@@ -22,8 +22,10 @@ def _one_m():
 
 def validate_memory(field: str, spec: dict, live_update: bool) -> list:
     """The memory checks of ValidateVirtualMachineInstanceSpec, in KubeVirt's order."""
-    domain = d(spec.get("domain"))
-    res = d(domain.get("resources"))
+    domain = (spec.get("domain") or _E)
+    res = (domain.get("resources") or _E)
+    if not res.get("requests") and not res.get("limits") and (domain.get("memory") or _E).get("hugepages") is None:
+        return []   # zero requests and limits: no rule here can refuse
     req = resource(res, "requests", "memory")
     lim = resource(res, "limits", "memory")
     req_at = f"{field}.domain.resources.requests.memory"
@@ -41,7 +43,7 @@ def validate_memory(field: str, spec: dict, live_update: bool) -> list:
         causes.append(cause(INVALID, f"{req_at} '{req}' is greater than {lim_at} '{lim}'", req_at))
     causes.extend(_hugepages(field, domain, req, req_at))
     # validateGuestMemoryLimit
-    memory = d(domain.get("memory"))
+    memory = (domain.get("memory") or _E)
     guest = quantity(memory.get("guest"))
     if not live_update and guest is not None:
         if lim.value() < guest.value() and lim.value() != 0:
@@ -54,17 +56,17 @@ def validate_memory(field: str, spec: dict, live_update: bool) -> list:
 def _hugepages(field: str, domain: dict, req, req_at: str) -> list:
     """validateHugepagesMemoryRequests."""
     memory = domain.get("memory")
-    hugepages = d(memory).get("hugepages")
+    hugepages = (memory or _E).get("hugepages")
     if memory is None or hugepages is None:
         return []
     size_at = f"{field}.domain.memory.hugepages.pageSize"
-    page_text = d(hugepages).get("pageSize") or ""
+    page_text = (hugepages or _E).get("pageSize") or ""
     page = quantity(page_text)
     if page is None or page_text == "":
         return [cause(INVALID, f"{size_at} '{page_text}': {QUANTITY_FORMAT_ERROR}", size_at)]
     vm_memory = req.value()
     if vm_memory == 0:
-        guest = quantity(d(memory).get("guest"))
+        guest = quantity((memory or _E).get("guest"))
         vm_memory = guest.value() if guest is not None else 0
     size = page.value()
     if vm_memory != 0 and vm_memory < size:
@@ -78,17 +80,17 @@ def _hugepages(field: str, domain: dict, req, req_at: str) -> list:
 def live_update_memory_error(spec: dict) -> str | None:
     """ValidateLiveUpdateMemory for a template whose `domain.memory.maxGuest` is set: the error
     text, or None."""
-    domain = d(spec.get("domain"))
+    domain = (spec.get("domain") or _E)
     cpu = domain.get("cpu")
-    if cpu is not None and d(cpu).get("realtime") is not None:
+    if cpu is not None and (cpu or _E).get("realtime") is not None:
         return "Memory hotplug is not compatible with realtime VMs"
-    if cpu is not None and d(d(cpu).get("numa")).get("guestMappingPassthrough") is not None:
+    if cpu is not None and ((cpu or _E).get("numa") or _E).get("guestMappingPassthrough") is not None:
         return "Memory hotplug is not compatible with guest mapping passthrough"
     if domain.get("launchSecurity") is not None:
         return "Memory hotplug is not compatible with encrypted VMs"
-    memory = d(domain.get("memory"))
+    memory = (domain.get("memory") or _E)
     alignment = HOTPLUG_BLOCK_ALIGNMENT
-    if d(memory.get("hugepages")).get("pageSize") == "1Gi":
+    if (memory.get("hugepages") or _E).get("pageSize") == "1Gi":
         alignment = HOTPLUG_1G_HUGEPAGES_BLOCK_ALIGNMENT
     guest = quantity(memory.get("guest"))
     if guest is None:

@@ -3,7 +3,7 @@ reserved kubevirt.io labels are for KubeVirt's own service accounts, and the ign
 sidecar annotations need their feature gates."""
 from __future__ import annotations
 
-from instancetype.engine.vm_validation._common import INVALID, NOT_SUPPORTED, Gates, cause, d
+from instancetype.engine.vm_validation._common import INVALID, NOT_SUPPORTED, _E, Gates, cause
 
 # restrictedVmiLabels
 RESTRICTED_LABELS = frozenset((
@@ -17,8 +17,8 @@ SIDECAR_ANNOTATION = "hooks.kubevirt.io/hookSidecars"
 def validate_metadata(field: str, meta: dict, gates: Gates, kubevirt_service_account: bool = False) -> list:
     """`field` is `spec.template.metadata` for a VM."""
     causes = []
-    labels = d(meta.get("labels"))
-    annotations = d(meta.get("annotations"))
+    labels = (meta.get("labels") or _E)
+    annotations = (meta.get("annotations") or _E)
     if not kubevirt_service_account and any(k in RESTRICTED_LABELS for k in labels):
         causes.append(cause(NOT_SUPPORTED, "creation of the following reserved kubevirt.io/ labels on a VMI object is "
                             "prohibited", f"{field}.labels"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from instancetype.engine.vm_validation._common import (
-    DUPLICATE, INVALID, NOT_FOUND_FMT, NOT_SUPPORTED, REQUIRED, cause, d, items, pci_address_ok, s,
+    DUPLICATE, INVALID, NOT_FOUND_FMT, NOT_SUPPORTED, REQUIRED, _E, cause, pci_address_ok,
 )
 
 _BINDINGS = ("bridge", "masquerade", "sriov", "passtBinding", "slirp", "passt", "macvtap", "binding")
@@ -39,113 +39,118 @@ def _port_name_ok(name: str) -> bool:
 
 
 def validate_networks(field: str, spec: dict, permit_bridge_on_pod: bool) -> list:
-    """Validator.Validate."""
-    networks = items(spec.get("networks"))
-    ifaces = items(d(d(spec.get("domain")).get("devices")).get("interfaces"))
-    by_name: dict = {}
-    for net in networks:
-        by_name.setdefault(s(net.get("name")), net)
+    """Validator.Validate: one pass over the networks and one over the interfaces, the causes
+    of each rule kept apart and joined in KubeVirt's order."""
+    networks = (spec.get("networks") or ())
+    ifaces = (((spec.get("domain") or _E).get("devices") or _E).get("interfaces") or ())
     ifaces_at = f"{field}.domain.devices.interfaces"
+    by_name: dict = {}
+    pods = multus_default = 0
+    default_net = None
+    source_causes, multus_causes, unique_net_causes = [], [], []
+    for idx, net in enumerate(networks):
+        name = (net.get("name") or "")
+        pod, multus = net.get("pod") is not None, net.get("multus")
+        if name in by_name:     # validateNetworkNameUnique
+            unique_net_causes.append(cause(DUPLICATE, f'Network with name "{name}" already exists, every network must '
+                                           f'have a unique name', f"{field}.networks[{idx}].name"))
+        else:
+            by_name[name] = net
+        if pod:
+            pods += 1
+            default_net = default_net or net
+        if multus is not None and (multus or _E).get("default") is True:
+            multus_default += 1
+            default_net = default_net or net
+        if not pod and multus is None:      # validateSingleNetworkSource
+            source_causes.append(cause(REQUIRED, "should have a network type", f"{field}.networks[{idx}]"))
+        elif pod and multus is not None:
+            source_causes.append(cause(REQUIRED, "should have only one network type", f"{field}.networks[{idx}]"))
+        if multus is not None and not multus_causes and not ((multus or _E).get("networkName") or ""):
+            # validateMultusNetworkSource: the first one only
+            multus_causes.append(cause(REQUIRED, "CNI delegating plugin must have a networkName", f"{field}.networks[{idx}]"))
     causes = []
     # validateSinglePodNetwork
-    pods = [n for n in networks if n.get("pod") is not None]
-    multus_default = [n for n in networks if n.get("multus") is not None and d(n["multus"]).get("default") is True]
-    if len(pods) > 1:
+    if pods > 1:
         causes.append(cause(DUPLICATE, f"more than one interface is connected to a pod network in {field}.interfaces",
                             f"{field}.interfaces"))
-    if len(multus_default) > 1:
+    if multus_default > 1:
         causes.append(cause(INVALID, "Multus CNI should only have one default network", f"{field}.networks"))
     if pods and multus_default:
         causes.append(cause(INVALID, "Pod network cannot be defined when Multus default network is defined",
                             f"{field}.networks"))
-    # validateSingleNetworkSource
-    for idx, net in enumerate(networks):
-        pod, multus = net.get("pod") is not None, net.get("multus") is not None
-        if not pod and not multus:
-            causes.append(cause(REQUIRED, "should have a network type", f"{field}.networks[{idx}]"))
-        elif pod and multus:
-            causes.append(cause(REQUIRED, "should have only one network type", f"{field}.networks[{idx}]"))
-    # validateMultusNetworkSource: the first one only
-    for idx, net in enumerate(networks):
-        if net.get("multus") is not None and not s(d(net["multus"]).get("networkName")):
-            causes.append(cause(REQUIRED, "CNI delegating plugin must have a networkName", f"{field}.networks[{idx}]"))
-            break
-    # validateInterfaceStateValue
-    default_net = pods[0] if pods else (multus_default[0] if multus_default else None)
+    causes += source_causes
+    causes += multus_causes
+    state_causes, binding_causes, unique_iface_causes, assigned_causes, field_causes = [], [], [], [], []
+    iface_names: set = set()
     for idx, iface in enumerate(ifaces):
-        name, state = s(iface.get("name")), s(iface.get("state"))
-        at = f"{ifaces_at}[{idx}].state"
-        if state not in _STATES:
-            causes.append(cause(INVALID, f"logical {name} interface state value is unsupported: {state}", at))
-        if state == "absent" and iface.get("bridge") is None:
-            causes.append(cause(INVALID, f'"{name}" interface\'s state "absent" is supported only for bridge binding',
-                                at))
-        if state == "absent" and default_net is not None and s(default_net.get("name")) == name:
-            causes.append(cause(INVALID, f'"{name}" interface\'s state "absent" is not supported on default networks',
-                                at))
-    # validateInterfaceBinding
-    for idx, iface in enumerate(ifaces):
-        name = s(iface.get("name"))
-        net = by_name.get(name, {})
+        name, state = (iface.get("name") or ""), (iface.get("state") or "")
+        net = by_name.get(name)
+        if state:     # validateInterfaceStateValue
+            at = f"{ifaces_at}[{idx}].state"
+            if state not in _STATES:
+                state_causes.append(cause(INVALID, f"logical {name} interface state value is unsupported: {state}", at))
+            if state == "absent" and iface.get("bridge") is None:
+                state_causes.append(cause(INVALID, f'"{name}" interface\'s state "absent" is supported only for bridge '
+                                          f'binding', at))
+            if state == "absent" and default_net is not None and (default_net.get("name") or "") == name:
+                state_causes.append(cause(INVALID, f'"{name}" interface\'s state "absent" is not supported on default '
+                                          f'networks', at))
+        # validateInterfaceBinding
         if sum(1 for k in _BINDINGS if iface.get(k) is not None) != 1:
-            causes.append(cause(INVALID, f"logical {name} interface must have exactly one binding method or binding "
-                                f"plugin", f"{ifaces_at}[{idx}]"))
+            binding_causes.append(cause(INVALID, f"logical {name} interface must have exactly one binding method or "
+                                        f"binding plugin", f"{ifaces_at}[{idx}]"))
+        on_pod = net is not None and net.get("pod") is not None
         if iface.get("masquerade") is not None:
-            if net.get("pod") is None:
-                causes.append(cause(INVALID, "Masquerade interface only implemented with pod network",
-                                    f"{ifaces_at}[{idx}].name"))
-            if s(iface.get("macAddress")).lower() == _RESERVED_MAC:
-                causes.append(cause(INVALID, "The requested MAC address is reserved for the in-pod bridge. Please "
-                                    "choose another one.", f"{ifaces_at}[{idx}].macAddress"))
-        if iface.get("bridge") is not None and net.get("pod") is not None and not permit_bridge_on_pod:
-            causes.append(cause(INVALID, "Bridge on pod network configuration is not enabled under kubevirt-config",
-                                f"{ifaces_at}[{idx}].name"))
-    # validateNetworkNameUnique
-    seen: set = set()
-    for idx, net in enumerate(networks):
-        name = s(net.get("name"))
-        if name in seen:
-            causes.append(cause(DUPLICATE, f'Network with name "{name}" already exists, every network must have a '
-                                f'unique name', f"{field}.networks[{idx}].name"))
-        seen.add(name)
+            if not on_pod:
+                binding_causes.append(cause(INVALID, "Masquerade interface only implemented with pod network",
+                                            f"{ifaces_at}[{idx}].name"))
+            if (iface.get("macAddress") or "").lower() == _RESERVED_MAC:
+                binding_causes.append(cause(INVALID, "The requested MAC address is reserved for the in-pod bridge. "
+                                            "Please choose another one.", f"{ifaces_at}[{idx}].macAddress"))
+        if iface.get("bridge") is not None and on_pod and not permit_bridge_on_pod:
+            binding_causes.append(cause(INVALID, "Bridge on pod network configuration is not enabled under "
+                                        "kubevirt-config", f"{ifaces_at}[{idx}].name"))
+        if name in iface_names:     # validateInterfaceNameUnique
+            unique_iface_causes.append(cause(DUPLICATE, "Only one interface can be connected to one specific network",
+                                             f"{ifaces_at}[{idx}].name"))
+        iface_names.add(name)
+        if net is None:     # validateInterfacesAssignedToNetworks
+            at = f"{ifaces_at}[{idx}].name"
+            assigned_causes.append(cause(INVALID, NOT_FOUND_FMT.format(at, name), at))
+        field_causes += _interface_fields(ifaces_at, idx, iface, net or {})
+    causes += state_causes
+    causes += binding_causes
+    causes += unique_net_causes
     # validateNetworksAssignedToInterfaces
-    iface_names = {s(i.get("name")) for i in ifaces}
     for idx, net in enumerate(networks):
-        name = s(net.get("name"))
+        name = (net.get("name") or "")
         if name not in iface_names:
             at = f"{field}.networks[{idx}].name"
             causes.append(cause(REQUIRED, NOT_FOUND_FMT.format(at, name), at))
-    # validateInterfaceNameUnique
-    seen = set()
-    for idx, iface in enumerate(ifaces):
-        name = s(iface.get("name"))
-        if name in seen:
-            causes.append(cause(DUPLICATE, "Only one interface can be connected to one specific network",
-                                f"{ifaces_at}[{idx}].name"))
-        seen.add(name)
-    # validateInterfacesAssignedToNetworks
-    for idx, iface in enumerate(ifaces):
-        name = s(iface.get("name"))
-        if name not in by_name:
-            at = f"{ifaces_at}[{idx}].name"
-            causes.append(cause(INVALID, NOT_FOUND_FMT.format(at, name), at))
-    # validateInterfacesFields
-    for idx, iface in enumerate(ifaces):
-        causes.extend(_interface_fields(ifaces_at, idx, iface, by_name.get(s(iface.get("name")), {})))
+    causes += unique_iface_causes
+    causes += assigned_causes
+    causes += field_causes
     return causes
 
 
+_PLAIN_IFACE_KEYS = frozenset(("name", "bridge", "masquerade", "sriov", "binding", "passtBinding", "bootOrder"))
+
+
 def _interface_fields(ifaces_at: str, idx: int, iface: dict, net: dict) -> list:
+    """validateInterfacesFields for one interface."""
+    if _PLAIN_IFACE_KEYS.issuperset(iface) and _IFACE_NAME_RE.match(iface.get("name") or ""):
+        return []   # no model, MAC, PCI address or ports to check
     at = f"{ifaces_at}[{idx}]"
     causes = []
-    if not _IFACE_NAME_RE.match(s(iface.get("name"))):
+    if not _IFACE_NAME_RE.match((iface.get("name") or "")):
         causes.append(cause(INVALID, "Network interface name can only contain alphabetical characters, numbers, "
                             "dashes (-) or underscores (_)", f"{at}.name"))
-    model = s(iface.get("model"))
+    model = (iface.get("model") or "")
     if model and model not in _MODELS:
         causes.append(cause(NOT_SUPPORTED, f"interface {at}.name uses model {model} that is not supported.",
                             f"{at}.model"))
-    mac = s(iface.get("macAddress"))
+    mac = (iface.get("macAddress") or "")
     if mac:
         n = _mac_length(mac)
         if n is None:
@@ -153,15 +158,15 @@ def _interface_fields(ifaces_at: str, idx: int, iface: dict, net: dict) -> list:
         elif n > 6:
             causes.append(cause(INVALID, f"interface {at}.name has MAC address ({mac}) that is too long.",
                                 f"{at}.macAddress"))
-    pci = s(iface.get("pciAddress"))
+    pci = (iface.get("pciAddress") or "")
     if pci and not pci_address_ok(pci):
         causes.append(cause(INVALID, f"interface {at}.name has malformed PCI address ({pci}).", f"{at}.pciAddress"))
     ports = iface.get("ports")
     if net.get("pod") is not None and ports is not None:
-        ports = items(ports)
+        ports = (ports or ())
         names: set = set()
         for pidx, port in enumerate(ports):     # validateForwardPortName
-            pname = s(port.get("name"))
+            pname = (port.get("name") or "")
             if not pname:
                 continue
             if pname in names:
@@ -175,7 +180,7 @@ def _interface_fields(ifaces_at: str, idx: int, iface: dict, net: dict) -> list:
                 causes.append(cause(REQUIRED, "Port field is mandatory.", f"{at}.ports[{pidx}]"))
             if number < 0 or number > 65536:
                 causes.append(cause(INVALID, "Port field must be in range 0 < x < 65536.", f"{at}.ports[{pidx}]"))
-            protocol = s(port.get("protocol"))
+            protocol = (port.get("protocol") or "")
             if protocol and protocol not in ("TCP", "UDP"):
                 causes.append(cause(INVALID, "Unknown protocol, only TCP or UDP allowed", f"{at}.ports[{pidx}].protocol"))
     return causes
@@ -185,7 +190,7 @@ def validate_network_creation(field: str, spec: dict) -> list:
     """Validator.ValidateCreation: validateDiscontinuedBindings."""
     causes = []
     ifaces_at = f"{field}.domain.devices.interfaces"
-    for idx, iface in enumerate(items(d(d(spec.get("domain")).get("devices")).get("interfaces"))):
+    for idx, iface in enumerate((((spec.get("domain") or _E).get("devices") or _E).get("interfaces") or ())):
         if iface.get("slirp") is not None:
             causes.append(cause(INVALID, "Slirp interface support has been discontinued since v1.3",
                                 f"{ifaces_at}[{idx}].slirp"))

@@ -3,7 +3,7 @@ validateRunStrategy, validateLiveUpdateFeatures)."""
 from __future__ import annotations
 
 from instancetype.engine.vm_validation import cpu, memory
-from instancetype.engine.vm_validation._common import INVALID, Gates, cause, d
+from instancetype.engine.vm_validation._common import INVALID, _E, Gates, cause
 
 VALID_RUN_STRATEGIES = ("Halted", "Manual", "Always", "RerunOnFailure", "Once")
 RUNNING_DEPRECATED_WARNING = "spec.running is deprecated, please use spec.runStrategy instead."
@@ -32,13 +32,13 @@ def validate_live_update(vm_spec: dict, live_update: bool) -> list:
     maxSockets and a maxGuest the memory hotplug rules accept."""
     if not live_update:
         return []
-    tspec = d(d(vm_spec.get("template")).get("spec"))
-    domain = d(tspec.get("domain"))
+    tspec = ((vm_spec.get("template") or _E).get("spec") or _E)
+    domain = (tspec.get("domain") or _E)
     causes = []
     if domain.get("cpu") is not None:
         causes.extend(cpu.validate_live_update_cpu(tspec))
     mem = domain.get("memory")
-    if mem is not None and d(mem).get("maxGuest") is not None:
+    if mem is not None and (mem or _E).get("maxGuest") is not None:
         err = memory.live_update_memory_error(tspec)
         if err is not None:
             causes.append(cause(INVALID, err, "spec.template.spec.domain.memory.guest"))

@@ -78,6 +78,11 @@ def _wrong(path: str, want: str, v: Any) -> Cause:
 
 
 class _Compiler:
+    """Builds, per struct, a checker `(value, path, out) -> None` that appends causes.
+
+    Scalars are checked inline by their Python types; only structs, slices and maps recurse
+    (and only they build the path of the field)."""
+
     def __init__(self, types: dict):
         self.types = types
         self.structs: dict[str, Checker] = {}
@@ -86,35 +91,48 @@ class _Compiler:
         checker = self.structs.get(name)
         if checker is not None:
             return checker
-        fields_ref: dict = {}
-
-        def check_struct(v: Any, path: str, out: list) -> None:
-            if type(v) is not dict:
-                out.append(_wrong(path, "object", v))
-                return
-            fields, required = fields_ref["fields"], fields_ref["required"]
-            for key in required:
-                if v.get(key) is None:
-                    out.append(Cause("", f"{path}.{key} in body is required" if path else f"{key} in body is required",
-                                     ""))
-            for key, x in v.items():
-                sub = f"{path}.{key}" if path else key
-                check = fields.get(key)
-                if check is None:
-                    out.append(Cause("", f"{sub} in body is a forbidden property", ""))
-                elif x is not None:
-                    check(x, sub, out)
-
         if name in OPEN_STRUCTS:
             def check_open(v: Any, path: str, out: list) -> None:
                 if type(v) is not dict:
                     out.append(_wrong(path, "object", v))
             self.structs[name] = check_open
             return check_open
-        self.structs[name] = check_struct
         spec = self.types.get(name, {})
-        fields_ref["fields"] = {f: self.field(t[0], name, f) for f, t in spec.items()}
-        fields_ref["required"] = tuple(f for f, t in spec.items() if not t[2] and (name, f) not in NOT_REQUIRED)
+        scalars: dict[str, tuple] = {}      # key -> (accepted Python types, schema type name)
+        nested: dict[str, Checker] = {}
+        required = tuple(f for f, t in spec.items() if not t[2] and (name, f) not in NOT_REQUIRED)
+
+        def check_struct(v: Any, path: str, out: list) -> None:
+            if type(v) is not dict:
+                out.append(_wrong(path, "object", v))
+                return
+            for key in required:
+                if v.get(key) is None:
+                    out.append(Cause("", f"{path}.{key} in body is required" if path else f"{key} in body is required",
+                                     ""))
+            for key, x in v.items():
+                if x is None:
+                    continue
+                scalar = scalars.get(key)
+                if scalar is not None:
+                    if type(x) not in scalar[0]:
+                        if scalar[1] != "integer" or not (type(x) is float and x.is_integer()):
+                            out.append(_wrong(f"{path}.{key}" if path else key, scalar[1], x))
+                    continue
+                check = nested.get(key)
+                if check is None:
+                    out.append(Cause("", f"{path}.{key} in body is a forbidden property" if path
+                                     else f"{key} in body is a forbidden property", ""))
+                else:
+                    check(x, f"{path}.{key}" if path else key, out)
+
+        self.structs[name] = check_struct
+        for f, t in spec.items():
+            kind = t[0]
+            if (name, f) not in ENUMS and kind in _SCALAR_TYPES:
+                scalars[f] = _SCALAR_TYPES[kind]
+            else:
+                nested[f] = self.field(kind, name, f)
         return check_struct
 
     def field(self, kind: str, struct: str, name: str) -> Checker:
@@ -127,8 +145,8 @@ class _Compiler:
 
     def of(self, kind: str) -> Checker:
         if kind.startswith("struct:"):
-            target = kind[7:]
-            return lambda v, path, out: self.struct(target)(v, path, out)
+            # registered before its fields are built, so recursive types resolve
+            return self.struct(kind[7:])
         if kind.startswith("slice:"):
             return self.slice_of(self.of(kind[6:]))
         if kind.startswith("map:"):
@@ -181,6 +199,13 @@ def _any(v: Any, path: str, out: list) -> None:
 def _int_ok(v: Any) -> bool:
     return (type(v) is int) or (type(v) is float and v.is_integer())
 
+
+# Scalars checked inline by check_struct: accepted Python types and the schema's type name.
+_SCALAR_TYPES: dict[str, tuple] = {
+    "string": ((str,), "string"), "time": ((str,), "string"), "bool": ((bool,), "boolean"),
+    "int": ((int,), "integer"), "quantity": ((str, int, float), "string"),
+    "any": ((str, int, float, bool, dict, list), "string"),
+}
 
 _SCALARS: dict[str, Checker] = {
     "string": _scalar("string", lambda v: type(v) is str),

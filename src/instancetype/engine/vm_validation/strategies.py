@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipaddress
 
 from instancetype.engine.vm_validation._common import (
-    INVALID, NOT_SUPPORTED, REQUIRED, cause, d, dns1123_label_errors, dns1123_subdomain_errors, items, s,
+    INVALID, NOT_SUPPORTED, REQUIRED, _E, cause, dns1123_label_errors, dns1123_subdomain_errors,
 )
 
 _IO_THREADS_POLICIES = ("shared", "auto", "supplementalPool")
@@ -18,13 +18,13 @@ _DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", "
 def validate_names(field: str, spec: dict) -> list:
     """The hostname (a DNS label) and the subdomain (a DNS subdomain)."""
     causes = []
-    hostname = s(spec.get("hostname"))
+    hostname = (spec.get("hostname") or "")
     if hostname:
         errs = dns1123_label_errors(hostname)
         if errs:
             causes.append(cause(INVALID, f"{field}.hostname does not conform to the kubernetes DNS_LABEL rules : "
                                 f"{', '.join(errs)}", f"{field}.hostname"))
-    subdomain = s(spec.get("subdomain"))
+    subdomain = (spec.get("subdomain") or "")
     if subdomain:
         errs = dns1123_subdomain_errors(subdomain)
         if errs:
@@ -47,14 +47,14 @@ def validate_start_strategy(field: str, spec: dict) -> list:
 
 
 def validate_io_threads_policy(field: str, spec: dict) -> list:
-    domain = d(spec.get("domain"))
+    domain = (spec.get("domain") or _E)
     policy = domain.get("ioThreadsPolicy")
     if policy is None:
         return []
     causes = []
     if policy not in _IO_THREADS_POLICIES:
         causes.append(cause(INVALID, f"Invalid IOThreadsPolicy ({policy})", f"{field}.domain.ioThreadsPolicy"))
-    count = d(domain.get("ioThreads")).get("supplementalPoolThreadCount")
+    count = (domain.get("ioThreads") or _E).get("supplementalPoolThreadCount")
     if policy == "supplementalPool" and (count is None or count < 1):
         causes.append(cause(INVALID, "the number of iothreads needs to be set and positive for the dedicated policy",
                             f"{field}.domain.ioThreads.count"))
@@ -64,7 +64,7 @@ def validate_io_threads_policy(field: str, spec: dict) -> list:
 def validate_dns(field: str, spec: dict) -> list:
     """validateDNSPolicy (when set) and validatePodDNSConfig."""
     causes = []
-    policy = s(spec.get("dnsPolicy"))
+    policy = (spec.get("dnsPolicy") or "")
     at = f"{field}.dnsPolicy"
     if policy and policy not in _DNS_POLICIES:
         causes.append(cause(NOT_SUPPORTED, f"DNSPolicy: {policy} is not supported, valid values: "
@@ -74,12 +74,12 @@ def validate_dns(field: str, spec: dict) -> list:
     if policy == "None":
         if config is None:
             return causes + [cause(REQUIRED, "must provide `dnsConfig` when `dnsPolicy` is None", config_at)]
-        if not d(config).get("nameservers"):
+        if not (config or _E).get("nameservers"):
             return causes + [cause(REQUIRED, "must provide at least one DNS nameserver when `dnsPolicy` is None",
                                    "nameservers")]
     if config is None:
         return causes
-    config = d(config)
+    config = (config or _E)
     servers = [x for x in config.get("nameservers") or () if type(x) is str]
     if len(servers) > 3:
         causes.append(cause(INVALID, f"must not have more than 3 nameservers: [{' '.join(servers)}]", "nameservers"))
@@ -97,8 +97,8 @@ def validate_dns(field: str, spec: dict) -> list:
     for search in searches:
         for msg in dns1123_subdomain_errors(search):
             causes.append(cause(INVALID, msg, "searchDomains"))
-    for option in items(config.get("options")):
-        if not s(option.get("name")):
+    for option in (config.get("options") or ()):
+        if not (option.get("name") or ""):
             causes.append(cause(INVALID, "Option.Name must not be empty", "options"))
     return causes
 
@@ -110,4 +110,4 @@ def validate_eviction_strategy(field: str, spec: dict, config_strategy) -> list:
     if effective is None or effective in _EVICTION_STRATEGIES:
         return []
     at = f"{field}.evictionStrategy"
-    return [cause(INVALID, f"{at} is set with an unrecognized option: {s(strategy)}", at)]
+    return [cause(INVALID, f"{at} is set with an unrecognized option: {(strategy or '')}", at)]

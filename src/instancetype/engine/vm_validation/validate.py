@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from instancetype.engine.vm_validation import data_volume_templates, networks, run_strategy, volume_requests
-from instancetype.engine.vm_validation._common import d
-from instancetype.engine.vm_validation.spec import Context, validate_vm_spec, validate_vmi_spec
+from instancetype.engine.vm_validation._common import _E
+from instancetype.engine.vm_validation.spec import context, validate_vm_spec, validate_vmi_spec
 
 
 def validate_vm_after_apply(vm: dict, tspec: dict, tmeta: dict, *, operation: str = "CREATE",
@@ -14,15 +14,15 @@ def validate_vm_after_apply(vm: dict, tspec: dict, tmeta: dict, *, operation: st
     """`vm` is the VM as the mutating webhook left it; `tspec`/`tmeta` the validating webhook's
     copy of its template after apply and defaults. Returns (causes, warnings): the causes of
     the first step that refuses (empty when admitted) and, when admitted, the warnings."""
-    ctx = Context(config)
-    spec = d(vm.get("spec"))
+    ctx = context(config)
+    spec = (vm.get("spec") or _E)
     if operation == "CREATE":
         causes = networks.validate_network_creation("spec", tspec)
         if causes:
             return causes, []
     vm_spec = dict(spec)
     if spec.get("template") is not None:
-        vm_spec["template"] = {**d(spec["template"]), "metadata": tmeta, "spec": tspec}
+        vm_spec["template"] = {**(spec["template"] or _E), "metadata": tmeta, "spec": tspec}
     causes = validate_vm_spec(vm_spec, ctx)
     if causes:
         return causes, []
