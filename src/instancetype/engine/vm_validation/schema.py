@@ -228,3 +228,56 @@ def check_vm_schema(vm: Any) -> list[Cause]:
     out: list[Cause] = []
     _root()(vm, "", out)
     return out
+
+
+# --- unknown fields: what the API server's strict field validation reports and what its
+# structural pruning drops (kubectl --validate=strict|warn|ignore) -----------------------------
+def _walk_unknown(kind: str, v: Any, path: str, out: list, prune: bool) -> Any:
+    """`v` (of type `kind`) with the fields its type does not have removed when `prune`; the
+    paths of those fields (`a.b[0].c`, as the API server prints them) appended to `out`."""
+    types = kubevirt_types()
+    if kind.startswith("struct:"):
+        name = kind[7:]
+        if type(v) is not dict:
+            return v
+        # (object metadata too: the API server decodes ObjectMeta strictly)
+        fields = types.get(name, {})
+        kept = {} if prune else None
+        for key, x in v.items():
+            sub = f"{path}.{key}" if path else key
+            spec = fields.get(key)
+            if spec is None:
+                out.append(sub)
+                continue
+            y = _walk_unknown(spec[0], x, sub, out, prune) if x is not None else x
+            if prune:
+                kept[key] = y
+        return kept if prune else v
+    if kind.startswith("slice:"):
+        if type(v) is not list:
+            return v
+        items = [_walk_unknown(kind[6:], x, f"{path}[{i}]", out, prune) if x is not None else x
+                 for i, x in enumerate(v)]
+        return items if prune else v
+    if kind.startswith("map:"):
+        if type(v) is not dict:
+            return v
+        items = {k: _walk_unknown(kind[4:], x, f"{path}[{k}]", out, prune) if x is not None else x
+                 for k, x in v.items()}
+        return items if prune else v
+    return v
+
+
+def unknown_fields(vm: Any) -> list[str]:
+    """The paths of the fields a VirtualMachine's types do not have (strict field validation)."""
+    out: list[str] = []
+    _walk_unknown("struct:" + ROOT, vm, "", out, False)
+    return out
+
+
+def prune_unknown_fields(vm: Any) -> tuple[Any, list[str]]:
+    """A copy of the VirtualMachine without the fields its types do not have (the API server's
+    structural pruning), and their paths."""
+    out: list[str] = []
+    pruned = _walk_unknown("struct:" + ROOT, vm, "", out, True)
+    return pruned, out
