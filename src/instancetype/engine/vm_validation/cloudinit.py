@@ -20,6 +20,17 @@ def _b64(text: str) -> bytes | None:
         return None
 
 
+def plain_user_data(vol: dict) -> bool:
+    """A cloud-init volume with only inline user data within the limit: nothing to refuse."""
+    src = vol.get("cloudInitNoCloud")
+    if src is None:
+        src = vol.get("cloudInitConfigDrive")
+    if type(src) is not dict or len(src) != 1:
+        return False
+    data = src.get("userData")
+    return type(data) is str and 0 < len(data) and len(data.encode()) <= CLOUD_INIT_USER_MAX_LEN
+
+
 def validate_cloud_init_volume(at: str, vol: dict) -> list:
     """The cloud-init checks of one volume at `at` (`<spec>.volumes[i]`)."""
     if vol.get("cloudInitNoCloud") is not None:

@@ -89,8 +89,8 @@ def validate_device_gates_late(field: str, spec: dict, gates: Gates, default_arc
     if devices.get("autoattachVSOCK") is True and "VSOCK" not in gates:
         causes.append(cause(INVALID, "VSOCK feature gate is not enabled in kubevirt-config",
                             f"{field}.domain.devices.autoattachVSOCK"))
-    reservation = any((disk.get("lun") or _E).get("reservation") is True for disk in (devices.get("disks") or ()))
-    if reservation and "PersistentReservation" not in gates:
+    if "PersistentReservation" not in gates and any(
+            (disk.get("lun") or _E).get("reservation") is True for disk in (devices.get("disks") or ()) if "lun" in disk):
         causes.append(cause(INVALID, "PersistentReservation feature gate is not enabled in kubevirt-config",
                             f"{field}.domain.devices.disks.luns.reservation"))
     if devices.get("downwardMetrics") is not None and "DownwardMetrics" not in gates:

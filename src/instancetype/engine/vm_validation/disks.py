@@ -267,7 +267,8 @@ def validate_volumes(field: str, volumes: list, gates: Gates) -> list:
         if sources != 1:
             causes.append(cause(INVALID, f"{at} must have exactly one source type set", at))
         if "cloudInitNoCloud" in vol or "cloudInitConfigDrive" in vol:
-            causes.extend(cloudinit.validate_cloud_init_volume(at, vol))
+            if not cloudinit.plain_user_data(vol):
+                causes.extend(cloudinit.validate_cloud_init_volume(at, vol))
         if vol.get("downwardMetrics") is not None and "DownwardMetrics" not in gates:
             causes.append(cause(INVALID, "downwardMetrics disks are not allowed: DownwardMetrics feature gate is not "
                                 "enabled.", at))

@@ -21,6 +21,8 @@ _MAC_RE = re.compile(r"^[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(\1[0-9A-Fa-f]{2}){4}$
                      r"|^[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(\5[0-9A-Fa-f]{2}){18}$"
                      r"|^[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}(\.[0-9A-Fa-f]{4}){0,1}$"
                      r"|^[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}(\.[0-9A-Fa-f]{4}){6}$")
+_POD_NETWORK_KEYS = frozenset(("name", "pod"))
+_SIMPLE_IFACE_KEYS = frozenset(("name", "masquerade", "bridge", "model"))
 _PORT_NAME_RE = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 
 
@@ -43,6 +45,17 @@ def validate_networks(field: str, spec: dict, permit_bridge_on_pod: bool) -> lis
     of each rule kept apart and joined in KubeVirt's order."""
     networks = (spec.get("networks") or ())
     ifaces = (((spec.get("domain") or _E).get("devices") or _E).get("interfaces") or ())
+    if len(networks) == 1 and len(ifaces) == 1:
+        # The common VM: one pod network and its interface with one core binding.
+        net, iface = networks[0], ifaces[0]
+        if (net.keys() == _POD_NETWORK_KEYS and net["pod"] is not None and iface.get("name") == net["name"]
+                and _IFACE_NAME_RE.match(net["name"] or "") and _SIMPLE_IFACE_KEYS.issuperset(iface)
+                and (iface.get("masquerade") is None) != (iface.get("bridge") is None)
+                and (iface.get("model") is None or iface["model"] in _MODELS)):
+            if iface.get("bridge") is not None and not permit_bridge_on_pod:
+                return [cause(INVALID, "Bridge on pod network configuration is not enabled under kubevirt-config",
+                              f"{field}.domain.devices.interfaces[0].name")]
+            return []
     ifaces_at = f"{field}.domain.devices.interfaces"
     by_name: dict = {}
     pods = multus_default = 0
