@@ -41,7 +41,8 @@ from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.engine.spec import is_whole_object
 from instancetype.engine.spread import check_spread
 from instancetype.engine.vm_mutate import mutate_vm
-from instancetype.engine.vm_validation import check_vm_schema, validate_vm_after_apply
+from instancetype.engine.vm_validation import validate_vm_after_apply
+from instancetype.engine.vm_validation.schema import check_vm_schema_shaped
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
 from instancetype.errors import DecodeError, DefaultsError, InferError, QuantityError, SpreadError
 
@@ -167,13 +168,14 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
     `whole=False` runs only their instancetype part (the `admit-vm` contract): no schema
     check, none of the VM and VMI spec rules, no warnings.
     """
+    go_shaped = False
     if whole and (type(vm) is dict or isinstance(vm, Mapping)):
         # Both VM webhooks check the raw object against the VirtualMachine schema first.
-        schema_causes = check_vm_schema(vm)
+        schema_causes, go_shaped = check_vm_schema_shaped(vm)
         if schema_causes:
             return AdmissionResult.refused(schema_causes, stage="mutate")
     try:
-        work = vm_decode.load_vm(vm)
+        work = vm_decode.load_schema_checked_vm(vm) if go_shaped and type(vm) is dict else vm_decode.load_vm(vm)
         vm_fields.normalize_vm(work)
     except (DecodeError, QuantityError) as e:
         return AdmissionResult.bad_request(str(e), stage="mutate")

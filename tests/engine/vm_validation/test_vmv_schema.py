@@ -50,3 +50,24 @@ def test_causes_carry_only_a_message():
     vm = clean_vm()
     vm["spec"]["bogus"] = 1
     assert admit(vm)["causes"] == [{"reason": "", "message": "spec.bogus in body is a forbidden property", "field": ""}]
+
+
+@pytest.mark.parametrize("sockets, message", [
+    (2.0, "json: cannot unmarshal number 2.0 into Go struct field VirtualMachine.spec.template.spec.domain.cpu.sockets "
+          "of type uint32"),
+    (-1, "json: cannot unmarshal number -1 into Go struct field VirtualMachine.spec.template.spec.domain.cpu.sockets "
+         "of type uint32"),
+])
+def test_what_the_schema_accepts_but_go_cannot_decode_is_a_400(sockets, message):
+    vm = clean_vm()
+    tspec(vm)["domain"]["cpu"] = {"sockets": sockets}
+    res = admit(vm)
+    assert (res["code"], res["message"], res["stage"]) == (400, message, "mutate")
+
+
+def test_a_null_list_item_decodes_as_the_zero_value():
+    vm = clean_vm()
+    tspec(vm)["domain"]["devices"]["disks"].append(None)
+    res = admit(vm)
+    # Go's zero Disk has no name: no volume of that name, and "" is not a DNS label.
+    assert [c["field"] for c in res["causes"]][:1] == ["spec.template.spec.domain.devices.disks[2].name"]

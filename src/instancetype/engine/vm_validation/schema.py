@@ -118,6 +118,8 @@ class _Compiler:
                     if type(x) not in scalar[0]:
                         if scalar[1] != "integer" or not (type(x) is float and x.is_integer()):
                             out.append(_wrong(f"{path}.{key}" if path else key, scalar[1], x))
+                        else:
+                            out.append(NOT_GO_SHAPED)     # 3.0: the schema's integer, not Go's
                     continue
                 check = nested.get(key)
                 if check is None:
@@ -162,6 +164,8 @@ class _Compiler:
             for x in v:
                 if x is not None:
                     item(x, path, out)
+                else:
+                    out.append(NOT_GO_SHAPED)     # a null item: Go decodes it as the zero value
         return check_slice
 
 
@@ -200,6 +204,11 @@ def _int_ok(v: Any) -> bool:
     return (type(v) is int) or (type(v) is float and v.is_integer())
 
 
+def _check_int(v: Any, path: str, out: list) -> None:
+    if type(v) is not int:
+        out.append(NOT_GO_SHAPED if _int_ok(v) else _wrong(path, "integer", v))
+
+
 # Scalars checked inline by check_struct: accepted Python types and the schema's type name.
 _SCALAR_TYPES: dict[str, tuple] = {
     "string": ((str,), "string"), "time": ((str,), "string"), "bool": ((bool,), "boolean"),
@@ -211,7 +220,7 @@ _SCALARS: dict[str, Checker] = {
     "string": _scalar("string", lambda v: type(v) is str),
     "time": _scalar("string", lambda v: type(v) is str),
     "bool": _scalar("boolean", lambda v: type(v) is bool),
-    "int": _scalar("integer", _int_ok),
+    "int": _check_int,
     # int-or-string
     "quantity": _scalar("string", lambda v: type(v) in (str, int, float)),
     "any": _any,
@@ -223,11 +232,25 @@ def _root() -> Checker:
     return _Compiler(kubevirt_types()).struct(ROOT)
 
 
+# Not a cause: marks a value the schema accepts but Go's decoder reads differently (a null list
+# item, an integer written 3.0), so the decoded copy must come from vm_decode.load_vm.
+NOT_GO_SHAPED = Cause("", "", "")
+
+
 def check_vm_schema(vm: Any) -> list[Cause]:
     """The schema causes of a raw VirtualMachine (empty when it conforms)."""
-    out: list[Cause] = []
+    return check_vm_schema_shaped(vm)[0]
+
+
+def check_vm_schema_shaped(vm: Any) -> tuple[list[Cause], bool]:
+    """The schema causes, and whether the object is also exactly as Go decodes it (no null
+    list items, no integers written as floats): then a plain copy of it is its decoded form."""
+    out: list = []
     _root()(vm, "", out)
-    return out
+    if not out:
+        return out, True
+    causes = [c for c in out if c is not NOT_GO_SHAPED]
+    return causes, False
 
 
 # --- unknown fields: what the API server's strict field validation reports and what its
