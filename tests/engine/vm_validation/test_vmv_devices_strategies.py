@@ -93,3 +93,45 @@ def test_access_credentials():
         ("FieldValueInvalid", f"{at}[1] must have exactly one propagationMethod set",
          f"{at}[1].sshPublicKey.propagationMethod"),
     ]
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda vm: tspec(vm).update(topologySpreadConstraints=[{"maxSkew": 0, "topologyKey": "zone",
+                                                              "whenUnsatisfiable": "DoNotSchedule"}]),
+     [("FieldValueInvalid", f"{T}.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+       f"{T}.topologySpreadConstraints[0].maxSkew")]),
+    (lambda vm: tspec(vm).update(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In"}]}]}}}),
+     [("FieldValueInvalid", f"{T}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+       "matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+       f"{T}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+       "matchExpressions[0].values")]),
+    (lambda vm: tspec(vm).update(affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": ""}]}}),
+     [("FieldValueInvalid", f"{T}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: "
+       "Required value: can not be empty",
+       f"{T}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"),
+      ("FieldValueInvalid", f'{T}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: '
+       'Invalid value: "": name part must be non-empty',
+       f"{T}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"),
+      ("FieldValueInvalid", f'{T}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: '
+       "Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+       "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
+       "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+       f"{T}.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey")]),
+])
+def test_scheduling_rules(edit, expected):
+    vm = clean_vm()
+    edit(vm)
+    assert causes(vm) == expected
+
+
+def test_valid_scheduling_is_admitted():
+    vm = clean_vm()
+    tspec(vm).update(nodeSelector={"disk": "ssd"}, tolerations=[{"key": "gpu", "operator": "Exists"}],
+                     affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                         "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In",
+                                                                       "values": ["a"]}]}]}}},
+                     topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "zone",
+                                                 "whenUnsatisfiable": "ScheduleAnyway"}])
+    assert causes(vm) == []

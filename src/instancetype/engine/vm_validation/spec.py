@@ -6,7 +6,7 @@ from typing import Any
 
 from instancetype.engine.vm_validation import (
     cloudinit, cpu, data_volume_templates, disks, firmware, memory, metadata, networks, probes, run_strategy,
-    strategies,
+    scheduling, strategies,
 )
 from instancetype.engine.vm_validation import devices as devices_rules
 from instancetype.engine.vm_validation._common import REQUIRED, _E, Gates, cause
@@ -72,6 +72,10 @@ def validate_vmi_spec(field: str, spec: dict, ctx: Context) -> list:
         causes += strategies.validate_start_strategy(field, spec)
     if dget("cpu") is not None:
         causes += cpu.validate_realtime(field, spec)
+    if get("affinity") is not None:
+        causes += scheduling.validate_affinity(field, spec)
+    if get("topologySpreadConstraints") is not None:
+        causes += scheduling.validate_topology_spread_constraints(field, spec)
     # (validateArchitecture: MultiArchitecture is GA in v1.9, any architecture passes here)
     causes += networks.validate_networks(field, spec, ctx.permit_bridge_on_pod)
     if devices.get("gpus"):
