@@ -1,7 +1,7 @@
-"""Admission of a VirtualMachine that uses instancetypes: the mutating step, then the validating one.
+"""Admission of a VirtualMachine: KubeVirt v1.9's VM mutating webhook, then its validating one.
 
     admit_vm(vm, *, operation="CREATE", old=None, instancetype=None, preference=None,
-             objects=(), config=None) -> AdmissionResult
+             objects=(), config=None, whole=True) -> AdmissionResult
     validate_template(template, instancetype, preference, config=None) -> Rejection | None
 
 `objects` are the Kubernetes objects that exist; `instancetype` / `preference`, when
@@ -10,21 +10,29 @@ object under its own name and kind (namespaced kinds in the VM's namespace). The
 lookups then follow KubeVirt's rules (engine/find.py). `config` is the KubeVirt CR's
 `spec.configuration`. Nothing given is mutated.
 
-The answer's `.stage` says which step decided (`mutate` or `validate`); `.vm` is the VM
+The answer's `.stage` says which webhook decided (`mutate` or `validate`); `.vm` is the VM
 as it would be stored, after the mutating step (engine/vm_mutate.py). A VM being deleted
 (`metadata.deletionTimestamp` set) is allowed untouched, as both VM webhooks do. A VM that
 cannot be decoded (a wrong shape, a bad quantity) is a 400 answer naming the field; `objects`
 that cannot be indexed raise `LoadError`.
 
-The validating step (KubeVirt: vms-admitter.go with pkg/instancetype/webhooks/vm
-admitter.go) works on a copy of the template, and nothing of it is stored:
-1. find the instancetype and the preference; a lookup that fails is only logged by
-   KubeVirt, so that spec counts as absent;
-2. when one was found: the spread divisibility check, then apply both
-   (root `spec.template.spec`); each conflict is a `FieldValueInvalid` cause;
-3. the VMI spec defaults (a failure, e.g. the pod network configuration, is a 400);
-4. the preference requirements: one `FieldValueNotFound` cause
-   `failure checking preference requirements: <message>`, field = the paths joined by ", ".
+The whole admission (`whole=True`, what `apply`, `validate -f` and the webhook run):
+0. the schema check of the raw object (engine/vm_validation/schema.py), refused by the
+   mutating webhook with message-only causes;
+1. the mutating webhook's instancetype part and VM defaults (engine/vm_mutate.py);
+2. the validating webhook on a copy of the template (KubeVirt: vms-admitter.go with
+   pkg/instancetype/webhooks/vm admitter.go), nothing of which is stored:
+   1. find the instancetype and the preference; a lookup that fails is only logged by
+      KubeVirt, so that spec counts as absent;
+   2. when one was found: the spread divisibility check, then apply both
+      (root `spec.template.spec`); each conflict is a `FieldValueInvalid` cause;
+   3. the VMI spec defaults (a failure, e.g. the pod network configuration, is a 400);
+   4. the preference requirements: one `FieldValueNotFound` cause
+      `failure checking preference requirements: <message>`, field = the paths joined by ", ";
+   5. everything else the validating webhook checks (engine/vm_validation: the network
+      creation rules, ValidateVirtualMachineSpec, the storage admitter, the status volume
+      requests) and its warnings (`spec.running`).
+`whole=False` is the instancetype part alone (steps 1 and 2.1-2.4: the `admit-vm` contract).
 """
 from __future__ import annotations
 
@@ -200,6 +208,8 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
     if causes:
         return AdmissionResult.refused(causes, stage="mutate")
 
+    # The validating webhook checks the schema again: the mutating step only writes fields of
+    # the schema's types (matchers, architecture, machine type, storage class), so it passes.
     it = find_instancetype_or_none(work, index)
     pref = find_preference_or_none(work, index)
     rejection, tspec, tmeta = apply_to_template_copy(work["spec"].get("template"), it, pref, config)
