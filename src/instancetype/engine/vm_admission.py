@@ -50,7 +50,7 @@ from instancetype.engine.spec import is_whole_object
 from instancetype.engine.spread import check_spread
 from instancetype.engine.vm_mutate import mutate_vm
 from instancetype.engine.vm_validation import validate_vm_after_apply
-from instancetype.engine.vm_validation.schema import check_vm_schema_shaped
+from instancetype.engine.vm_validation.schema import check_vm_schema_shaped, zero_null_items
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
 from instancetype.errors import DecodeError, DefaultsError, InferError, QuantityError, SpreadError
 
@@ -183,7 +183,12 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
         if schema_causes:
             return AdmissionResult.refused(schema_causes, stage="mutate")
     try:
-        work = vm_decode.load_schema_checked_vm(vm) if go_shaped and type(vm) is dict else vm_decode.load_vm(vm)
+        if go_shaped and type(vm) is dict:
+            work = vm_decode.load_schema_checked_vm(vm)
+        else:
+            work = vm_decode.load_vm(vm)
+            if whole:
+                zero_null_items(work)
         vm_fields.normalize_vm(work)
     except (DecodeError, QuantityError) as e:
         return AdmissionResult.bad_request(str(e), stage="mutate")

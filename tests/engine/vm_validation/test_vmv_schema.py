@@ -71,3 +71,19 @@ def test_a_null_list_item_decodes_as_the_zero_value():
     res = admit(vm)
     # Go's zero Disk has no name: no volume of that name, and "" is not a DNS label.
     assert [c["field"] for c in res["causes"]][:1] == ["spec.template.spec.domain.devices.disks[2].name"]
+
+
+def test_a_null_item_where_the_decoder_does_not_look_is_the_zero_value_too():
+    vm = clean_vm()
+    tspec(vm)["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [None]}]}}}
+    at = ("spec.template.spec.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+          "matchExpressions[0]")
+    res = admit(vm)
+    assert res["causes"][0]["field"] == f"{at}.operator"
+
+
+def test_metadata_fields_keep_their_types():
+    vm = clean_vm()
+    vm["metadata"]["labels"] = ["a"]
+    assert _schema_message(vm) == 'metadata.labels in body must be of type object: "array"'

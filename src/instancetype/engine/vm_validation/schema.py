@@ -14,7 +14,8 @@ validator words them (paths are dotted field names, list indices left out):
 * a value of the wrong JSON type: `<path> in body must be of type <type>: "<got>"`;
 * a Kubernetes enum value not listed: `<path> in body should be one of [<values, sorted>]`.
 
-Object metadata is not looked into (KubeVirt's schema leaves ObjectMeta open), int-or-string
+Object metadata may hold fields of its own (KubeVirt's schema leaves ObjectMeta open; the
+types of the fields it has are checked), int-or-string
 fields take an integer or a string, and `null` counts as absent.
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Callable
 from instancetype.engine.results import Cause
 
 ROOT = "kv.VirtualMachine"
-OPEN_STRUCTS = frozenset({"meta.ObjectMeta"})
+OPEN_STRUCTS = frozenset({"meta.ObjectMeta"})     # unknown keys allowed
 
 # Kubernetes enums (+enum) that the OpenAPI schema carries, by struct and field.
 ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
@@ -91,16 +92,11 @@ class _Compiler:
         checker = self.structs.get(name)
         if checker is not None:
             return checker
-        if name in OPEN_STRUCTS:
-            def check_open(v: Any, path: str, out: list) -> None:
-                if type(v) is not dict:
-                    out.append(_wrong(path, "object", v))
-            self.structs[name] = check_open
-            return check_open
         spec = self.types.get(name, {})
         scalars: dict[str, tuple] = {}      # key -> (accepted Python types, schema type name)
         nested: dict[str, Checker] = {}
         required = tuple(f for f, t in spec.items() if not t[2] and (name, f) not in NOT_REQUIRED)
+        open_struct = name in OPEN_STRUCTS
 
         def check_struct(v: Any, path: str, out: list) -> None:
             if type(v) is not dict:
@@ -123,8 +119,9 @@ class _Compiler:
                     continue
                 check = nested.get(key)
                 if check is None:
-                    out.append(Cause("", f"{path}.{key} in body is a forbidden property" if path
-                                     else f"{key} in body is a forbidden property", ""))
+                    if not open_struct:
+                        out.append(Cause("", f"{path}.{key} in body is a forbidden property" if path
+                                         else f"{key} in body is a forbidden property", ""))
                 else:
                     check(x, f"{path}.{key}" if path else key, out)
 
@@ -304,3 +301,36 @@ def prune_unknown_fields(vm: Any) -> tuple[Any, list[str]]:
     out: list[str] = []
     pruned = _walk_unknown("struct:" + ROOT, vm, "", out, True)
     return pruned, out
+
+
+_ZERO = {"string": "", "time": "", "bool": False, "int": 0}
+
+
+def _zero_nulls(kind: str, v: Any) -> None:
+    if kind.startswith("struct:"):
+        if type(v) is dict:
+            fields = kubevirt_types().get(kind[7:], {})
+            for key, x in v.items():
+                spec = fields.get(key)
+                if spec is not None and x is not None:
+                    _zero_nulls(spec[0], x)
+    elif kind.startswith("slice:"):
+        if type(v) is list:
+            item = kind[6:]
+            for i, x in enumerate(v):
+                if x is None:
+                    v[i] = {} if item.startswith("struct:") else _ZERO.get(item)
+                else:
+                    _zero_nulls(item, x)
+    elif kind.startswith("map:"):
+        if type(v) is dict:
+            for x in v.values():
+                if x is not None:
+                    _zero_nulls(kind[4:], x)
+
+
+def zero_null_items(vm: dict) -> dict:
+    """Replace, in place, every null list item by its type's zero value, as Go's decoder reads
+    it (a null Disk is the zero Disk): the rules then see what KubeVirt sees."""
+    _zero_nulls("struct:" + ROOT, vm)
+    return vm
