@@ -3,9 +3,10 @@ VM webhooks): the raw object against the VirtualMachine OpenAPI schema.
 
     check_vm_schema(vm) -> list[Cause]      causes with a message only, as KubeVirt answers them
 
-The schema comes from `instancetype/api/schemas/kubevirt_types.json` (every field of KubeVirt's
-VirtualMachine types: its Go type, whether it is a pointer, whether it is omitempty); the same
-file is what cluster mode's VirtualMachine CRD is generated from. The rules, as kube-openapi's
+The schema comes from `instancetype.api.kubevirt_types` (package data
+`api/schemas/kubevirt_types.json`: every field of KubeVirt's VirtualMachine types, its Go type,
+whether it is a pointer, whether it is omitempty); the same source cluster mode's
+VirtualMachine CRD is to be generated from. The rules, as kube-openapi's
 validator words them (paths are dotted field names, list indices left out):
 
 * a field the type does not have: `<path> in body is a forbidden property`;
@@ -20,11 +21,10 @@ fields take an integer or a string, and `null` counts as absent.
 """
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Callable
 
+from instancetype.api.kubevirt_types import kubevirt_types
 from instancetype.engine.results import Cause
 
 ROOT = "kv.VirtualMachine"
@@ -51,13 +51,6 @@ NOT_REQUIRED = frozenset({
 })
 
 Checker = Callable[[Any, str, list], None]
-
-
-@lru_cache(maxsize=1)
-def kubevirt_types() -> dict:
-    """The shipped type table (package data, shared with cluster mode's CRD generation)."""
-    text = resources.files("instancetype.api").joinpath("schemas/kubevirt_types.json").read_text()
-    return json.loads(text)
 
 
 def _json_type(v: Any) -> str:
