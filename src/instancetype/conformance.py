@@ -83,6 +83,8 @@ def op_vm_admission(req: dict) -> dict:
                       **_lookup_kwargs(req))
     out = res.to_dict()
     out.pop("vm", None)     # the stored VM is not part of this answer
+    if len(out["causes"]) > 10:
+        out["causes"] = out["causes"][:10]     # the answer lists the first ten causes
     return out
 
 
