@@ -58,3 +58,11 @@ def test_the_default_interface_of_the_cluster():
     # the VMI spec defaults refuse first: a 400 without causes
     assert res == {"allowed": False, "causes": [], "code": 400, "stage": "validate",
                    "message": "bridge interface is not enabled in kubevirt-config"}
+
+
+def test_discontinued_feature_gate_in_use_on_create():
+    vm = clean_vm()
+    _ifaces(vm)[0] = {"name": "default", "macvtap": {}}
+    res = causes(vm, config={"developerConfiguration": {"featureGates": ["Macvtap"]}})
+    assert res == [("FieldValueNotSupported", "Macvtap network binding is discontinued since v1.3. Please refer to "
+                    "Kubevirt user guide for alternatives.", "")]

@@ -129,3 +129,27 @@ def validate_device_gates_late(field: str, spec: dict, gates: Gates, default_arc
             if model is not None and model not in _PANIC_MODELS:
                 causes.append(cause(INVALID, f"invalid PanicDeviceModel: {model}", f"{at}[{idx}].model"))
     return causes
+
+
+# pkg/virt-config/featuregate: the discontinued gates and the spec fields that use them
+_DISCONTINUED = (
+    ("Passt", "passt", "Passt network binding is discontinued since v1.3. Please refer to Kubevirt user guide for "
+                       "alternatives."),
+    ("Macvtap", "macvtap", "Macvtap network binding is discontinued since v1.3. Please refer to Kubevirt user guide "
+                           "for alternatives."),
+)
+
+
+def validate_discontinued_gates(config: dict, spec: dict) -> list:
+    """featuregate.ValidateFeatureGates (VM CREATE): an enabled discontinued gate whose API the
+    template uses is refused with the gate's message (a cause without a field)."""
+    enabled = ((config.get("developerConfiguration") or _E).get("featureGates") or ())
+    if not enabled:
+        return []
+    ifaces = ((_devices(spec).get("interfaces")) or ())
+    causes = []
+    for name in enabled:
+        for gate, key, message in _DISCONTINUED:
+            if name == gate and any(i.get(key) is not None for i in ifaces if type(i) is dict):
+                causes.append(cause("FieldValueNotSupported", message, ""))
+    return causes

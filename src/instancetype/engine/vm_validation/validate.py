@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.engine.vm_validation import data_volume_templates, networks, run_strategy, volume_requests
+from instancetype.engine.vm_validation import data_volume_templates, devices, networks, run_strategy, volume_requests
 from instancetype.engine.vm_validation._common import _E
 from instancetype.engine.vm_validation.spec import context, validate_vm_spec, validate_vmi_spec
 
@@ -17,6 +17,10 @@ def validate_vm_after_apply(vm: dict, tspec: dict, tmeta: dict, *, operation: st
     ctx = context(config)
     spec = (vm.get("spec") or _E)
     if operation == "CREATE":
+        # the feature gates read the VM's own template, the network rules the defaulted copy
+        causes = devices.validate_discontinued_gates(ctx.raw, (spec.get("template") or _E).get("spec") or _E)
+        if causes:
+            return causes, []
         causes = networks.validate_network_creation("spec", tspec)
         if causes:
             return causes, []
