@@ -7,7 +7,7 @@ The public API (stable): the engine's pure functions and the one exception tree.
     validate(obj, *, operation="CREATE", old=None) -> AdmissionResult
     infer(vm, objects) -> InferResult
     admit_vm(vm, *, operation="CREATE", old=None, instancetype=None, preference=None,
-             objects=(), config=None) -> AdmissionResult
+             objects=(), config=None, whole=True) -> AdmissionResult
     build_vmi(vm, *, instancetype=None, preference=None, objects=(), config=None) -> dict
 
 No function mutates its arguments. Imports are lazy so that the command line

@@ -74,8 +74,18 @@ def op_validate(req: dict) -> dict:
 
 def op_admit_vm(req: dict) -> dict:
     res = it.admit_vm(req["vm"], operation=req.get("operation") or "CREATE", old=req.get("oldVM"),
-                      **_lookup_kwargs(req))
+                      whole=False, **_lookup_kwargs(req))
     return res.to_dict()
+
+
+def op_vm_admission(req: dict) -> dict:
+    res = it.admit_vm(req["vm"], operation=req.get("operation") or "CREATE", old=req.get("oldVM"),
+                      **_lookup_kwargs(req))
+    out = res.to_dict()
+    out.pop("vm", None)     # the stored VM is not part of this answer
+    if len(out["causes"]) > 10:
+        out["causes"] = out["causes"][:10]     # the answer lists the first ten causes
+    return out
 
 
 def op_infer(req: dict) -> dict:
@@ -104,6 +114,7 @@ OPS: dict[str, Callable[[dict], dict]] = {
     "requirements": op_requirements,
     "validate": op_validate,
     "admit-vm": op_admit_vm,
+    "vm-admission": op_vm_admission,
     "infer": op_infer,
     "vmi": op_vmi,
 }

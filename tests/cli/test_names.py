@@ -43,7 +43,7 @@ def _refused(call) -> Exception:
 
 def test_every_write_of_the_api_refuses_with_the_api_servers_text(tmp_path):
     vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "MyVM"},
-          "spec": {"template": {"spec": {"domain": {"devices": {}}}}}}
+          "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}}}
     with Cluster.open(str(tmp_path / "s.db")) as c:
         for write in (c.apply, c.create, c.store.create):
             e = _refused(lambda: write(vm))
@@ -76,7 +76,7 @@ def test_apply_prints_the_invalid_error_as_kubectl(tmp_path):
     state = tmp_path / "s.db"
     manifest = tmp_path / "vm.yaml"
     vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "MyVM"},
-          "spec": {"template": {"spec": {"domain": {"devices": {}}}}}}
+          "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}}}
     manifest.write_text(yaml.safe_dump(vm))
     r = run(state, "apply", "-f", str(manifest))
     assert (r.code, r.out) == (1, "")
@@ -96,7 +96,7 @@ def test_apply_prints_the_invalid_error_as_kubectl(tmp_path):
 
 
 def test_validate_gives_one_line_for_a_null_or_non_string_name(tmp_path):
-    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "spec": {"template": {"spec": {"domain": {
+    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {
         "devices": {}}}}}}
     it = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
           "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}

@@ -16,7 +16,7 @@ from .canon import diff, equal
 
 HERE = pathlib.Path(__file__).parent
 FILES = ["expand.jsonl", "expand-harvested.jsonl", "requirements.jsonl", "validate.jsonl",
-         "admit-vm.jsonl", "infer.jsonl", "vmi.jsonl"]
+         "admit-vm.jsonl", "infer.jsonl", "vmi.jsonl", "vm-admission.jsonl"]
 
 
 def _cases():
@@ -40,3 +40,4 @@ def test_case(case):
     assert got.get("id") == case["id"]
     if not equal(case["expect"], got):
         pytest.fail("\n".join(diff(case["expect"], got)))
+

@@ -8,6 +8,11 @@ import instancetype as it
 from instancetype.errors import DecodeError, InferError, LoadError
 from tests import builders
 
+
+def admit_it(vm, **kw):
+    """The instancetype part of VM admission (the admit-vm contract)."""
+    return it.admit_vm(vm, whole=False, **kw)
+
 IT_LABEL = "instancetype.kubevirt.io/default-instancetype"
 ARCH_LABEL = "template.kubevirt.io/architecture"
 
@@ -82,7 +87,7 @@ def test_datasource_to_datasource_target_namespace_taken_as_given(target_ns, arc
         target["namespace"] = target_ns
     objects = [_obj("DataSource", "pointer", spec={"source": {"dataSource": target}}),
                _obj("DataSource", "real", labels={ARCH_LABEL: "arm64"})]
-    res = it.admit_vm(_arch_vm(), objects=objects)
+    res = admit_it(_arch_vm(), objects=objects)
     assert res.allowed
     assert res.vm["spec"]["template"]["spec"]["architecture"] == arch
 
@@ -103,7 +108,7 @@ def test_whole_object_with_non_string_name_is_a_load_error(meta):
     given = {"kind": "VirtualMachineInstancetype", "metadata": meta,
              "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
     with pytest.raises(LoadError, match=r"instancetype\.metadata\.(name|namespace): must be a string"):
-        it.admit_vm(vm, instancetype=given)
+        admit_it(vm, instancetype=given)
 
 
 @pytest.mark.parametrize("config, field", [
@@ -123,7 +128,7 @@ def test_update_with_undecodable_old_vm_is_a_400():
     # GetVMFromAdmissionReview: on UPDATE the old object is decoded as well.
     vm = builders.vm(instancetype={"name": "x"}, volumes=[])
     old = builders.vm(instancetype="x", volumes=[])
-    res = it.admit_vm(vm, operation="UPDATE", old=old)
+    res = admit_it(vm, operation="UPDATE", old=old)
     assert (res.allowed, res.code, res.stage) == (False, 400, "mutate")
     assert "VirtualMachine.spec.instancetype" in res.message
 
@@ -142,5 +147,5 @@ def test_update_with_undecodable_old_vm_is_a_400():
 def test_vm_decode_errors_use_go_types(cpu, text):
     # v1.CPU's sockets/cores/threads/maxSockets are uint32 (staging/src/kubevirt.io/api/core/v1/schema.go)
     vm = {"metadata": {"name": "v"}, "spec": {"template": {"spec": {"domain": {"cpu": cpu}}}}}
-    res = it.admit_vm(vm)
+    res = admit_it(vm)
     assert (res.code, res.message) == (400, "json: " + text)

@@ -6,6 +6,11 @@ import copy
 import instancetype as it
 from tests.builders import vm
 
+
+def admit_it(vm, **kw):
+    """The instancetype part of VM admission (the admit-vm contract)."""
+    return it.admit_vm(vm, whole=False, **kw)
+
 IT = {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}}
 CLUSTER_IT = "VirtualMachineClusterInstancetype"
 
@@ -13,7 +18,7 @@ CLUSTER_IT = "VirtualMachineClusterInstancetype"
 def test_allowed_vm_is_defaulted_and_inputs_untouched():
     v = vm(instancetype={"name": "u1.small"})
     before = copy.deepcopy(v)
-    res = it.admit_vm(v, instancetype=IT)
+    res = admit_it(v, instancetype=IT)
     assert v == before
     assert res.allowed and res.stage == "validate"
     tspec = res.vm["spec"]["template"]["spec"]
@@ -23,7 +28,7 @@ def test_allowed_vm_is_defaulted_and_inputs_untouched():
 
 
 def test_matcher_shape_refused_by_the_mutating_step():
-    res = it.admit_vm(vm(instancetype={"revisionName": "r"}))
+    res = admit_it(vm(instancetype={"revisionName": "r"}))
     d = res.to_dict()
     assert (d["allowed"], d["code"], d["reason"], d["stage"]) == (False, 422, "Invalid", "mutate")
     assert d["message"] == "Either Name or InferFromVolume should be provided within the InstancetypeMatcher"
@@ -33,15 +38,15 @@ def test_matcher_shape_refused_by_the_mutating_step():
 def test_update_rename_with_kept_revision():
     old = vm(instancetype={"name": "a", "revisionName": "r"})
     new = vm(instancetype={"name": "b", "revisionName": "r"})
-    res = it.admit_vm(new, operation="UPDATE", old=old)
+    res = admit_it(new, operation="UPDATE", old=old)
     assert res.causes[0].field == "spec.instancetype.revisionName" and res.stage == "mutate"
-    assert it.admit_vm(new, operation="CREATE", old=old).stage == "validate"   # CREATE ignores `old`
-    assert it.admit_vm(vm(instancetype={"name": "b", "revisionName": "r2"}), operation="UPDATE", old=old).stage \
+    assert admit_it(new, operation="CREATE", old=old).stage == "validate"   # CREATE ignores `old`
+    assert admit_it(vm(instancetype={"name": "b", "revisionName": "r2"}), operation="UPDATE", old=old).stage \
         == "validate"
 
 
 def test_failed_inference_is_a_400_without_causes():
-    res = it.admit_vm(vm(instancetype={"inferFromVolume": "root"}))
+    res = admit_it(vm(instancetype={"inferFromVolume": "root"}))
     d = res.to_dict()
     assert (d["code"], d["message"], d["stage"]) == (400, "unable to find volume root to infer defaults", "mutate")
     assert d["causes"] == [] and "reason" not in d
@@ -54,14 +59,14 @@ def test_inferred_instancetype_is_found_and_applied():
                                                                               "memory": {"guest": "1Gi"}}}
     v = vm(instancetype={"inferFromVolume": "root"}, domain={"memory": {"guest": "2Gi"}},
            volumes=[{"name": "root", "persistentVolumeClaim": {"claimName": "disk"}}])
-    res = it.admit_vm(v, objects=[pvc, stored])
+    res = admit_it(v, objects=[pvc, stored])
     # Reject keeps the template memory, which then conflicts with the instancetype
     assert res.stage == "validate" and [c.field for c in res.causes] == ["spec.template.spec.domain.memory.guest"]
     assert res.vm["spec"]["instancetype"] == {"name": "u1.small"}
 
 
 def test_conflicts_are_one_cause_each():
-    res = it.admit_vm(vm(instancetype={"name": "x"}, domain={"cpu": {"sockets": 2, "cores": 2},
+    res = admit_it(vm(instancetype={"name": "x"}, domain={"cpu": {"sockets": 2, "cores": 2},
                                                           "memory": {"guest": "1Gi"}}), instancetype=IT)
     assert [c.field for c in res.causes] == ["spec.template.spec.domain.cpu.sockets",
                                              "spec.template.spec.domain.cpu.cores",
@@ -72,7 +77,7 @@ def test_conflicts_are_one_cause_each():
 
 
 def test_spread_check_runs_before_apply():
-    res = it.admit_vm(vm(instancetype={"name": "x"}, preference={"name": "p"}),
+    res = admit_it(vm(instancetype={"name": "x"}, preference={"name": "p"}),
                       instancetype={"cpu": {"guest": 3}, "memory": {"guest": "1Gi"}},
                       preference={"cpu": {"preferredCPUTopology": "spread"}})
     assert [(c.reason, c.field) for c in res.causes] == [("FieldValueInvalid", "instancetype.spec.cpu.guest")]
@@ -80,7 +85,7 @@ def test_spread_check_runs_before_apply():
 
 
 def test_requirements_failure_is_one_not_found_cause():
-    res = it.admit_vm(vm(preference={"name": "p"}),
+    res = admit_it(vm(preference={"name": "p"}),
                       preference={"requirements": {"cpu": {"guest": 2}}})
     assert [c.reason for c in res.causes] == ["FieldValueNotFound"]
     assert res.message == ("failure checking preference requirements: insufficient CPU resources of 1 vCPU "
@@ -89,19 +94,19 @@ def test_requirements_failure_is_one_not_found_cause():
 
 
 def test_missing_objects_and_unknown_kinds_are_admitted():
-    assert it.admit_vm(vm(instancetype={"name": "nope"})).allowed
-    assert it.admit_vm(vm(instancetype={"name": "x", "kind": "vmf"}), instancetype=IT).allowed
+    assert admit_it(vm(instancetype={"name": "nope"})).allowed
+    assert admit_it(vm(instancetype={"name": "x", "kind": "vmf"}), instancetype=IT).allowed
     # a whole object is stored under its own name: the matcher's name does not find it
     whole = {"kind": CLUSTER_IT, "metadata": {"name": "other"}, "spec": {"cpu": {"guest": 2},
                                                                          "memory": {"guest": "1Gi"}}}
-    assert it.admit_vm(vm(instancetype={"name": "x"}, domain={"cpu": {"sockets": 4}}), instancetype=whole).allowed
-    assert not it.admit_vm(vm(instancetype={"name": "x"}, domain={"cpu": {"sockets": 4}}), instancetype=IT).allowed
+    assert admit_it(vm(instancetype={"name": "x"}, domain={"cpu": {"sockets": 4}}), instancetype=whole).allowed
+    assert not admit_it(vm(instancetype={"name": "x"}, domain={"cpu": {"sockets": 4}}), instancetype=IT).allowed
 
 
 def test_preferred_values_written_into_the_vm():
     dvts = [{"metadata": {"name": "d1"}, "spec": {"pvc": {}}},
             {"metadata": {"name": "d2"}, "spec": {"storage": {"storageClassName": "mine"}}}]
-    res = it.admit_vm(vm(preference={"name": "p"}, dataVolumeTemplates=dvts), preference={
+    res = admit_it(vm(preference={"name": "p"}, dataVolumeTemplates=dvts), preference={
         "preferredArchitecture": "arm64", "machine": {"preferredMachineType": "virt-9"},
         "volumes": {"preferredStorageClassName": "fast"}})
     assert res.allowed
@@ -114,16 +119,16 @@ def test_preferred_values_written_into_the_vm():
 def test_architecture_from_a_datasource_label_and_per_arch_machine_type():
     dvts = [{"metadata": {"name": "d"}, "spec": {"sourceRef": {"kind": "datasource", "name": "ds"}}}]
     ds = {"kind": "DataSource", "metadata": {"name": "ds", "labels": {"template.kubevirt.io/architecture": "s390x"}}}
-    res = it.admit_vm(vm(dataVolumeTemplates=dvts), objects=[ds])
+    res = admit_it(vm(dataVolumeTemplates=dvts), objects=[ds])
     tspec = res.vm["spec"]["template"]["spec"]
     assert tspec["architecture"] == "s390x" and tspec["domain"]["machine"]["type"] == "s390-ccw-virtio"
     ds["metadata"]["labels"]["template.kubevirt.io/architecture"] = "riscv"   # unknown: ignored
-    assert it.admit_vm(vm(dataVolumeTemplates=dvts), objects=[ds]).vm["spec"]["template"]["spec"]["architecture"] == "amd64"
+    assert admit_it(vm(dataVolumeTemplates=dvts), objects=[ds]).vm["spec"]["template"]["spec"]["architecture"] == "amd64"
 
 
 def test_defaults_failure_is_a_400_in_the_validating_step():
     cfg = {"network": {"defaultNetworkInterface": "bridge", "permitBridgeInterfaceOnPodNetwork": False}}
-    d = it.admit_vm(vm(), config=cfg).to_dict()
+    d = admit_it(vm(), config=cfg).to_dict()
     assert (d["code"], d["message"], d["stage"]) == (400, "bridge interface is not enabled in kubevirt-config",
                                                      "validate")
     assert "vm" in d
@@ -132,9 +137,9 @@ def test_defaults_failure_is_a_400_in_the_validating_step():
 def test_deleted_vm_is_let_through():
     v = vm(instancetype={"revisionName": "r"})
     v["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    assert it.admit_vm(v).allowed
+    assert admit_it(v).allowed
 
 
 def test_malformed_vm_is_a_400():
-    d = it.admit_vm({"spec": {"instancetype": "u1.small"}}).to_dict()
+    d = admit_it({"spec": {"instancetype": "u1.small"}}).to_dict()
     assert d["code"] == 400 and "spec.instancetype" in d["message"]

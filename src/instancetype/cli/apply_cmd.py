@@ -75,16 +75,22 @@ def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
                                                       "read recursively).")
 @click.option("--dry-run", "dry_run", default="none", flag_value="client", is_flag=False,
               help="none, client or server: admit the objects but keep nothing.")
+@click.option("--validate", "validate", default="strict", flag_value="strict", is_flag=False,
+              help="strict (or true), warn or ignore (or false): unknown fields refused, warned about "
+                   "and dropped, or dropped.")
 @click.pass_context
 @reports_errors
-def apply_cmd(ctx, filenames, namespace, recursive, dry_run):
+def apply_cmd(ctx, filenames, namespace, recursive, dry_run, validate):
     """Create or update objects from files, as kubectl apply (client-side, three-way merge)."""
     from instancetype.errors import Error
 
     from .loader import read_sources
     from .output import warn
 
+    from .field_validation import validate_mode
+
     mode = dry_run_mode(dry_run)
+    fields = validate_mode(validate)
     if not filenames:
         raise CommandError("error: must specify one of -f and -k")
     docs = read_sources(list(filenames))
@@ -100,12 +106,13 @@ def apply_cmd(ctx, filenames, namespace, recursive, dry_run):
                 # One transaction around everything, undone at the end: later objects see the
                 # earlier ones, as on a server that kept them, and nothing stays.
                 with undone(store):
-                    _apply_chunk(cluster, docs, namespace, failures, DRY_RUN_SUFFIX[mode], warn)
+                    _apply_chunk(cluster, docs, namespace, failures, DRY_RUN_SUFFIX[mode], warn, fields)
             else:
                 for start in range(0, len(docs), APPLY_CHUNK):
                     # Each object on its own savepoint (a refusal undoes only it), committed in chunks.
                     with store.transaction():
-                        pending = _apply_chunk(cluster, docs[start:start + APPLY_CHUNK], namespace, failures, "")
+                        pending = _apply_chunk(cluster, docs[start:start + APPLY_CHUNK], namespace, failures, "",
+                                               fields=fields)
                     _show(pending, warn)
         except Error as e:   # the state file failed under us: nothing more can be applied
             failures.append(Failure(f"error: {e}", str(e)))
@@ -113,10 +120,10 @@ def apply_cmd(ctx, filenames, namespace, recursive, dry_run):
 
 
 def _apply_chunk(cluster: Any, docs: list, namespace: str | None, failures: list[Failure], suffix: str,
-                 show: Any = None) -> list[tuple[str, str]]:
+                 show: Any = None, fields: str = "strict") -> list[tuple[str, str]]:
     pending: list[tuple[str, str]] = []
     for d in docs:
-        failure = _apply_one(cluster, d, namespace, pending, suffix)
+        failure = _apply_one(cluster, d, namespace, pending, suffix, fields)
         if failure is not None:
             failures.append(failure)
     if show is not None:
@@ -135,7 +142,7 @@ def _show(pending: list[tuple[str, str]], warn: Any) -> None:
 
 
 def _apply_one(cluster: Any, d: Any, namespace: str | None, pending: list[tuple[str, str]],
-               suffix: str) -> Failure | None:
+               suffix: str, fields: str = "strict") -> Failure | None:
     from instancetype.errors import Error, StoreError
     from instancetype.store.base import APIError, Invalid, StateFileError
     from instancetype.webhook.admission import Refused
@@ -161,8 +168,14 @@ def _apply_one(cluster: Any, d: Any, namespace: str | None, pending: list[tuple[
     except StoreError:     # not there (or not servable): the create below says which
         current = None
     verb = "creating" if current is None else _patch_verb(d.obj, current, ns)
+    from .field_validation import check_fields
+
+    obj, field_warnings, refused = check_fields(d.obj, fields, verb=verb, source=source)
+    if refused is not None:
+        return refused
+    pending.extend(("warn", w) for w in field_warnings)
     try:
-        result = cluster.apply(d.obj, namespace=ns)
+        result = cluster.apply(obj, namespace=ns)
     except Refused as e:
         return refusal_failure(e, verb=verb, source=source, obj=d.obj)
     except StateFileError:

@@ -22,6 +22,9 @@ _filename = click.option("-f", "--filename", "filenames", multiple=True, metavar
                          help="A file, a directory (read recursively) or - for stdin. Repeatable.")
 _namespace = click.option("-n", "--namespace", default=None,
                           help="The namespace of objects that name none (default: default).")
+_catalogue = click.option("--builtin-catalog/--no-builtin-catalog", "builtin_catalog", default=True,
+                          help="Look up cluster instancetypes and preferences the files do not define in the "
+                               "built-in catalogue (default on).")
 _config = click.option("--kubevirt-config", "kubevirt_config", default=None, metavar="FILE",
                        help="A KubeVirt CR, or just its spec.configuration: the cluster settings.")
 
@@ -61,8 +64,9 @@ def _print(objs: list[dict], fmt: str) -> None:
 @_namespace
 @_output_option()
 @_config
+@_catalogue
 @click.pass_context
-def expand_cmd(ctx, filenames, vm_name, namespace, fmt, kubevirt_config):
+def expand_cmd(ctx, filenames, vm_name, namespace, fmt, kubevirt_config, builtin_catalog):
     """Print each VirtualMachine expanded with its instancetype and preference.
 
     With -f, the instancetypes, preferences, ControllerRevisions and volumes a VM
@@ -89,7 +93,7 @@ def expand_cmd(ctx, filenames, vm_name, namespace, fmt, kubevirt_config):
     if not m.vms:
         output.error("no VirtualMachine found in the input")
         return 1
-    objects = m.objects()
+    objects = _lookup_objects(m.objects(), m, builtin_catalog)
     expanded, failed = [], False
     for d in m.vms:
         try:
@@ -106,7 +110,8 @@ def expand_cmd(ctx, filenames, vm_name, namespace, fmt, kubevirt_config):
 @_filename
 @_namespace
 @_config
-def validate_cmd(filenames, namespace, kubevirt_config):
+@_catalogue
+def validate_cmd(filenames, namespace, kubevirt_config, builtin_catalog):
     """Run KubeVirt's admission on every object, as the API server and its webhooks would.
 
     Instancetypes and preferences get the CRD schema checks and the validating
@@ -126,7 +131,7 @@ def validate_cmd(filenames, namespace, kubevirt_config):
         if text is not None:
             refused[id(d)] = text
     # What the API server refuses never reaches the cluster: no other object is checked against it.
-    objects = [d.obj for d in m.types + m.lookups if id(d) not in refused]
+    objects = _lookup_objects([d.obj for d in m.types + m.lookups if id(d) not in refused], m, builtin_catalog)
     vm_ids = {id(d) for d in m.vms}
     for d in m.in_order(m.types + m.vms):
         name = resource_name(d.obj)
@@ -180,6 +185,15 @@ def _api_server_refusal(d, namespace: str | None) -> str | None:
     except APIError as e:
         return api_error_text(e)
     return None
+
+
+def _lookup_objects(objects: list[dict], m: Manifests, builtin_catalog: bool) -> list[dict]:
+    """The objects VMs' matchers are looked up in: the files', then the built-in catalogue's."""
+    if builtin_catalog and m.vms:
+        from .builtin_objects import with_builtin_catalogue
+
+        objects = with_builtin_catalogue(objects)
+    return objects
 
 
 def _missing_references(vm: dict, objects: list[dict]) -> list[str]:

@@ -1,7 +1,7 @@
-"""Admission of a VirtualMachine that uses instancetypes: the mutating step, then the validating one.
+"""Admission of a VirtualMachine: KubeVirt v1.9's VM mutating webhook, then its validating one.
 
     admit_vm(vm, *, operation="CREATE", old=None, instancetype=None, preference=None,
-             objects=(), config=None) -> AdmissionResult
+             objects=(), config=None, whole=True) -> AdmissionResult
     validate_template(template, instancetype, preference, config=None) -> Rejection | None
 
 `objects` are the Kubernetes objects that exist; `instancetype` / `preference`, when
@@ -10,21 +10,29 @@ object under its own name and kind (namespaced kinds in the VM's namespace). The
 lookups then follow KubeVirt's rules (engine/find.py). `config` is the KubeVirt CR's
 `spec.configuration`. Nothing given is mutated.
 
-The answer's `.stage` says which step decided (`mutate` or `validate`); `.vm` is the VM
+The answer's `.stage` says which webhook decided (`mutate` or `validate`); `.vm` is the VM
 as it would be stored, after the mutating step (engine/vm_mutate.py). A VM being deleted
 (`metadata.deletionTimestamp` set) is allowed untouched, as both VM webhooks do. A VM that
 cannot be decoded (a wrong shape, a bad quantity) is a 400 answer naming the field; `objects`
 that cannot be indexed raise `LoadError`.
 
-The validating step (KubeVirt: vms-admitter.go with pkg/instancetype/webhooks/vm
-admitter.go) works on a copy of the template, and nothing of it is stored:
-1. find the instancetype and the preference; a lookup that fails is only logged by
-   KubeVirt, so that spec counts as absent;
-2. when one was found: the spread divisibility check, then apply both
-   (root `spec.template.spec`); each conflict is a `FieldValueInvalid` cause;
-3. the VMI spec defaults (a failure, e.g. the pod network configuration, is a 400);
-4. the preference requirements: one `FieldValueNotFound` cause
-   `failure checking preference requirements: <message>`, field = the paths joined by ", ".
+The whole admission (`whole=True`, what `apply`, `validate -f` and the webhook run):
+0. the schema check of the raw object (engine/vm_validation/schema.py), refused by the
+   mutating webhook with message-only causes;
+1. the mutating webhook's instancetype part and VM defaults (engine/vm_mutate.py);
+2. the validating webhook on a copy of the template (KubeVirt: vms-admitter.go with
+   pkg/instancetype/webhooks/vm admitter.go), nothing of which is stored:
+   1. find the instancetype and the preference; a lookup that fails is only logged by
+      KubeVirt, so that spec counts as absent;
+   2. when one was found: the spread divisibility check, then apply both
+      (root `spec.template.spec`); each conflict is a `FieldValueInvalid` cause;
+   3. the VMI spec defaults (a failure, e.g. the pod network configuration, is a 400);
+   4. the preference requirements: one `FieldValueNotFound` cause
+      `failure checking preference requirements: <message>`, field = the paths joined by ", ";
+   5. everything else the validating webhook checks (engine/vm_validation: the network
+      creation rules, ValidateVirtualMachineSpec, the storage admitter, the status volume
+      requests) and its warnings (`spec.running`).
+`whole=False` is the instancetype part alone (steps 1 and 2.1-2.4: the `admit-vm` contract).
 """
 from __future__ import annotations
 
@@ -41,6 +49,8 @@ from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.engine.spec import is_whole_object
 from instancetype.engine.spread import check_spread
 from instancetype.engine.vm_mutate import mutate_vm
+from instancetype.engine.vm_validation import validate_vm_after_apply
+from instancetype.engine.vm_validation.schema import check_vm_schema_shaped, zero_null_items
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
 from instancetype.errors import DecodeError, DefaultsError, InferError, QuantityError, SpreadError
 
@@ -72,32 +82,42 @@ def validate_template(template: Any, instancetype: dict | None, preference: dict
 
     `instancetype` / `preference` are the normalised specs found (or None).
     """
+    return apply_to_template_copy(template, instancetype, preference, config)[0]
+
+
+def apply_to_template_copy(template: Any, instancetype: dict | None, preference: dict | None,
+                           config: Any = None) -> tuple[Rejection | None, dict, dict]:
+    """validate_template, also returning the copy's spec and metadata (what KubeVirt's VM
+    validating webhook goes on to validate)."""
     template = template if isinstance(template, dict) else {}
     spec = template.get("spec")
     spec = jsonutil.clone(spec) if isinstance(spec, dict) else {}
+    meta = template.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
     if instancetype is not None or preference is not None:
         try:
             check_spread(instancetype, preference)
         except SpreadError as e:
             causes = [Cause("FieldValueInvalid", str(e), f) for f in e.fields]
-            return Rejection("apply", causes, AdmissionResult.refused(causes).message)
-        meta = template.get("metadata")
+            return Rejection("apply", causes, AdmissionResult.refused(causes).message), spec, meta
         # Only the annotations of the metadata are touched by apply.
-        meta = {"annotations": dict(meta["annotations"])} \
-            if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict) else {}
-        conflicts = apply_to_spec(spec, meta, instancetype, preference, root=TEMPLATE_ROOT)
+        annotations = meta.get("annotations")
+        apply_meta = {"annotations": dict(annotations)} if isinstance(annotations, dict) else {}
+        conflicts = apply_to_spec(spec, apply_meta, instancetype, preference, root=TEMPLATE_ROOT)
         if conflicts:
             causes = [conflict_cause(p) for p in conflicts]
-            return Rejection("apply", causes, AdmissionResult.refused(causes).message)
+            return Rejection("apply", causes, AdmissionResult.refused(causes).message), spec, meta
+        if "annotations" in apply_meta:
+            meta["annotations"] = apply_meta["annotations"]
     try:
         set_vmi_spec_defaults(spec, config)
     except DefaultsError as e:
-        return Rejection("defaults", [], str(e))
+        return Rejection("defaults", [], str(e)), spec, meta
     err = check_requirements(preference, instancetype, spec)
     if err is not None:
         cause = Cause("FieldValueNotFound", REQUIREMENTS_PREFIX + str(err), ", ".join(err.fields))
-        return Rejection("requirements", [cause], cause.message, str(err))
-    return None
+        return Rejection("requirements", [cause], cause.message, str(err)), spec, meta
+    return None, spec, meta
 
 
 _SIDES = (("instancetype", K.INSTANCETYPE_MATCHER_KINDS), ("preference", K.PREFERENCE_MATCHER_KINDS))
@@ -149,20 +169,37 @@ def _check_object_names(obj: dict, key: str) -> None:
 
 @public("admit VirtualMachine")
 def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = None, instancetype: Any = None,
-             preference: Any = None, objects: Iterable[Mapping] = (), config: Any = None) -> AdmissionResult:
-    """Admit `vm` as KubeVirt's VM mutating and validating webhooks do (instancetype part)."""
+             preference: Any = None, objects: Iterable[Mapping] = (), config: Any = None,
+             whole: bool = True) -> AdmissionResult:
+    """Admit `vm` as KubeVirt's VM mutating and validating webhooks do.
+
+    `whole=False` runs only their instancetype part (the `admit-vm` contract): no schema
+    check, none of the VM and VMI spec rules, no warnings.
+    """
+    go_shaped = False
+    if whole and (type(vm) is dict or isinstance(vm, Mapping)):
+        # Both VM webhooks check the raw object against the VirtualMachine schema first.
+        schema_causes, go_shaped = check_vm_schema_shaped(vm)
+        if schema_causes:
+            return AdmissionResult.refused(schema_causes, stage="mutate")
     try:
-        work = vm_decode.load_vm(vm)
+        if go_shaped and type(vm) is dict:
+            work = vm_decode.load_schema_checked_vm(vm)
+        else:
+            work = vm_decode.load_vm(vm)
+            if whole:
+                zero_null_items(work)
         vm_fields.normalize_vm(work)
     except (DecodeError, QuantityError) as e:
         return AdmissionResult.bad_request(str(e), stage="mutate")
     if (work.get("metadata") or {}).get("deletionTimestamp"):
         # Both VM webhooks let an object that is being deleted through untouched.
         return AdmissionResult(allowed=True, stage="validate", vm=work)
+    old_work = None
     if operation == "UPDATE" and old is not None:
         try:
             # GetVMFromAdmissionReview decodes the old VM too (a failure is a 400).
-            vm_fields.normalize_vm(vm_decode.load_vm(old))
+            old_work = vm_fields.normalize_vm(vm_decode.load_vm(old))
         except (DecodeError, QuantityError) as e:
             return AdmissionResult.bad_request(str(e), stage="mutate")
     ns = vm_fields.namespace(work)
@@ -176,11 +213,19 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
     if causes:
         return AdmissionResult.refused(causes, stage="mutate")
 
+    # The validating webhook checks the schema again: the mutating step only writes fields of
+    # the schema's types (matchers, architecture, machine type, storage class), so it passes.
     it = find_instancetype_or_none(work, index)
     pref = find_preference_or_none(work, index)
-    rejection = validate_template(work["spec"].get("template"), it, pref, config)
-    if rejection is None:
-        return AdmissionResult(allowed=True, stage="validate", vm=work)
-    if rejection.kind == "defaults":
-        return AdmissionResult.bad_request(rejection.message, stage="validate", vm=work)
-    return AdmissionResult.refused(rejection.causes, stage="validate", vm=work)
+    rejection, tspec, tmeta = apply_to_template_copy(work["spec"].get("template"), it, pref, config)
+    if rejection is not None:
+        if rejection.kind == "defaults":
+            return AdmissionResult.bad_request(rejection.message, stage="validate", vm=work)
+        return AdmissionResult.refused(rejection.causes, stage="validate", vm=work)
+    warnings: list = []
+    if whole:
+        causes, warnings = validate_vm_after_apply(work, tspec, tmeta, operation=operation,
+                                                   old=old_work if old_work is not None else work, config=config)
+        if causes:
+            return AdmissionResult.refused(causes, stage="validate", vm=work)
+    return AdmissionResult(allowed=True, stage="validate", vm=work, warnings=warnings)

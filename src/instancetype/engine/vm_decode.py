@@ -187,3 +187,17 @@ def load_vm(vm: Any) -> dict:
     if not isinstance(out.get("spec"), dict):
         out["spec"] = {}
     return out
+
+
+def load_schema_checked_vm(vm: dict) -> dict:
+    """`load_vm` for a VM that passed the VirtualMachine schema check exactly as Go decodes it
+    (schema.check_vm_schema_shaped): the schema has checked every field's type, so a plain
+    copy is its decoded form once the uint32 CPU counts are in range (else `load_vm` says why)."""
+    out = clone(vm)
+    cpu = (((out["spec"].get("template") or {}).get("spec") or {}).get("domain") or {}).get("cpu")
+    if cpu:
+        for key in ("sockets", "cores", "threads", "maxSockets"):
+            v = cpu.get(key)
+            if v is not None and not 0 <= v <= 0xFFFFFFFF:
+                return load_vm(vm)
+    return out

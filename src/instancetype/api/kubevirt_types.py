@@ -1,0 +1,19 @@
+"""KubeVirt's VirtualMachine / VirtualMachineInstance types, field by field (package data
+`api/schemas/kubevirt_types.json`, the conformance suite's kv_types.json).
+
+    kubevirt_types() -> dict   {"kv.VirtualMachineSpec": {"template": [type, pointer, omitempty], ...}, ...}
+
+Types are `string`, `bool`, `int`, `time`, `quantity`, `any`, `struct:<name>`, `slice:<type>`,
+`map:<type>`. One source for the VM admission's schema check
+(engine/vm_validation/schema.py) and for the VirtualMachine CRD cluster mode installs.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+
+
+@lru_cache(maxsize=1)
+def kubevirt_types() -> dict:
+    return json.loads(resources.files("instancetype.api").joinpath("schemas/kubevirt_types.json").read_text())

@@ -1,0 +1,329 @@
+"""The VirtualMachine schema check (KubeVirt pkg/util/webhooks ValidateSchema, run first by both
+VM webhooks): the raw object against the VirtualMachine OpenAPI schema.
+
+    check_vm_schema(vm) -> list[Cause]      causes with a message only, as KubeVirt answers them
+
+The schema comes from `instancetype.api.kubevirt_types` (package data
+`api/schemas/kubevirt_types.json`: every field of KubeVirt's VirtualMachine types, its Go type,
+whether it is a pointer, whether it is omitempty); the same source cluster mode's
+VirtualMachine CRD is to be generated from. The rules, as kube-openapi's
+validator words them (paths are dotted field names, list indices left out):
+
+* a field the type does not have: `<path> in body is a forbidden property`;
+* a required field missing (one without `omitempty`, but for NOT_REQUIRED):
+  `<path> in body is required`;
+* a value of the wrong JSON type: `<path> in body must be of type <type>: "<got>"`;
+* a Kubernetes enum value not listed: `<path> in body should be one of [<values, sorted>]`.
+
+Object metadata may hold fields of its own (KubeVirt's schema leaves ObjectMeta open; the
+types of the fields it has are checked), int-or-string
+fields take an integer or a string, and `null` counts as absent.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Callable
+
+from instancetype.api.kubevirt_types import kubevirt_types
+from instancetype.engine.results import Cause
+
+ROOT = "kv.VirtualMachine"
+OPEN_STRUCTS = frozenset({"meta.ObjectMeta"})     # unknown keys allowed
+
+# Kubernetes enums (+enum) that the OpenAPI schema carries, by struct and field.
+ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("k8s.NodeSelectorRequirement", "operator"): ("DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"),
+    ("k8s.Toleration", "operator"): ("Equal", "Exists"),
+    ("k8s.Toleration", "effect"): ("NoExecute", "NoSchedule", "PreferNoSchedule"),
+    ("k8s.TopologySpreadConstraint", "whenUnsatisfiable"): ("DoNotSchedule", "ScheduleAnyway"),
+    ("k8s.TopologySpreadConstraint", "nodeAffinityPolicy"): ("Honor", "Ignore"),
+    ("k8s.TopologySpreadConstraint", "nodeTaintsPolicy"): ("Honor", "Ignore"),
+    ("k8s.HTTPGetAction", "scheme"): ("HTTP", "HTTPS"),
+    ("k8s.PersistentVolumeClaimSpec", "volumeMode"): ("Block", "Filesystem"),
+    ("kv.VirtualMachineInstanceSpec", "dnsPolicy"): ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"),
+}
+
+# Fields without `omitempty` that KubeVirt's schema nevertheless leaves optional (`+optional`
+# markers, pointer fields): every other field without `omitempty` is required.
+NOT_REQUIRED = frozenset({
+    ("kv.Input", "type"), ("kv.Machine", "type"), ("kv.KernelBootContainer", "image"), ("kv.VirtualMachineInstanceStatus", "runtimeUser"),
+    ("k8s.TypedLocalObjectReference", "apiGroup"), ("k8s.TypedObjectReference", "apiGroup"),
+})
+
+Checker = Callable[[Any, str, list], None]
+
+
+def _json_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "integer" if v.is_integer() else "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object" if isinstance(v, dict) else "null"
+
+
+def _wrong(path: str, want: str, v: Any) -> Cause:
+    return Cause("", f'{path} in body must be of type {want}: "{_json_type(v)}"', "")
+
+
+class _Compiler:
+    """Builds, per struct, a checker `(value, path, out) -> None` that appends causes.
+
+    Scalars are checked inline by their Python types; only structs, slices and maps recurse
+    (and only they build the path of the field)."""
+
+    def __init__(self, types: dict):
+        self.types = types
+        self.structs: dict[str, Checker] = {}
+
+    def struct(self, name: str) -> Checker:
+        checker = self.structs.get(name)
+        if checker is not None:
+            return checker
+        spec = self.types.get(name, {})
+        scalars: dict[str, tuple] = {}      # key -> (accepted Python types, schema type name)
+        nested: dict[str, Checker] = {}
+        required = tuple(f for f, t in spec.items() if not t[2] and (name, f) not in NOT_REQUIRED)
+        open_struct = name in OPEN_STRUCTS
+
+        def check_struct(v: Any, path: str, out: list) -> None:
+            if type(v) is not dict:
+                out.append(_wrong(path, "object", v))
+                return
+            for key in required:
+                if v.get(key) is None:
+                    out.append(Cause("", f"{path}.{key} in body is required" if path else f"{key} in body is required",
+                                     ""))
+            for key, x in v.items():
+                if x is None:
+                    continue
+                scalar = scalars.get(key)
+                if scalar is not None:
+                    if type(x) not in scalar[0]:
+                        if scalar[1] != "integer" or not (type(x) is float and x.is_integer()):
+                            out.append(_wrong(f"{path}.{key}" if path else key, scalar[1], x))
+                        else:
+                            out.append(NOT_GO_SHAPED)     # 3.0: the schema's integer, not Go's
+                    continue
+                check = nested.get(key)
+                if check is None:
+                    if not open_struct:
+                        out.append(Cause("", f"{path}.{key} in body is a forbidden property" if path
+                                         else f"{key} in body is a forbidden property", ""))
+                else:
+                    check(x, f"{path}.{key}" if path else key, out)
+
+        self.structs[name] = check_struct
+        for f, t in spec.items():
+            kind = t[0]
+            if (name, f) not in ENUMS and kind in _SCALAR_TYPES:
+                scalars[f] = _SCALAR_TYPES[kind]
+            else:
+                nested[f] = self.field(kind, name, f)
+        return check_struct
+
+    def field(self, kind: str, struct: str, name: str) -> Checker:
+        enum = ENUMS.get((struct, name))
+        if enum is not None:
+            return _enum(enum)
+        if struct == "k8s.PersistentVolumeClaimSpec" and name == "accessModes":
+            return self.slice_of(_enum(("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")))
+        return self.of(kind)
+
+    def of(self, kind: str) -> Checker:
+        if kind.startswith("struct:"):
+            # registered before its fields are built, so recursive types resolve
+            return self.struct(kind[7:])
+        if kind.startswith("slice:"):
+            return self.slice_of(self.of(kind[6:]))
+        if kind.startswith("map:"):
+            return _map_of(self.of(kind[4:]))
+        return _SCALARS.get(kind, _any)
+
+    @staticmethod
+    def slice_of(item: Checker) -> Checker:
+        def check_slice(v: Any, path: str, out: list) -> None:
+            if type(v) is not list:
+                out.append(_wrong(path, "array", v))
+                return
+            for x in v:
+                if x is not None:
+                    item(x, path, out)
+                else:
+                    out.append(NOT_GO_SHAPED)     # a null item: Go decodes it as the zero value
+        return check_slice
+
+
+def _map_of(value: Checker) -> Checker:
+    def check_map(v: Any, path: str, out: list) -> None:
+        if type(v) is not dict:
+            out.append(_wrong(path, "object", v))
+            return
+        for k, x in v.items():
+            if x is not None:
+                value(x, f"{path}.{k}", out)
+    return check_map
+
+
+def _enum(values: tuple[str, ...]) -> Checker:
+    def check_enum(v: Any, path: str, out: list) -> None:
+        if type(v) is not str:
+            out.append(_wrong(path, "string", v))
+        elif v not in values:
+            out.append(Cause("", f"{path} in body should be one of [{' '.join(values)}]", ""))
+    return check_enum
+
+
+def _scalar(want: str, ok: Callable[[Any], bool]) -> Checker:
+    def check_scalar(v: Any, path: str, out: list) -> None:
+        if not ok(v):
+            out.append(_wrong(path, want, v))
+    return check_scalar
+
+
+def _any(v: Any, path: str, out: list) -> None:
+    return None
+
+
+def _int_ok(v: Any) -> bool:
+    return (type(v) is int) or (type(v) is float and v.is_integer())
+
+
+def _check_int(v: Any, path: str, out: list) -> None:
+    if type(v) is not int:
+        out.append(NOT_GO_SHAPED if _int_ok(v) else _wrong(path, "integer", v))
+
+
+# Scalars checked inline by check_struct: accepted Python types and the schema's type name.
+_SCALAR_TYPES: dict[str, tuple] = {
+    "string": ((str,), "string"), "time": ((str,), "string"), "bool": ((bool,), "boolean"),
+    "int": ((int,), "integer"), "quantity": ((str, int, float), "string"),
+    "any": ((str, int, float, bool, dict, list), "string"),
+}
+
+_SCALARS: dict[str, Checker] = {
+    "string": _scalar("string", lambda v: type(v) is str),
+    "time": _scalar("string", lambda v: type(v) is str),
+    "bool": _scalar("boolean", lambda v: type(v) is bool),
+    "int": _check_int,
+    # int-or-string
+    "quantity": _scalar("string", lambda v: type(v) in (str, int, float)),
+    "any": _any,
+}
+
+
+@lru_cache(maxsize=1)
+def _root() -> Checker:
+    return _Compiler(kubevirt_types()).struct(ROOT)
+
+
+# Not a cause: marks a value the schema accepts but Go's decoder reads differently (a null list
+# item, an integer written 3.0), so the decoded copy must come from vm_decode.load_vm.
+NOT_GO_SHAPED = Cause("", "", "")
+
+
+def check_vm_schema(vm: Any) -> list[Cause]:
+    """The schema causes of a raw VirtualMachine (empty when it conforms)."""
+    return check_vm_schema_shaped(vm)[0]
+
+
+def check_vm_schema_shaped(vm: Any) -> tuple[list[Cause], bool]:
+    """The schema causes, and whether the object is also exactly as Go decodes it (no null
+    list items, no integers written as floats): then a plain copy of it is its decoded form."""
+    out: list = []
+    _root()(vm, "", out)
+    if not out:
+        return out, True
+    causes = [c for c in out if c is not NOT_GO_SHAPED]
+    return causes, False
+
+
+# --- unknown fields: what the API server's strict field validation reports and what its
+# structural pruning drops (kubectl --validate=strict|warn|ignore) -----------------------------
+def _walk_unknown(kind: str, v: Any, path: str, out: list, prune: bool) -> Any:
+    """`v` (of type `kind`) with the fields its type does not have removed when `prune`; the
+    paths of those fields (`a.b[0].c`, as the API server prints them) appended to `out`."""
+    types = kubevirt_types()
+    if kind.startswith("struct:"):
+        name = kind[7:]
+        if type(v) is not dict:
+            return v
+        # (object metadata too: the API server decodes ObjectMeta strictly)
+        fields = types.get(name, {})
+        kept = {} if prune else None
+        for key, x in v.items():
+            sub = f"{path}.{key}" if path else key
+            spec = fields.get(key)
+            if spec is None:
+                out.append(sub)
+                continue
+            y = _walk_unknown(spec[0], x, sub, out, prune) if x is not None else x
+            if prune:
+                kept[key] = y
+        return kept if prune else v
+    if kind.startswith("slice:"):
+        if type(v) is not list:
+            return v
+        items = [_walk_unknown(kind[6:], x, f"{path}[{i}]", out, prune) if x is not None else x
+                 for i, x in enumerate(v)]
+        return items if prune else v
+    if kind.startswith("map:"):
+        if type(v) is not dict:
+            return v
+        items = {k: _walk_unknown(kind[4:], x, f"{path}[{k}]", out, prune) if x is not None else x
+                 for k, x in v.items()}
+        return items if prune else v
+    return v
+
+
+def unknown_fields(vm: Any) -> list[str]:
+    """The paths of the fields a VirtualMachine's types do not have (strict field validation)."""
+    out: list[str] = []
+    _walk_unknown("struct:" + ROOT, vm, "", out, False)
+    return out
+
+
+def prune_unknown_fields(vm: Any) -> tuple[Any, list[str]]:
+    """A copy of the VirtualMachine without the fields its types do not have (the API server's
+    structural pruning), and their paths."""
+    out: list[str] = []
+    pruned = _walk_unknown("struct:" + ROOT, vm, "", out, True)
+    return pruned, out
+
+
+_ZERO = {"string": "", "time": "", "bool": False, "int": 0}
+
+
+def _zero_nulls(kind: str, v: Any) -> None:
+    if kind.startswith("struct:"):
+        if type(v) is dict:
+            fields = kubevirt_types().get(kind[7:], {})
+            for key, x in v.items():
+                spec = fields.get(key)
+                if spec is not None and x is not None:
+                    _zero_nulls(spec[0], x)
+    elif kind.startswith("slice:"):
+        if type(v) is list:
+            item = kind[6:]
+            for i, x in enumerate(v):
+                if x is None:
+                    v[i] = {} if item.startswith("struct:") else _ZERO.get(item)
+                else:
+                    _zero_nulls(item, x)
+    elif kind.startswith("map:"):
+        if type(v) is dict:
+            for x in v.values():
+                if x is not None:
+                    _zero_nulls(kind[4:], x)
+
+
+def zero_null_items(vm: dict) -> dict:
+    """Replace, in place, every null list item by its type's zero value, as Go's decoder reads
+    it (a null Disk is the zero Disk): the rules then see what KubeVirt sees."""
+    _zero_nulls("struct:" + ROOT, vm)
+    return vm
