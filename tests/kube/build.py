@@ -7,7 +7,7 @@ GOCACHE inside it. A clean machine builds each binary once (minutes); every late
 
 Parallel pytest-xdist workers build once: the build runs under an exclusive `fcntl` lock per
 binary, writes to a temporary name and renames it into place, so a reader never sees half a
-file. A stamp beside each binary records a digest of the module's inputs (go.mod, go.sum, *.go):
+file. A stamp beside each binary records a digest of its inputs (go.mod, go.sum, *.go, flags):
 a changed wrapper module is rebuilt; a binary without a stamp (built by hand with the same
 recipe) is trusted.
 """
@@ -45,7 +45,10 @@ RECIPES: dict[str, Recipe] = {
     "etcd": Recipe("etcd", "."),
     "kube-apiserver": Recipe("kube-apiserver", ".", _VERSION_LDFLAGS),
     "kube-controller-manager": Recipe("kube-controller-manager", ".", _VERSION_LDFLAGS),
-    "virtctl": Recipe("virtctl", "kubevirt.io/kubevirt/cmd/virtctl"),
+    # KubeVirt's own version ldflags (hack/version.sh), so `virtctl version` names v1.7.0.
+    "virtctl": Recipe("virtctl", "kubevirt.io/kubevirt/cmd/virtctl",
+                      "-X kubevirt.io/client-go/version.gitVersion=v1.7.0 "
+                      "-X kubevirt.io/client-go/version.gitTreeState=clean"),
 }
 
 
@@ -60,8 +63,8 @@ def cache_dir() -> Path:
     return Path.home() / ".cache" / "instancetype" / "kube" / KUBE_VERSION
 
 
-def _inputs_digest(module_dir: Path) -> str:
-    h = hashlib.sha256()
+def _inputs_digest(recipe: Recipe, module_dir: Path) -> str:
+    h = hashlib.sha256(f"{recipe.package}\0{recipe.ldflags}\0".encode())
     for path in sorted(module_dir.iterdir()):
         if path.is_file() and (path.name in ("go.mod", "go.sum") or path.suffix == ".go"):
             h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -102,7 +105,7 @@ def binary(name: str) -> Path:
     bindir.mkdir(parents=True, exist_ok=True)
     logdir.mkdir(parents=True, exist_ok=True)
     target, stamp = bindir / name, bindir / f"{name}.inputs"
-    digest = _inputs_digest(module_dir)
+    digest = _inputs_digest(recipe, module_dir)
     if _is_current(target, stamp, digest):
         return target
     with open(cache / f".{name}.lock", "w") as lock:
