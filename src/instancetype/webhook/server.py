@@ -70,6 +70,9 @@ class ReloadingTLS:
 
     def _load(self) -> None:
         try:
+            # The pair is proven on a scratch context first: a failed load into the live context
+            # could leave it with the new certificate and the old key.
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(self.cert, self.key)
             self.context.load_cert_chain(self.cert, self.key)
         except FileNotFoundError as e:
             raise CertificateError(f"{e.filename}: no such file") from None
