@@ -4,6 +4,8 @@ seeds' old objects), and the kubevirt.io / CDI kinds with schemas that keep ever
 """
 from __future__ import annotations
 
+import contextlib
+
 from instancetype.api import kinds
 from instancetype.api.crd import generate_crds
 
@@ -59,3 +61,35 @@ def webhook_configurations(url: str, ca_pem: bytes, *, name: str = "instancetype
         out.append({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
                     "metadata": {"name": name}, "webhooks": hooks})
     return out
+
+
+def _crd_names(kube) -> set[str]:
+    out = kube.kubectl("get", "crd", "-o", "name").stdout
+    return {line.split("/", 1)[1] for line in out.splitlines() if "/" in line}
+
+
+@contextlib.contextmanager
+def registered(kube, *extra: dict):
+    """The CRDs of `minimal_crds()` on `kube` (and `extra` objects, e.g. webhook
+    configurations), applied server-side as `install` applies them (field manager
+    `instancetype`); what was not there before is deleted on exit, the CRDs waited for, so the
+    next test module finds the cluster as it was."""
+    import json
+
+    crds = minimal_crds()
+    before = _crd_names(kube)
+    docs = {"apiVersion": "v1", "kind": "List", "items": crds + list(extra)}
+    kube.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=instancetype", "-f", "-",
+                 input=json.dumps(docs))
+    names = [c["metadata"]["name"] for c in crds]
+    kube.kubectl("wait", "--for=condition=Established", "--timeout=60s", *[f"crd/{n}" for n in names])
+    try:
+        yield crds
+    finally:
+        for obj in extra:
+            kube.kubectl("delete", f"{obj['kind'].lower()}.admissionregistration.k8s.io", obj["metadata"]["name"],
+                         "--ignore-not-found", check=False)
+        added = [n for n in names if n not in before]
+        if added:
+            # Not waited for: a CRD deleted while its storage still initialises is finalised later.
+            kube.kubectl("delete", "crd", *added, "--ignore-not-found", "--wait=false", check=False)
