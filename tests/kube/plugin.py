@@ -61,6 +61,10 @@ def _start(cluster: Cluster) -> Cluster:
         cluster.stop()
         _RUNNING.remove(cluster)
         pytest.fail(f"the test cluster did not start: {exc}", pytrace=False)
+    except BaseException:
+        cluster.stop()
+        _RUNNING.remove(cluster)
+        raise
 
 
 @pytest.fixture(scope="session")

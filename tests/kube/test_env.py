@@ -75,6 +75,13 @@ def test_restart_apiserver_keeps_the_data(kube, namespace):
     kube.restart_apiserver()
     out = kube.kubectl("get", "configmap", "kept", "-n", namespace, "-o", "jsonpath={.data.k}").stdout
     assert out == "v"
+    # In two steps: while it is down a client gets a refused connection.
+    kube.stop_apiserver()
+    down = kube.kubectl("get", "configmap", "kept", "-n", namespace, check=False)
+    assert down.returncode == 1 and "connection refused" in down.stderr
+    kube.start_apiserver()
+    assert kube.kubectl("get", "configmap", "kept", "-n", namespace, "-o", "name").stdout.strip() \
+        == "configmap/kept"
 
 
 def test_the_netns_cluster_answers_inside_its_namespace(kube_netns, netns_namespace):
