@@ -80,7 +80,7 @@ def eventually(check: Callable[[], object], seconds: float = 60.0, interval: flo
         time.sleep(interval)
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class Cluster:
     """One control plane. Attributes after `start()`:
 
