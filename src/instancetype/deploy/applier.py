@@ -20,6 +20,7 @@ Public: `ClusterError`, `connect(kubeconfig, context) -> Client`, `install(clien
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -57,6 +58,8 @@ class ClusterError(Error):
 def connect(kubeconfig: str, context: str | None = None) -> Client:
     """A lightkube Client for the kubeconfig's context; ClusterError when the file or context is bad
     or the API server does not answer."""
+    if not os.path.isfile(kubeconfig):
+        raise ClusterError(f"cannot read --kubeconfig {kubeconfig}: no such file")
     try:
         config = KubeConfig.from_file(kubeconfig)
         single = config.get(context)
