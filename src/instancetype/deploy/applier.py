@@ -233,7 +233,7 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
     for obj in [namespace_object(namespace)] + rbac_objects(namespace):
         echo(f"{_label(obj)} {cluster.apply(obj)}")
     # 3. the KubeVirt object, only when the cluster has none
-    existing = cluster.list(kinds.KUBEVIRT_API_VERSION, "KubeVirt")
+    existing = cluster.list(kinds.KUBEVIRT_API_VERSION, "KubeVirt", namespace="*")   # in any namespace
     if existing:
         kubevirt = existing[0]
         echo(f"{_label(kubevirt)} unchanged")
