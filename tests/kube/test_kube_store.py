@@ -10,24 +10,25 @@ import threading
 import pytest
 
 from instancetype.api import kinds
+from instancetype.api.v1alpha import deprecation_warning
 from instancetype.errors import StoreError
 from instancetype.store.base import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound, not_found
 from instancetype.store.kube import CachedStore, Informer, KubeStore, Unreachable
 from tests.builders import instancetype_obj, preference_obj, vm
 from tests.kube.cluster import eventually
-from tests.kube.minimal_crds import registered
+from tests.kube.served import installed_and_served
 
 IT = kinds.INSTANCETYPE
 
 
 @pytest.fixture(scope="module")
-def crds(kube):
-    with registered(kube) as crds:
-        yield crds
+def installed(kube, webhook_certs):
+    with installed_and_served(kube, webhook_certs) as served:
+        yield served
 
 
 @pytest.fixture
-def store(kube, crds):
+def store(kube, installed):
     s = KubeStore(str(kube.kubeconfig))
     yield s
     s.close()
@@ -77,13 +78,12 @@ def test_old_api_versions_are_served_with_the_crds_warning(store, namespace):
     old = instancetype_obj("old", cpu=1, namespace=namespace, version="v1alpha1")
     created = store.create(old)
     assert created["apiVersion"] == f"{kinds.GROUP}/v1alpha1"
-    assert store.last_warnings == [f"{kinds.GROUP}/v1alpha1 VirtualMachineInstancetype is now deprecated "
-                                   "and will be removed in v1."]
+    assert store.last_warnings == [deprecation_warning("v1alpha1", IT)]
     assert store.get(IT, "old", namespace)["apiVersion"] == kinds.API_VERSION
 
 
 def test_status_subresource(store, namespace):
-    obj = vm("vm1", namespace=namespace, runStrategy="Halted", status={"ready": True})
+    obj = vm("vm1", namespace=namespace, runStrategy="Halted", domain={"devices": {}}, status={"ready": True})
     created = store.create(obj)
     assert "status" not in created          # a create ignores the status of a kind with the subresource
     with_status = store.update({**created, "status": {"printableStatus": "Stopped"}}, subresource="status")
@@ -242,7 +242,6 @@ def test_cached_store_reads_from_memory_and_writes_to_the_api(kube, store, names
     cached = CachedStore.start(store, (IT, "KubeVirt"))
     try:
         assert cached.wait_for_sync(30)
-        assert cached.kubevirt_config() is None
         cached.create(instancetype_obj("c1", namespace=namespace, metadata={"labels": {"k": "v"}}))
         eventually(lambda: cached.peek(IT, "c1", namespace), 30, what="the cache to see c1")
         assert cached.get(IT, "c1", namespace)["spec"]["cpu"] == {"guest": 1}
@@ -253,15 +252,14 @@ def test_cached_store_reads_from_memory_and_writes_to_the_api(kube, store, names
         # A kind without an informer is read from the API server.
         store.create(revision("r1", namespace))
         assert cached.get("ControllerRevision", "r1", namespace)["revision"] == 1
-        kv_ns = "kubevirt"
-        kube.kubectl("create", "namespace", kv_ns, check=False)
-        store.create({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
-                      "metadata": {"name": "kubevirt", "namespace": kv_ns},
-                      "spec": {"configuration": {"developerConfiguration": {"featureGates": ["X"]}}}})
+        # install's KubeVirt object kubevirt/kubevirt holds the cluster settings (none: all defaults).
+        assert cached.kubevirt_config() == {}
+        gates = {"developerConfiguration": {"featureGates": ["X"]}}
+        store.patch("KubeVirt", "kubevirt", {"spec": {"configuration": gates}}, "kubevirt")
         try:
             eventually(lambda: cached.kubevirt_config(), 30, what="the KubeVirt configuration in the cache")
-            assert cached.kubevirt_config() == {"developerConfiguration": {"featureGates": ["X"]}}
+            assert cached.kubevirt_config() == gates
         finally:
-            store.delete("KubeVirt", "kubevirt", kv_ns)
+            store.patch("KubeVirt", "kubevirt", {"spec": {"configuration": None}}, "kubevirt")
     finally:
         cached.stop()
