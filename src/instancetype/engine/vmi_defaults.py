@@ -6,7 +6,7 @@ Public (stable):
     cluster_config(config) -> ClusterConfig
         The KubeVirt CR's `spec.configuration` dict (None = all defaults) read over KubeVirt's
         defaults (a nested key given replaces only that key, as Go's JSON decode over the
-        default config does). Cached per dict identity+content.
+        default config does). Cached by content (engine/cache.py).
     set_vmi_spec_defaults(spec, config=None) -> None
         Mutates `spec` (a VMI spec / VM template spec, already cloned) in place, in KubeVirt's
         order: architecture, machine type, CPU requests, guest memory, CPU topology,
@@ -15,12 +15,13 @@ Public (stable):
 """
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from typing import Any
 
+from instancetype.engine.cache import ContentCache, content_key, private_copy
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
 from instancetype.engine.spec import canonical_quantity
+from instancetype.jsonutil import clone
 
 DEFAULT_ARCHITECTURE = "amd64"
 DEFAULT_MACHINE_TYPES = {"amd64": "q35", "arm64": "virt", "s390x": "s390-ccw-virtio"}
@@ -35,7 +36,7 @@ class ClusterConfig:
     __slots__ = ("raw", "machine_type", "arch_machine_types", "default_architecture", "cpu_request",
                  "cpu_request_is_default", "eviction_strategy", "default_network_interface",
                  "permit_bridge_on_pod_network", "cpu_model", "rollout_live_update", "max_cpu_sockets",
-                 "max_hotplug_ratio", "max_guest")
+                 "max_hotplug_ratio", "max_guest", "validation_context")
 
     def __init__(self, config: dict | None = None):
         c = config if isinstance(config, dict) else {}
@@ -70,6 +71,7 @@ class ClusterConfig:
         self.max_hotplug_ratio = live.get("maxHotplugRatio") or 4
         mg = live.get("maxGuest")
         self.max_guest = canonical_quantity(mg, "liveUpdateConfiguration.maxGuest") if mg is not None else None
+        self.validation_context = None     # engine/vm_validation/spec.context, memoised
 
     def machine_type_for(self, arch: str) -> str:
         """GetMachineType: the global machineType, else the per-architecture one: arm64 and s390x
@@ -81,7 +83,9 @@ class ClusterConfig:
 
 
 _DEFAULT = None
-_CACHE: dict[str, ClusterConfig] = {}
+# Read configurations by content (engine/cache.py), each read from a private copy: a caller
+# mutating its configuration after a call cannot change what a later call reads.
+_CACHE = ContentCache(256)
 
 
 def cluster_config(config: Any = None) -> ClusterConfig:
@@ -92,13 +96,10 @@ def cluster_config(config: Any = None) -> ClusterConfig:
         if _DEFAULT is None:
             _DEFAULT = ClusterConfig(None)
         return _DEFAULT
-    key = json.dumps(config, sort_keys=True, default=str)
-    cfg = _CACHE.get(key)
-    if cfg is None:
-        if len(_CACHE) > 256:
-            _CACHE.clear()
-        cfg = _CACHE[key] = ClusterConfig(config)
-    return cfg
+    key = content_key(config)
+    if key is None:
+        return ClusterConfig(clone(config))
+    return _CACHE.get_or_build(key, lambda: ClusterConfig(private_copy(key)))
 
 
 def _quantity(v: Any, field: str):
