@@ -135,6 +135,8 @@ def run(examples: int, only: set[str] | None = None) -> None:
     def loader(text):
         try:
             documents_from_text(text, "fuzz.yaml")
+        except instancetype.InternalError as e:     # a bug in instancetype: an escape too
+            _escaped(e)
         except instancetype.Error:
             pass
         except Exception as e:  # noqa: BLE001 - an escape: fail, or with --collect note it and go on
@@ -145,6 +147,8 @@ def run(examples: int, only: set[str] | None = None) -> None:
     def yaml_pieces(lines, indent):
         try:
             documents_from_text("\n".join(indent + line for line in lines) + "\n", "fuzz.yaml")
+        except instancetype.InternalError as e:     # a bug in instancetype: an escape too
+            _escaped(e)
         except instancetype.Error as e:
             assert "\n" not in str(e), str(e)      # one line, whatever the keys hold
         except Exception as e:  # noqa: BLE001 - an escape: fail, or with --collect note it and go on
@@ -185,6 +189,8 @@ def run(examples: int, only: set[str] | None = None) -> None:
                 instancetype.validate(vm if path[0] == "spec" else target)
             else:
                 getattr(instancetype, fn)(vm, instancetype=it, preference=preference, config=config)
+        except instancetype.InternalError as e:     # a bug in instancetype: an escape too
+            _escaped(e)
         except instancetype.Error:
             pass
         except Exception as e:  # noqa: BLE001 - an escape: fail, or with --collect note it and go on
@@ -203,6 +209,8 @@ def run(examples: int, only: set[str] | None = None) -> None:
         _set(obj, path, value)
         try:
             cluster.apply(obj, namespace="default")
+        except instancetype.InternalError as e:     # a bug in instancetype: an escape too
+            _escaped(e)
         except instancetype.Error:
             pass
         except Exception as e:  # noqa: BLE001 - an escape: fail, or with --collect note it and go on
