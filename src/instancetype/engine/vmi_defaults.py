@@ -21,7 +21,8 @@ from typing import Any
 from instancetype.engine.cache import ContentCache, content_key, private_copy
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
 from instancetype.engine.spec import canonical_quantity
-from instancetype.jsonutil import clone
+from instancetype.errors import DecodeError
+from instancetype.jsonutil import clone, json_problem
 
 DEFAULT_ARCHITECTURE = "amd64"
 DEFAULT_MACHINE_TYPES = {"amd64": "q35", "arm64": "virt", "s390x": "s390-ccw-virtio"}
@@ -98,8 +99,18 @@ def cluster_config(config: Any = None) -> ClusterConfig:
         return _DEFAULT
     key = content_key(config)
     if key is None:
-        return ClusterConfig(clone(config))
-    return _CACHE.get_or_build(key, lambda: ClusterConfig(private_copy(key)))
+        return _read_checked(clone(config))
+    return _CACHE.get_or_build(key, lambda: _read_checked(private_copy(key)))
+
+
+def _read_checked(config: Any) -> ClusterConfig:
+    """A private copy read once it is known to be JSON data (a Python caller can pass int keys,
+    bytes, NaN, ...; paid once per distinct configuration)."""
+    problem = json_problem(config)
+    if problem is not None:
+        path, reason = problem
+        raise DecodeError(f"config{'.' + path if path else ''}: {reason}", field=f"config.{path}")
+    return ClusterConfig(config)
 
 
 def _quantity(v: Any, field: str):
