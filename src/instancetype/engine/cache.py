@@ -32,35 +32,27 @@ def private_copy(key: bytes) -> Any:
     return _UNPACK(key)
 
 
-class ContentCache:
-    """A bounded map from content keys to values built from that content (LRU)."""
-
-    __slots__ = ("_entries", "_maxsize")
+class ContentCache(OrderedDict):
+    """A bounded map from content keys to values built from that content (LRU). Its `get` and
+    `move_to_end` are OrderedDict's own (C) methods: the hot paths call them directly."""
 
     def __init__(self, maxsize: int):
-        self._entries: OrderedDict = OrderedDict()
-        self._maxsize = maxsize
+        super().__init__()
+        self.maxsize = maxsize
 
-    def get(self, key: Hashable) -> Any:
-        entries = self._entries
-        value = entries.get(key)
+    def hit(self, key: Hashable) -> Any:
+        """The value for `key` (marked most recently used), or None."""
+        value = self.get(key)
         if value is not None:
-            entries.move_to_end(key)
+            self.move_to_end(key)
         return value
 
     def put(self, key: Hashable, value: Any) -> Any:
-        entries = self._entries
-        entries[key] = value
-        if len(entries) > self._maxsize:
-            entries.popitem(last=False)
+        self[key] = value
+        if len(self) > self.maxsize:
+            self.popitem(last=False)
         return value
 
     def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        value = self.get(key)
+        value = self.hit(key)
         return value if value is not None else self.put(key, build())
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def clear(self) -> None:
-        self._entries.clear()

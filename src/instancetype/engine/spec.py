@@ -26,7 +26,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from instancetype.engine.cache import ContentCache, content_key, private_copy
+import msgspec
+
+from instancetype.engine.cache import ContentCache, private_copy
 from instancetype.errors import DecodeError, InternalError, QuantityError
 from instancetype.jsonutil import clone, json_problem
 
@@ -128,6 +130,7 @@ def _format_str(text: str) -> str:
 # a caller mutating its input later cannot change a cached spec; an input msgpack cannot hold
 # is built from a deep copy every time, never cached.
 _BY_CONTENT = ContentCache(4096)
+_PACK = msgspec.msgpack.Encoder().encode
 
 
 def _build_checked(tag: str, x: Any, build) -> dict | None:
@@ -144,14 +147,17 @@ def _build_checked(tag: str, x: Any, build) -> dict | None:
 def _cached(tag: str, x: Any, build) -> dict | None:
     if type(x) is NormalisedSpec:
         return x
-    key = content_key(x)
-    if key is None:
+    try:
+        key = (tag, _PACK(x))
+    except (TypeError, ValueError, OverflowError, RecursionError, msgspec.MsgspecError):
         return _build_checked(tag, x, lambda v: build(clone(v)))
-    out = _BY_CONTENT.get((tag, key))
-    if out is None:
-        out = _build_checked(tag, private_copy(key), build)
-        if out is not None:
-            _BY_CONTENT.put((tag, key), out)
+    out = _BY_CONTENT.get(key)
+    if out is not None:
+        _BY_CONTENT.move_to_end(key)
+        return out
+    out = _build_checked(tag, private_copy(key[1]), build)
+    if out is not None:
+        _BY_CONTENT.put(key, out)
     return out
 
 
