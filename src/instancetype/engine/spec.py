@@ -150,7 +150,7 @@ def _cached(tag: str, x: Any, build) -> dict | None:
     try:
         key = (tag, _PACK(x))
     except (TypeError, ValueError, OverflowError, RecursionError, msgspec.MsgspecError):
-        return _build_checked(tag, x, lambda v: build(clone(v)))
+        return _build_checked(tag, clone(x), build)     # (tuples read as lists, as msgpack reads them)
     out = _BY_CONTENT.get(key)
     if out is not None:
         _BY_CONTENT.move_to_end(key)
