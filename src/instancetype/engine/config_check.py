@@ -20,9 +20,10 @@ _CONFIG_OBJECTS = {
     "architectureConfiguration": ("v1.ArchConfiguration", {"defaultArchitecture": str}),
     "instancetype": ("v1.InstancetypeConfiguration", {"referencePolicy": str}),
     "commonInstancetypesDeployment": ("v1.CommonInstancetypesDeployment", {"enabled": bool}),
+    "developerConfiguration": ("v1.DeveloperConfiguration", {"featureGates": list}),
 }
 _CONFIG_SCALARS = {"machineType": str, "cpuModel": str, "vmRolloutStrategy": str, "evictionStrategy": str}
-_GO_SCALAR = {str: "string", bool: "bool", int: "uint32"}
+_GO_SCALAR = {str: "string", bool: "bool", int: "uint32", list: "[]string"}
 
 
 def _json_kind(v: Any) -> str:
@@ -40,6 +41,11 @@ def _check_scalar(v: Any, want: type, path: str) -> None:
     ok = isinstance(v, want) and (want is not int or (not isinstance(v, bool) and v >= 0))
     if v is not None and not ok:
         raise _config_error(v, path, _GO_SCALAR[want])
+    if want is list and v is not None:      # a []string: each item a string (null reads as "")
+        for i, item in enumerate(v):
+            if item is not None and not isinstance(item, str):
+                raise DecodeError(f"config: json: cannot unmarshal {_json_kind(item)} into "
+                                  f"KubeVirtConfiguration.{path}.{i} of type string", field=f"config.{path}[{i}]")
 
 
 def check_config(config: Any) -> None:

@@ -9,6 +9,8 @@ becomes an input error:
    nesting deeper than `jsonutil.MAX_DEPTH`): `DecodeError` naming the argument and field;
 2. values of the wrong JSON type: the arguments decoded as KubeVirt's Go types decode them
    (engine/vm_decode.load_vm, api/v1beta1), whose `DecodeError` names the field as Go would;
+   a well-formed VM with null list items is answered again as Go reads it (null items are zero
+   structs), which the fast paths do not handle;
 3. anything else, the input being well formed: `InternalError`, which says that this is a bug
    in instancetype (never a `DecodeError`: a bug must not read as the user's mistake; the fuzz
    tests fail on it). The original exception is its `__cause__`.
@@ -24,7 +26,7 @@ from typing import Any
 
 from instancetype.api import kinds
 from instancetype.engine.config_check import check_config
-from instancetype.errors import DecodeError, Error, InternalError
+from instancetype.errors import DecodeError, Error, InternalError, QuantityError
 from instancetype.jsonutil import json_problem
 
 
@@ -44,24 +46,37 @@ def _check_json(name: str, value: Any) -> None:
         raise DecodeError(f"{_short(where) or 'the top level'}: {reason}", field=path)
 
 
-def _check_objects(objects: Any) -> None:
-    if not isinstance(objects, Iterable) or isinstance(objects, (str, bytes, dict)) or hasattr(objects, "lookup"):
-        return
+def _decode_typed(obj: dict) -> None:
+    """An instancetype or preference decoded as Go decodes it (other kinds: nothing to do)."""
     from instancetype.api import v1beta1
 
+    kind = obj.get("kind")
+    if kind in kinds.INSTANCETYPE_KINDS:
+        v1beta1.decode_instancetype_spec(obj.get("spec") or {})
+    elif kind in kinds.PREFERENCE_KINDS:
+        v1beta1.decode_preference_spec(obj.get("spec") or {})
+
+
+def _check_objects(objects: Any) -> None:
+    if objects is None or hasattr(objects, "lookup"):
+        return
+    if not isinstance(objects, Iterable) or isinstance(objects, (str, bytes, dict)):
+        raise DecodeError(f"objects: must be a list of objects, not {type(objects).__name__}")
     for i, obj in enumerate(objects):
         if not isinstance(obj, dict):
             raise DecodeError(f"objects[{i}]: not an object")
         _check_json(f"objects[{i}]", obj)
-        kind = obj.get("kind")
-        if not isinstance(kind, str):
+        if not isinstance(obj.get("kind"), str):
             continue
         try:
-            if kind in kinds.INSTANCETYPE_KINDS:
-                v1beta1.decode_instancetype_spec(obj.get("spec") or {})
-            elif kind in kinds.PREFERENCE_KINDS:
-                v1beta1.decode_preference_spec(obj.get("spec") or {})
-        except DecodeError as e:
+            _decode_typed(obj)
+            data = obj.get("data")
+            if obj["kind"] == "ControllerRevision" and isinstance(data, dict) and isinstance(data.get("kind"), str):
+                try:
+                    _decode_typed(data)     # the object a revision holds (compatibility.Decode)
+                except DecodeError as e:
+                    raise DecodeError(f"failed to decode object in ControllerRevision: {e}") from None
+        except (DecodeError, QuantityError) as e:
             raise DecodeError(f"objects[{i}]: {e}") from None
 
 
@@ -92,6 +107,20 @@ def _load_vm(vm: Any) -> None:
     load_vm(vm)
 
 
+def _null_items_zeroed(vm: Any) -> dict | None:
+    """A copy of `vm` with every null list item read as Go reads it (the zero struct), or None
+    when it has none. The fast paths assume the items are objects; Go's decoder never hands
+    KubeVirt a null item."""
+    if not isinstance(vm, dict):
+        return None
+    from instancetype.engine.vm_validation.schema import zero_null_items
+    from instancetype.jsonutil import clone
+
+    copy = clone(vm)
+    zero_null_items(copy)
+    return copy if copy != vm else None
+
+
 def public(what: str, decode_first: Callable | None = _load_vm) -> Callable:
     """Decorate an entry point `fn(first, ...)`: unexpected exceptions become the input error
     that explains them, or an `InternalError`. `what` names the operation ("expand
@@ -112,6 +141,9 @@ def public(what: str, decode_first: Callable | None = _load_vm) -> Callable:
                 bug = e
             try:
                 _diagnose(first, args, kw, decode_first)
+                zeroed = _null_items_zeroed(first) if decode_first is _load_vm else None
+                if zeroed is not None:      # well formed, with null items: answer as Go reads it
+                    return fn(zeroed, *args, **kw)
             except Error:
                 raise
             except RecursionError:
