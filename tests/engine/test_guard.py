@@ -115,3 +115,27 @@ def test_cyclic_and_deep_input_is_bad_input():
         instancetype.expand(_vm(template={"spec": {"domain": {"devices": {}}}, "metadata": {"labels": deep}}),
                             instancetype=IT)
     assert not isinstance(info.value, instancetype.InternalError)
+
+
+# --- what the corpus fuzz (bench/fuzz.py --only corpus) found ----------------------------------
+def test_null_list_items_are_read_as_go_reads_them():
+    """Go decodes a null item of a struct list as the zero struct: well formed, answered."""
+    with_nulls = _vm(template={"spec": {"domain": {"devices": {"disks": [None]}}, "volumes": [None]}})
+    out = instancetype.expand(with_nulls, instancetype=IT, preference=PREF)
+    assert out["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"] == 1
+    vmi = instancetype.build_vmi(with_nulls, instancetype=IT, preference=PREF)
+    assert vmi["kind"] == "VirtualMachineInstance"
+
+
+@pytest.mark.parametrize("call, text", [
+    (lambda: instancetype.admit_vm(VM, instancetype=IT, config={"developerConfiguration": {"featureGates": 1.5}}),
+     r"developerConfiguration.featureGates of type \[\]string"),
+    (lambda: instancetype.expand(VM, objects=1.5), "objects: must be a list"),
+    (lambda: instancetype.expand(VM, objects=[{"kind": "VirtualMachineClusterInstancetype",
+                                               "metadata": {"name": "it", "namespace": {"a": 1}}}]),
+     "metadata.namespace: must be a string"),
+])
+def test_badly_typed_configuration_and_objects_are_input_errors(call, text):
+    with pytest.raises(instancetype.Error, match=text) as info:
+        call()
+    assert not isinstance(info.value, instancetype.InternalError)
