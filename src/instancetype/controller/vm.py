@@ -169,6 +169,13 @@ def _write_status(store: Store, vm: dict, vmi: dict | None, force: bool = False,
     if vmi is not None and (vmi.get("status") or {}).get("phase") == "Running":
         status.update(created=True, ready=True, printableStatus="Running")
         conditions = [_condition("Ready", "True", node.REASON, node.MESSAGE, stamp)]
+    elif vmi is not None:
+        # A VMI that exists but does not run (virt-launcher refused its domain: controller/node.py):
+        # KubeVirt's printable status Starting, and the VMI's conditions copied (syncConditions).
+        status.update(created=True, printableStatus="Starting")
+        status.pop("ready", None)
+        conditions = [_condition(c["type"], c["status"], c.get("reason", ""), c.get("message", ""), stamp)
+                      for c in (vmi.get("status") or {}).get("conditions") or ()]
     else:
         status.pop("created", None)
         status.pop("ready", None)
