@@ -211,6 +211,34 @@ def test_reference_policy_expand_releases_shared_revisions_without_deleting_them
     assert revision_names(shared) == names
 
 
+def test_a_stale_holder_hint_never_keeps_a_revision_nor_loses_one(shared):
+    for name in ("a", "b", "c"):
+        shared.apply(vm(name))
+    first = pins(shared, "a")[0]
+    shared.delete("VirtualMachine", "a")                       # remembers b or c as a holder
+    edited = json.loads(json.dumps(IT))
+    edited["spec"]["cpu"]["guest"] = 2
+    shared.apply(edited)
+    for name in ("b", "c"):                                    # whichever is remembered stops pinning it
+        if name == "c":
+            assert first in revision_names(shared)             # b pinned it until now... c still does
+        stored = shared.get("VirtualMachine", name)
+        stored["spec"]["instancetype"].pop("revisionName")
+        shared.update(stored)
+        shared.restart(name)
+    assert first not in revision_names(shared)
+    # a hint naming a VM that never pinned the revision is only a read
+    edited["spec"]["cpu"]["guest"] = 3
+    shared.apply(edited)
+    shared.apply(vm("d"))
+    third = pins(shared, "d")[0]
+    S._HOLDERS[("default", third)] = "b"                      # b pins the second spec's revision
+    shared.delete("VirtualMachine", "d")
+    assert third not in revision_names(shared) and pins(shared, "b")[0] in revision_names(shared)
+    shared.delete("VirtualMachine", "b"), shared.delete("VirtualMachine", "c")
+    assert revision_names(shared) == []
+
+
 def test_sweep_collects_what_a_missed_release_left(shared):
     shared.apply(vm("vm1")), shared.apply(vm("vm2"))
     names = revision_names(shared)

@@ -75,30 +75,64 @@ def restore(store: Store, name: str, obj: Mapping, kind: str, namespace: str) ->
     return pin(store, obj, kind, namespace)
 
 
-def referenced(store: Store, namespace: str, name: str, *, ignore_uid: str | None = None) -> bool:
-    """Whether a VM of `namespace` (other than `ignore_uid`) pins the revision `name`."""
-    for vm in store.list("VirtualMachine", namespace):
-        if ignore_uid and (vm.get("metadata") or {}).get("uid") == ignore_uid:
-            continue
-        if name in shared.pinned_names(vm):
-            return True
-    return False
+# (namespace, revision) -> the name of a VM last seen pinning it. Only a hint, always checked with
+# a read of that VM, so a stale or foreign entry costs a read and nothing else: it spares the scan
+# of the namespace's VMs on most releases.
+_HOLDERS: dict[tuple[str, str], str] = {}
+_HOLDERS_MAX = 4096
+_LOOKAHEAD = 256   # VMs read past the first holder found, to remember a holder less likely to go next
+
+
+def _holds(store: Store, namespace: str, vm_name: str, revision: str, ignore_uid: str | None) -> bool:
+    try:
+        vm = store.get("VirtualMachine", vm_name, namespace)
+    except NotFound:
+        return False
+    return (vm.get("metadata") or {}).get("uid") != ignore_uid and revision in shared.pinned_names(vm)
+
+
+def _remember(namespace: str, revision: str, vm_name: str) -> None:
+    if len(_HOLDERS) >= _HOLDERS_MAX:
+        _HOLDERS.clear()
+    _HOLDERS[(namespace, revision)] = vm_name
 
 
 def release(store: Store, namespace: str, names: Iterable[str], *, ignore_uid: str | None = None) -> list[str]:
-    """Delete each shared revision of `names` that no VM pins any more; returns the deleted names.
+    """Delete each shared revision of `names` that no VM of `namespace` (other than `ignore_uid`)
+    pins any more; returns the deleted names. A VM remembered pinning it settles it with one read;
+    else one read of the namespace's VMs, stopping soon after every revision is found pinned.
     Names of another form (a VM's own revisions) are left alone: their owner collects them."""
-    deleted = []
+    found: dict[str, dict] = {}
     for name in sorted({n for n in names if shared.is_shared_name(n)}):
         try:
             cr = store.get("ControllerRevision", name, namespace)
         except NotFound:
             continue
-        if not shared.is_shared(cr) or referenced(store, namespace, name, ignore_uid=ignore_uid):
-            continue
+        if shared.is_shared(cr):
+            found[name] = cr
+    unpinned = {n for n in found
+                if not (_HOLDERS.get((namespace, n)) and _holds(store, namespace, _HOLDERS[(namespace, n)], n,
+                                                                ignore_uid))}
+    if unpinned:
+        lookahead = _LOOKAHEAD
+        for vm in store.list("VirtualMachine", namespace):
+            meta = vm.get("metadata") or {}
+            if ignore_uid and meta.get("uid") == ignore_uid:
+                continue
+            held = shared.pinned_names(vm) & found.keys()
+            for name in held:
+                _remember(namespace, name, meta.get("name") or "")
+            unpinned -= held
+            if not unpinned:
+                lookahead -= 1
+                if lookahead <= 0:
+                    break
+    deleted = []
+    for name in sorted(unpinned):
+        _HOLDERS.pop((namespace, name), None)
         try:
             # The uid precondition: a revision re-created meanwhile is another one, kept.
-            store.delete("ControllerRevision", name, namespace, uid=(cr.get("metadata") or {}).get("uid"))
+            store.delete("ControllerRevision", name, namespace, uid=(found[name].get("metadata") or {}).get("uid"))
         except (NotFound, Conflict):
             continue
         deleted.append(name)
