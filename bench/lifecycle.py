@@ -13,7 +13,8 @@ listing 10,000 VMs under one second, memory flat in N.
 
 --shared-revisions: each mode runs twice in the same run, without and then with the KubeVirt
 object's `instancetype.kubevirt.io/shared-revisions: "true"` (rows marked `+shared`), and the
-batch rows add the bytes of stored ControllerRevision JSON per VM. Targets (issue 15): revisions
+batch rows add the bytes of stored ControllerRevision JSON per VM, and a last phase deletes the
+VMs one by one (the collection of shared revisions). Targets (issue 15): revisions
 stored = distinct specs (2 here), state per VM at most half of the per-VM revisions' figure.
 """
 from __future__ import annotations
@@ -88,6 +89,15 @@ def phase(name: str, state: str, n: int, shared: bool = False) -> dict:
                 c.restart(f"vm-{i:05d}")
             dt = time.perf_counter() - t
             out["seconds"], out["per_second"] = dt, n / dt
+        elif name == "delete":
+            # One VM a transaction, as `delete vm NAME` does; shared revisions go with their last VM.
+            t = time.perf_counter()
+            for i in range(n):
+                c.delete("VirtualMachine", f"vm-{i:05d}")
+            dt = time.perf_counter() - t
+            out["seconds"], out["per_second"] = dt, n / dt
+            out["revisions"] = c.store.count("ControllerRevision")
+            out["vmis"] = c.store.count("VirtualMachineInstance")
         elif name == "list":
             t = time.perf_counter()
             count = sum(1 for _ in c.list("VirtualMachine"))
@@ -170,6 +180,8 @@ def main() -> None:
                 if mode == "batch":
                     report(run_phase("list", state, args.vms, shared))
                     report(run_phase("restart", state, args.vms, shared))
+                    if args.shared_revisions:
+                        report(run_phase("delete", state, args.vms, shared))
 
 
 if __name__ == "__main__":
