@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 
 from instancetype.engine import revisions, shared_revisions as shared
 from instancetype.errors import Error
+from instancetype.jsonutil import clone
 from instancetype.store.base import AlreadyExists, Conflict, NotFound, Store
 
 _CAPTURE_ERROR = "error encountered while storing instancetype.kubevirt.io controllerRevisions"
@@ -34,9 +35,28 @@ def enabled(store: Store) -> bool:
     return False
 
 
+# (namespace, kind, uid, generation) of an object -> (its spec, its shared revision as built, read
+# only). The spec is compared on every use: an entry serves only an object holding the same spec.
+_BUILT: dict[tuple, tuple[object, dict]] = {}
+_BUILT_MAX = 256
+
+
+def _build(obj: Mapping, kind: str, namespace: str) -> dict:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    key = (namespace, kind, meta.get("name"), meta.get("uid"), meta.get("generation"))
+    hit = _BUILT.get(key)
+    if hit is not None and hit[0] == obj.get("spec"):
+        return hit[1]
+    built = shared.build_shared_revision(obj, namespace, kind=kind)
+    if len(_BUILT) >= _BUILT_MAX:
+        _BUILT.clear()
+    _BUILT[key] = (clone(obj.get("spec")), built)
+    return built
+
+
 def pin(store: Store, obj: Mapping, kind: str, namespace: str) -> dict:
     """The shared revision holding `obj` in `namespace`, created when it does not exist yet."""
-    built = shared.build_shared_revision(obj, namespace, kind=kind)
+    built = _build(obj, kind, namespace)
     name = built["metadata"]["name"]
     for _ in range(3):   # get, create, and once more if a collection deleted it in between
         try:
@@ -69,8 +89,7 @@ def _reuse(store: Store, built: dict, existing: dict) -> dict:
 def restore(store: Store, name: str, obj: Mapping, kind: str, namespace: str) -> dict | None:
     """Re-create the missing shared revision `name` from `obj` when `obj` still has the spec the
     name was made from (None when it does not: the pinned spec is gone)."""
-    built = shared.build_shared_revision(obj, namespace, kind=kind)
-    if built["metadata"]["name"] != name:
+    if _build(obj, kind, namespace)["metadata"]["name"] != name:
         return None
     return pin(store, obj, kind, namespace)
 
