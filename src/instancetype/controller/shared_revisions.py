@@ -9,8 +9,9 @@ Collection: a shared revision has no ownerReferences (one owner per VM would put
 object, and an instancetype owning it would take the VMs' pinned spec with it when deleted).
 The reference count is derived from the VMs themselves: a shared revision is referenced while a
 VM of its namespace has its name in `spec.<side>.revisionName`. When a VM lets go of one (the VM
-is deleted, re-pinned, or expanded in place) `release` looks for another VM still naming it,
-stopping at the first, and deletes it when there is none. On the embedded store each release runs
+is deleted, re-pinned, or expanded in place) `release` looks for another VM still naming it
+(first the VM last seen holding it, else a read of the namespace's VMs stopping soon after one is
+found), and deletes it when there is none. On the embedded store each release runs
 in the transaction of the write that caused it; a cluster driver feeds its VM-deletion events to
 `on_vm_deleted` and can run `sweep` at resync to collect what a missed event left. A start that
 races a collection finds its revision gone at the next start and re-creates it from the object
@@ -35,7 +36,7 @@ def enabled(store: Store) -> bool:
     return False
 
 
-# (namespace, kind, uid, generation) of an object -> (its spec, its shared revision as built, read
+# (namespace, kind, name, uid, generation) of an object -> (its spec, its shared revision as built, read
 # only). The spec is compared on every use: an entry serves only an object holding the same spec.
 _BUILT: dict[tuple, tuple[object, dict]] = {}
 _BUILT_MAX = 256
