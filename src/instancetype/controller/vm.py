@@ -66,7 +66,7 @@ def _wants_vmi(vm: dict, vmi: dict | None) -> bool | None:
 def reconcile(store: Store, vm: dict, config: dict | None = None) -> dict:
     """Bring the VMI and status of `vm` (as stored) in line with its spec; returns the stored VM."""
     vm = clone(vm)
-    changed = revisions.sync_status_refs(vm)
+    changed = revisions.sync_status_refs(vm, store)
     policy = _reference_policy(config)
     if policy in ("expand", "expandAll") and _has_matchers(vm):
         if policy == "expandAll" or not _has_pinned_refs(vm):
@@ -107,12 +107,7 @@ def _expand_in_place(store: Store, vm: dict, config: dict | None) -> dict:
     for k in ("instancetypeRef", "preferenceRef"):
         (stored.get("status") or {}).pop(k, None)
     _, ns = _name(vm)
-    for name in old_refs:
-        if name:
-            try:
-                store.delete("ControllerRevision", name, ns)
-            except NotFound:
-                pass
+    revisions.release_pins(store, ns, old_refs)
     return reconcile(store, stored, {**(config or {}), "instancetype": {"referencePolicy": "reference"}})
 
 
