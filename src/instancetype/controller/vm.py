@@ -66,7 +66,7 @@ def _wants_vmi(vm: dict, vmi: dict | None) -> bool | None:
 def reconcile(store: Store, vm: dict, config: dict | None = None) -> dict:
     """Bring the VMI and status of `vm` (as stored) in line with its spec; returns the stored VM."""
     vm = clone(vm)
-    changed = revisions.sync_status_refs(vm)
+    changed = revisions.sync_status_refs(vm, store)
     policy = _reference_policy(config)
     if policy in ("expand", "expandAll") and _has_matchers(vm):
         if policy == "expandAll" or not _has_pinned_refs(vm):
@@ -107,12 +107,7 @@ def _expand_in_place(store: Store, vm: dict, config: dict | None) -> dict:
     for k in ("instancetypeRef", "preferenceRef"):
         (stored.get("status") or {}).pop(k, None)
     _, ns = _name(vm)
-    for name in old_refs:
-        if name:
-            try:
-                store.delete("ControllerRevision", name, ns)
-            except NotFound:
-                pass
+    revisions.release_pins(store, ns, old_refs)
     return reconcile(store, stored, {**(config or {}), "instancetype": {"referencePolicy": "reference"}})
 
 
@@ -169,6 +164,13 @@ def _write_status(store: Store, vm: dict, vmi: dict | None, force: bool = False,
     if vmi is not None and (vmi.get("status") or {}).get("phase") == "Running":
         status.update(created=True, ready=True, printableStatus="Running")
         conditions = [_condition("Ready", "True", node.REASON, node.MESSAGE, stamp)]
+    elif vmi is not None:
+        # A VMI that exists but does not run (virt-launcher refused its domain: controller/node.py):
+        # KubeVirt's printable status Starting, and the VMI's conditions copied (syncConditions).
+        status.update(created=True, printableStatus="Starting")
+        status.pop("ready", None)
+        conditions = [_condition(c["type"], c["status"], c.get("reason", ""), c.get("message", ""), stamp)
+                      for c in (vmi.get("status") or {}).get("conditions") or ()]
     else:
         status.pop("created", None)
         status.pop("ready", None)
