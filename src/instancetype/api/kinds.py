@@ -76,6 +76,13 @@ RESOURCES: tuple[Resource, ...] = (
 
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
 
+# Kinds only a cluster has (the controller's leader election): not part of the embedded store.
+CLUSTER_ONLY_RESOURCES: tuple[Resource, ...] = (
+    Resource("Lease", "coordination.k8s.io", "v1", "leases", "lease", True, ()),
+)
+# Every kind the Kubernetes store serves, by kind.
+CLUSTER_BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES + CLUSTER_ONLY_RESOURCES}
+
 
 def resource_for(word: str) -> Resource | None:
     """A resource by kind, plural, singular or short name, any case, optionally `.group`-qualified."""
@@ -109,9 +116,45 @@ WEBHOOK_VM_MUTATOR = "virtualmachines-mutator.kubevirt.io"
 WEBHOOK_VM_VALIDATOR = "virtualmachine-validator.kubevirt.io"
 
 
+WEBHOOK_VMI_MUTATOR = "virtualmachineinstances-mutator.kubevirt.io"
+
+
 def type_validator_webhook(kind: str) -> str:
     """`virtualmachineinstancetype-validator.instancetype.kubevirt.io` and the other three."""
     return f"{kind.lower()}-validator.{GROUP}"
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """One admission webhook of KubeVirt's virt-api, as `install` registers it and `serve` answers
+    it: `path` is virt-api's (pkg/virt-operator/resource/generate/components/webhooks.go)."""
+
+    name: str
+    path: str
+    mutating: bool
+    kind: str                      # the kind it admits
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+
+    @property
+    def resource(self) -> Resource:
+        return BY_KIND[self.kind]
+
+
+# NewVirtAPIMutatingWebhookConfiguration / NewVirtAPIValidatingWebhookConfiguration at v1.9: the
+# webhooks of the kinds this system serves (the VM mutator and validator, the VMI mutator, the
+# four type validators); all are failurePolicy Fail, sideEffects None.
+WEBHOOKS: tuple[Webhook, ...] = (
+    Webhook(WEBHOOK_VM_MUTATOR, "/virtualmachines-mutate", True, "VirtualMachine"),
+    Webhook(WEBHOOK_VMI_MUTATOR, "/virtualmachineinstances-mutate", True, "VirtualMachineInstance"),
+    Webhook(WEBHOOK_VM_VALIDATOR, "/virtualmachines-validate", False, "VirtualMachine"),
+    Webhook(type_validator_webhook(INSTANCETYPE), "/virtualmachineinstancetypes-validate", False, INSTANCETYPE),
+    Webhook(type_validator_webhook(CLUSTER_INSTANCETYPE), "/virtualmachineclusterinstancetypes-validate", False,
+            CLUSTER_INSTANCETYPE),
+    Webhook(type_validator_webhook(PREFERENCE), "/virtualmachinepreferences-validate", False, PREFERENCE),
+    Webhook(type_validator_webhook(CLUSTER_PREFERENCE), "/virtualmachineclusterpreferences-validate", False,
+            CLUSTER_PREFERENCE),
+)
+WEBHOOK_BY_PATH: dict[str, Webhook] = {w.path: w for w in WEBHOOKS}
 
 
 # Kinds a matcher may name (lowercase, singular or plural); empty means the cluster kind.
