@@ -98,8 +98,8 @@ def get_cmd(ctx, args, namespace, all_namespaces, fmt, selector, field_selector,
             from .watch import follow
 
             initial = _objects(cluster, targets[0], query, errors) if table_watch else None
-            follow(cluster, targets[0], query, since, fmt, printer, show_labels, initial=initial,
-                   no_headers=no_headers)
+            return follow(cluster, targets[0], query, since, fmt, printer, show_labels, initial=initial,
+                          no_headers=no_headers)
     return 1 if errors else 0
 
 

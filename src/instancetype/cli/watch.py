@@ -14,7 +14,18 @@ from .kubectl import Target, go_json, namespace_of
 
 
 def follow(cluster: Any, target: Target, query: Any, since: Any, fmt: str | None, printer: Any,
-           show_labels: bool, *, initial: Any = None, no_headers: bool = False) -> None:
+           show_labels: bool, *, initial: Any = None, no_headers: bool = False) -> int:
+    """Print until interrupted; returns kubectl's exit status on Ctrl-C (its interrupt handler's
+    `os.Exit(1)`, nothing printed)."""
+    try:
+        _follow(cluster, target, query, since, fmt, printer, show_labels, initial, no_headers)
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+    return 1
+
+
+def _follow(cluster: Any, target: Target, query: Any, since: Any, fmt: str | None, printer: Any,
+            show_labels: bool, initial: Any, no_headers: bool) -> None:
     res = target.resource
     ns = None if query.all_namespaces else namespace_of(res, query.namespace)
     labels = parse_label_selector(query.selector) if query.selector else None
