@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from .kubectl import CommandError, cluster_of, namespace_option, reports_errors
+from .kubectl import complete_args, CommandError, cluster_of, namespace_option, reports_errors
 
 HEADER = ("# Please edit the object below. Lines beginning with a '#' will be ignored,\n"
           "# and an empty file will abort the edit. If an error occurs while saving this file will be\n"
@@ -136,7 +136,7 @@ def _printed(obj: dict, fmt: str) -> str:
 
 
 @click.command("edit")
-@click.argument("args", nargs=-1)
+@click.argument("args", nargs=-1, shell_complete=complete_args)
 @namespace_option
 @click.option("-o", "--output", "fmt", default="yaml", help="yaml (default) or json: the format to edit in.")
 @click.pass_context

@@ -14,7 +14,7 @@ import click
 from instancetype.jsonutil import sorted_keys
 
 from . import tables
-from .kubectl import (CommandError, Target, api_error_text, cluster_of, fail, go_json, namespace_of,
+from .kubectl import (complete_args, CommandError, Target, api_error_text, cluster_of, fail, go_json, namespace_of,
                       namespace_option, parse_targets, reports_errors)
 
 _OUTPUTS = ("yaml", "json", "name", "wide")
@@ -37,7 +37,7 @@ def _labels_text(obj: dict) -> str:
 
 
 @click.command("get")
-@click.argument("args", nargs=-1)
+@click.argument("args", nargs=-1, shell_complete=complete_args)
 @namespace_option
 @click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="List across all namespaces.")
 @click.option("-o", "--output", "fmt", default=None, metavar="FORMAT",
@@ -319,7 +319,7 @@ def describe_text(obj: dict) -> str:
 
 
 @click.command("describe")
-@click.argument("args", nargs=-1)
+@click.argument("args", nargs=-1, shell_complete=complete_args)
 @namespace_option
 @click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="Across all namespaces.")
 @click.option("-l", "--selector", default=None, help="Label selector.")

@@ -242,3 +242,16 @@ def check_namespace(d: Any, namespace: str | None) -> None:
 filename_option = click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
                                help="A file, a directory or - for stdin. Repeatable.")
 namespace_option = click.option("-n", "--namespace", default=None, help="The namespace (default: default).")
+
+
+def complete_args(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Shell completion of `TYPE [NAME...]` / `TYPE/NAME` (loaded only when the shell asks)."""
+    from .completion_cmd import complete_resource_args
+
+    return complete_resource_args(ctx, param, incomplete)
+
+
+def complete_vms(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    from .completion_cmd import complete_vm_names
+
+    return complete_vm_names(ctx, param, incomplete)

@@ -15,7 +15,7 @@ import click
 
 from instancetype.jsonutil import clone
 
-from .kubectl import DRY_RUN_SUFFIX, CommandError, cluster_of, dry_run_mode, namespace_option, reports_errors, undone
+from .kubectl import complete_args, DRY_RUN_SUFFIX, CommandError, cluster_of, dry_run_mode, namespace_option, reports_errors, undone
 
 
 _LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
@@ -173,7 +173,7 @@ def _run(ctx, field: str, args, namespace, all_namespaces, selector, field_selec
 
 def _options(fn):
     for opt in reversed([
-        click.argument("args", nargs=-1),
+        click.argument("args", nargs=-1, shell_complete=complete_args),
         namespace_option,
         click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="Across all namespaces."),
         click.option("-l", "--selector", default=None, help="Label selector of the objects to change."),

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .kubectl import (DRY_RUN_SUFFIX, CommandError, cluster_of, dry_run_mode, go_json, namespace_option,
+from .kubectl import (complete_args, DRY_RUN_SUFFIX, CommandError, cluster_of, dry_run_mode, go_json, namespace_option,
                       reports_errors, undone)
 
 PATCH_TYPES = ("json", "merge", "strategic")
@@ -65,7 +65,7 @@ def patched_object(res, current: dict, patch, patch_type: str) -> dict:
 
 
 @click.command("patch")
-@click.argument("args", nargs=-1)
+@click.argument("args", nargs=-1, shell_complete=complete_args)
 @namespace_option
 @click.option("-p", "--patch", "patch_text", default=None, help="The patch (JSON or YAML).")
 @click.option("--patch-file", default=None, metavar="FILE", help="A file holding the patch.")
