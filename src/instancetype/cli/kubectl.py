@@ -50,11 +50,23 @@ def reports_errors(fn: Callable[..., int]) -> Callable[..., int]:
 
 @contextmanager
 def cluster_of(ctx: click.Context) -> Iterator[Any]:
-    """The embedded cluster at `--state` / `$INSTANCETYPE_STATE` / the default path, closed on exit."""
-    from instancetype.controller.cluster import Cluster
+    """The embedded cluster at `--state` / `$INSTANCETYPE_STATE` / the default path, or the
+    Kubernetes cluster `--kubeconfig` / `--cluster` / `--context` names; closed on exit."""
+    from .cluster_options import cluster_choice
 
     state = (ctx.find_root().obj or {}).get("state") if ctx is not None else None
-    cluster = Cluster.open(state)
+    choice = cluster_choice(ctx)
+    if choice is not None:
+        if state and ctx.find_root().get_parameter_source("state") == click.core.ParameterSource.COMMANDLINE:
+            raise CommandError("error: --state is the embedded store's; it cannot be used with a cluster "
+                               "(--kubeconfig, --cluster, --context)")
+        from .remote import RemoteCluster
+
+        cluster = RemoteCluster.open(*choice)
+    else:
+        from instancetype.controller.cluster import Cluster
+
+        cluster = Cluster.open(state)
     try:
         yield cluster
     finally:
@@ -134,7 +146,13 @@ class _Undo(Exception):
 
 @contextmanager
 def undone(store: Any) -> Iterator[None]:
-    """A transaction that is always rolled back: the writes run (admission and all), nothing stays."""
+    """A transaction that is always rolled back: the writes run (admission and all), nothing stays.
+    On a cluster (no transactions), the API server's own dry run."""
+    scope = getattr(store, "dry_run_scope", None)
+    if scope is not None:
+        with scope():
+            yield
+        return
     try:
         with store.transaction():
             yield

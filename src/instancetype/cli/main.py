@@ -16,6 +16,7 @@ import importlib
 import click
 
 from instancetype.cli import EMPTY_STATE
+from instancetype.cli.cluster_options import cluster_options
 
 # command name -> (module, attribute, one-line help). Modules are imported on use.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -69,6 +70,7 @@ class LazyGroup(click.Group):
 @click.option("--state", envvar="INSTANCETYPE_STATE", default=None, metavar="PATH",
               help="The embedded store's state file (default: $XDG_DATA_HOME/instancetype/state.db).")
 @click.version_option(package_name="instancetype", prog_name="instancetype")
+@cluster_options
 @click.pass_context
 def cli(ctx: click.Context, state: str | None) -> None:
     """KubeVirt instancetypes and preferences, with or without a cluster."""

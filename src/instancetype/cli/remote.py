@@ -1,0 +1,192 @@
+"""The command line on a Kubernetes cluster: the same methods as the embedded `Cluster`, driven
+through the API server (`store.kube.KubeStore`).
+
+On a cluster the API server runs admission (the webhooks `instancetype serve` answers) and the
+controller reconciles; the command line only sends requests, as kubectl and virtctl do:
+
+* `apply`: kubectl's client-side apply (GET, then create, or the three-way merge patch of
+  `controller.apply` sent as a merge patch); `update` a PUT with the read resourceVersion.
+* `start` / `stop` / `restart`: `PUT /apis/subresources.kubevirt.io/v1/namespaces/NS/
+  virtualmachines/NAME/<action>` (virtctl's requests); `expand_vm`: `GET .../expand-spec`.
+* dry runs: the API server's `dryRun=All` (a cluster has no transaction to roll back).
+
+A cluster is only ever used when the command line names one (`--kubeconfig`, `--cluster`,
+`--context`): see `cluster_options`.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from instancetype.api.kinds import BY_KIND
+from instancetype.errors import LoadError
+from instancetype.store.base import BadRequest, NotFound, check_json
+from instancetype.store.kube.store import KubeStore
+
+SUBRESOURCE_GROUP = "subresources.kubevirt.io/v1"
+
+
+class CommandLineKubeStore(KubeStore):
+    """A KubeStore whose writes carry `dryRun=All` inside `dry_run_scope()`."""
+
+    dry_run = False
+
+    @contextmanager
+    def dry_run_scope(self) -> Iterator[None]:
+        previous, self.dry_run = self.dry_run, True
+        try:
+            yield
+        finally:
+            self.dry_run = previous
+
+    def _send(self, method: str, res: Any, **kw: Any) -> Any:
+        if self.dry_run and method in ("post", "put", "patch", "delete"):
+            kw["params"] = {**(kw.get("params") or {}), "dryRun": "All"}
+        return super()._send(method, res, **kw)
+
+    def request(self, method: str, path: str, body: Any = None) -> dict:
+        """A request to any path of the API server (the subresource API), Kubernetes' errors as the
+        store's; a 404 without a Status is virtctl's `the server could not find the requested
+        resource`."""
+        import msgspec
+
+        from instancetype.store.kube.client import api_errors
+
+        gc = self._gc
+        params = {"dryRun": "All"} if self.dry_run and method != "GET" else None
+        with api_errors(self.server):
+            req = gc._client.build_request(method, path, json=body, params=params)
+            resp = gc.send(req)
+            gc.raise_for_status(resp)
+        if not resp.content:
+            return {}
+        try:
+            return msgspec.json.decode(resp.content)
+        except msgspec.DecodeError:
+            return {}
+
+
+class RemoteCluster:
+    """The methods of `controller.Cluster` the command line uses, on a Kubernetes cluster."""
+
+    remote = True
+    images = None
+
+    def __init__(self, store: CommandLineKubeStore):
+        self.store = store
+
+    @classmethod
+    def open(cls, kubeconfig: str | None, context: str | None) -> "RemoteCluster":
+        store = CommandLineKubeStore(kubeconfig, context)
+        try:
+            store.ping()      # one clear line now for an unreachable or unauthorised cluster
+        except BaseException:
+            store.close()
+            raise
+        return cls(store)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def config(self, store: Any = None) -> dict | None:
+        for kv in self.store.list("KubeVirt"):
+            return (kv.get("spec") or {}).get("configuration") or {}
+        return None
+
+    # --- reads -----------------------------------------------------------------------------------
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        return self.store.get(kind, name, namespace)
+
+    def list(self, kind: str, namespace: str | None = None, **selectors: Any) -> Iterator[dict]:
+        return self.store.list(kind, namespace, **selectors)
+
+    # --- writes ----------------------------------------------------------------------------------
+
+    def apply(self, obj: dict, *, namespace: str | None = None):
+        from instancetype.api.versions import needs_upgrade, upgrade
+        from instancetype.controller.apply import original_of, three_way_patch, with_last_applied
+        from instancetype.controller.cluster import ApplyResult
+        from instancetype.store.base import check_create
+
+        if not isinstance(obj, dict) or not obj.get("kind"):
+            raise LoadError("apply: not a Kubernetes object")
+        check_json(obj)
+        if not isinstance(obj.get("metadata") or {}, dict):
+            raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
+        applied = with_last_applied(obj)
+        converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
+        check_create(converted, namespace)
+        kind = converted["kind"]
+        meta = converted.get("metadata") or {}
+        name = meta.get("name") or ""
+        res = BY_KIND.get(kind)
+        ns = (meta.get("namespace") or namespace or "default") if res is not None and res.namespaced else None
+        try:
+            current = self.store.get(kind, name, ns) if name else None
+        except NotFound:
+            current = None
+        if current is None:
+            return ApplyResult("created", self.store.create(converted, namespace=ns), warnings)
+        original = original_of(current)
+        if original is not None and needs_upgrade(original):
+            original = upgrade(original)[0]
+        patch = three_way_patch(original, converted, current)
+        if not patch:
+            return ApplyResult("unchanged", current, warnings)
+        return ApplyResult("configured", self.store.patch(kind, name, patch, ns), warnings)
+
+    def create(self, obj: dict, *, namespace: str | None = None):
+        from instancetype.controller.cluster import ApplyResult
+
+        return ApplyResult("created", self.store.create(obj, namespace=namespace))
+
+    def update(self, obj: dict):
+        from instancetype.controller.cluster import ApplyResult
+
+        return ApplyResult("configured", self.store.update(obj))
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        return self.store.delete(kind, name, namespace)
+
+    def sync_catalog(self, *, dry_run: bool = False) -> list:
+        from instancetype.controller import catalog_sync
+
+        if dry_run:
+            with self.store.dry_run_scope():
+                return catalog_sync.sync(self.store, dry_run=True)
+        return catalog_sync.sync(self.store)
+
+    # --- virtctl: KubeVirt's subresource API ----------------------------------------------------
+
+    def _vm_path(self, name: str, namespace: str | None, action: str) -> str:
+        ns = namespace or self.store.default_namespace
+        return f"/apis/{SUBRESOURCE_GROUP}/namespaces/{ns}/virtualmachines/{name}/{action}"
+
+    def _vm_action(self, action: str, name: str, namespace: str | None, body: dict | None = None) -> dict:
+        try:
+            return self.store.request("PUT", self._vm_path(name, namespace, action), body or {})
+        except NotFound as e:
+            if not getattr(e, "kind", ""):
+                # No subresource API answers (virtctl's words for the aggregator's 404).
+                raise NotFound(f"the server could not find the requested resource (put "
+                               f"virtualmachines.kubevirt.io {name})", kind="subresource") from None
+            raise
+
+    def start(self, name: str, namespace: str | None = None) -> dict:
+        return self._vm_action("start", name, namespace)
+
+    def stop(self, name: str, namespace: str | None = None, **options: Any) -> dict:
+        return self._vm_action("stop", name, namespace, options or None)
+
+    def restart(self, name: str, namespace: str | None = None, **options: Any) -> dict:
+        return self._vm_action("restart", name, namespace, options or None)
+
+    def expand_vm(self, name: str, namespace: str | None = None) -> dict:
+        try:
+            return self.store.request("GET", self._vm_path(name, namespace, "expand-spec"))
+        except NotFound as e:
+            if not getattr(e, "kind", ""):
+                raise NotFound(f"the server could not find the requested resource (get "
+                               f"virtualmachines.kubevirt.io {name})", kind="subresource") from None
+            raise
