@@ -43,9 +43,10 @@ def test_patch_merge_json_and_no_change(state):
 def test_patch_refusals_as_kubectl(state):
     # kubectl's default type is strategic, which the API server refuses for custom resources.
     r = run(state, "patch", "vm", "vm1", "-p", '{"spec":{}}')
-    assert r.code == 1 and r.err.startswith("Error from server (UnsupportedMediaType): the body of the request was "
-                                            "in an unknown format - accepted media types include: "
-                                            "application/json-patch+json, application/merge-patch+json")
+    assert (r.code, r.err) == (1, "error: application/strategic-merge-patch+json is not supported by kubevirt.io/v1, "
+                                  "Kind=VirtualMachine: the body of the request was in an unknown format - accepted "
+                                  "media types include: application/json-patch+json, application/merge-patch+json, "
+                                  "application/apply-patch+yaml\n")
     r = run(state, "patch", "vm", "vm1", "--type", "json", "-p", '[{"op":"remove","path":"/spec/nothing"}]')
     assert (r.code, r.err) == (1, "The request is invalid: the server rejected our request due to an error in "
                                   "our request\n")

@@ -94,7 +94,7 @@ def write_failure_text(e: Exception, obj: dict) -> str:
 
             return refusal_text(result, webhook=webhook, obj=obj)
         return f'Error from server (BadRequest): admission webhook "{webhook}" denied the request: {result.message}'
-    if getattr(e, "reason", "") == "Invalid" and getattr(e, "causes", None):
+    if getattr(e, "reason", "") == "Invalid" and getattr(e, "causes", None) and (e.kind or e.name):
         from .apply_cmd import invalid_failure
 
         return invalid_failure(e.kind, e.name, e.causes, verb="patching", source="").alone

@@ -77,6 +77,11 @@ def api_error_text(e: Any) -> str:
     """An API error as kubectl prints it (cmdutil `StandardErrorMessage`)."""
     reason = getattr(e, "reason", "")
     if reason == "Invalid":
+        causes = list(getattr(e, "causes", None) or ())
+        if causes and not (getattr(e, "kind", "") or getattr(e, "name", "")):
+            # A Status naming no object (an admission webhook's): "The request is invalid: <causes>".
+            parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+            return "The request is invalid: " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
         return f"The {e}" if ' is invalid' in str(e) else f"The request is invalid: {e}"
     if reason:
         return f"Error from server ({reason}): {e}"

@@ -89,7 +89,8 @@ CHANGE_CAUSE = "kubernetes.io/change-cause"
 
 def _overwrite_errors(field: str, current: dict, new: dict[str, str]) -> str | None:
     if field == "labels":
-        errs = [f"'{k}' already has a value ({current[k]}), and --overwrite is false" for k in new if k in current]
+        errs = [f"'{k}' already has a value ({current[k]}), and --overwrite is false" for k, v in new.items()
+                if k in current and current[k] != v]
         if not errs:
             return None
         return errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"

@@ -1,7 +1,7 @@
 """kubectl `patch`: `--type merge` (RFC 7386), `json` (RFC 6902) or `strategic` (the default).
 
-As on the API server, a strategic merge patch is refused for custom resources (415, the media
-types a CRD accepts); on the built-in kinds it is applied as a merge patch (their lists that
+As kubectl does, a strategic merge patch is refused for custom resources (the media types a
+CRD accepts); on the built-in kinds it is applied as a merge patch (their lists that
 strategic merge would merge by key are not among what this project stores).
 The patched object goes through the same update path as `apply` (admission, then the controller).
 Prints `<resource>.<group>/<name> patched`, or `patched (no change)` when nothing changed.
@@ -17,9 +17,10 @@ from .kubectl import (complete_args, DRY_RUN_SUFFIX, CommandError, cluster_of, d
 
 PATCH_TYPES = ("json", "merge", "strategic")
 BUILTIN_GROUPS = ("", "apps", "coordination.k8s.io")
-UNSUPPORTED_MEDIA = ("Error from server (UnsupportedMediaType): the body of the request was in an unknown format - "
-                     "accepted media types include: application/json-patch+json, application/merge-patch+json, "
-                     "application/apply-patch+yaml")
+# kubectl's own refusal, from the media types the API server's discovery lists for a custom resource.
+UNSUPPORTED_MEDIA = ("error: application/strategic-merge-patch+json is not supported by {gv}, Kind={kind}: the body "
+                     "of the request was in an unknown format - accepted media types include: "
+                     "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
 REJECTED = "The request is invalid: the server rejected our request due to an error in our request"
 
 
@@ -40,7 +41,7 @@ def patched_object(res, current: dict, patch, patch_type: str) -> dict:
     from .jsonpatch import PatchError, PatchFormatError, apply_patch
 
     if patch_type == "strategic" and res.group not in BUILTIN_GROUPS:
-        raise CommandError(UNSUPPORTED_MEDIA)
+        raise CommandError(UNSUPPORTED_MEDIA.format(gv=res.api_version, kind=res.kind))
     if patch_type == "json":
         try:
             out = apply_patch(current, patch)

@@ -66,6 +66,30 @@ class CommandLineKubeStore(KubeStore):
             return {}
 
 
+def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
+    """The object with kubectl's `last-applied-configuration` (apply's GetModifiedConfiguration):
+    the object as kubectl sends it (its namespace set, `annotations` present even when empty, the
+    annotation itself left out), JSON with sorted keys and Go's escapes, and a newline. Written
+    exactly so that kubectl and this command line can apply the same objects in turn."""
+    from instancetype.controller.apply import LAST_APPLIED
+    from instancetype.jsonutil import clone
+
+    from .kubectl import go_json
+
+    out = clone(obj)
+    meta = out.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != LAST_APPLIED}
+    meta["annotations"] = annotations
+    out["metadata"] = meta
+    text = go_json(out) + "\n"
+    out = clone(out)
+    out["metadata"]["annotations"] = {**annotations, LAST_APPLIED: text}
+    return out
+
+
 class RemoteCluster:
     """The methods of `controller.Cluster` the command line uses, on a Kubernetes cluster."""
 
@@ -105,7 +129,7 @@ class RemoteCluster:
 
     def apply(self, obj: dict, *, namespace: str | None = None):
         from instancetype.api.versions import needs_upgrade, upgrade
-        from instancetype.controller.apply import original_of, three_way_patch, with_last_applied
+        from instancetype.controller.apply import original_of, three_way_patch
         from instancetype.controller.cluster import ApplyResult
         from instancetype.store.base import check_create
 
@@ -114,14 +138,14 @@ class RemoteCluster:
         check_json(obj)
         if not isinstance(obj.get("metadata") or {}, dict):
             raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
-        applied = with_last_applied(obj)
+        res = BY_KIND.get(obj.get("kind", ""))
+        meta = obj.get("metadata") or {}
+        ns = (meta.get("namespace") or namespace or "default") if res is not None and res.namespaced else None
+        applied = kubectl_last_applied(obj, ns)
         converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
         check_create(converted, namespace)
         kind = converted["kind"]
-        meta = converted.get("metadata") or {}
-        name = meta.get("name") or ""
-        res = BY_KIND.get(kind)
-        ns = (meta.get("namespace") or namespace or "default") if res is not None and res.namespaced else None
+        name = (converted.get("metadata") or {}).get("name") or ""
         try:
             current = self.store.get(kind, name, ns) if name else None
         except NotFound:
