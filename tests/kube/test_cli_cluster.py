@@ -240,3 +240,40 @@ def test_virtctl_verbs_without_the_subresource_api(installed, namespace):
                stdin=INSTANCETYPE + "---\n" + VM).returncode == 0
     p = cli(kube, "--kubeconfig", str(kube.kubeconfig), "start", "vm1", "-n", ns)
     assert p.returncode == 1 and len(p.stderr.splitlines()) == 1 and "Traceback" not in p.stderr, p.stderr
+
+
+def test_image_upload_on_a_cluster_creates_the_claims_and_says_the_bytes_are_not_sent(installed, namespace,
+                                                                                      tmp_path):
+    kube, ns = installed, namespace
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"\0" * 4096)
+    p = cli(kube, "--kubeconfig", str(kube.kubeconfig), "image-upload", "dv", "cirros", "-n", ns, "--size", "1Gi",
+            "--image-path", str(image), "--default-instancetype", "u1.medium",
+            "--default-instancetype-kind", "VirtualMachineClusterInstancetype", "--default-preference", "cirros",
+            "--default-preference-kind", "VirtualMachineClusterPreference")
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stdout == f"PVC {ns}/cirros not found\nDataVolume {ns}/cirros created\n"
+    assert p.stderr.splitlines() == [f"the image bytes were not sent: no CDI upload proxy answers on this cluster "
+                                     f"(the DataVolume {ns}/cirros is created and waits for them)"]
+    labels = json.loads(kube.kubectl("get", "pvc", "cirros", "-n", ns, "-o", "jsonpath={.metadata.labels}").stdout)
+    assert labels == {"app": "containerized-data-importer", "app.kubernetes.io/component": "storage",
+                      "app.kubernetes.io/managed-by": "cdi-controller",
+                      "instancetype.kubevirt.io/default-instancetype": "u1.medium",
+                      "instancetype.kubevirt.io/default-instancetype-kind": "VirtualMachineClusterInstancetype",
+                      "instancetype.kubevirt.io/default-preference": "cirros",
+                      "instancetype.kubevirt.io/default-preference-kind": "VirtualMachineClusterPreference"}
+    assert kube.kubectl("get", "dv", "cirros", "-n", ns, "-o", "name").stdout == \
+        "datavolume.cdi.kubevirt.io/cirros\n"
+
+
+def test_catalog_sync_describe_wait_on_a_cluster(installed, namespace):
+    kube, ns = installed, namespace
+    p = cli(kube, "--kubeconfig", str(kube.kubeconfig), "catalog", "sync", "--dry-run")
+    assert (p.returncode, p.stdout) == (0, "catalogue up to date\n"), p.stderr     # install deployed it
+    assert cli(kube, "--kubeconfig", str(kube.kubeconfig), "apply", "-n", ns, "-f", "-",
+               stdin=INSTANCETYPE).returncode == 0
+    p = cli(kube, "--kubeconfig", str(kube.kubeconfig), "describe", "vmf", "small", "-n", ns)
+    assert p.stdout.startswith(f"Name:         small\nNamespace:    {ns}\n")
+    p = cli(kube, "--kubeconfig", str(kube.kubeconfig), "wait", "vmf/small", "-n", ns, "--for=delete", "--timeout=1s")
+    assert p.returncode == 1 and p.stderr == "error: timed out waiting for the condition on " \
+                                             "virtualmachineinstancetypes/small\n"

@@ -112,6 +112,12 @@ class RemoteCluster:
     def close(self) -> None:
         self.store.close()
 
+    def __enter__(self) -> "RemoteCluster":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
     def config(self, store: Any = None) -> dict | None:
         for kv in self.store.list("KubeVirt"):
             return (kv.get("spec") or {}).get("configuration") or {}
@@ -174,12 +180,40 @@ class RemoteCluster:
         return self.store.delete(kind, name, namespace)
 
     def sync_catalog(self, *, dry_run: bool = False) -> list:
-        from instancetype.controller import catalog_sync
+        """virt-operator's catalogue deployment as `install` does it (its registry annotation),
+        admitted by the API server's webhooks."""
+        from instancetype.catalog import MANAGED_SELECTOR
+        from instancetype.controller.catalog_sync import plan
+        from instancetype.deploy import catalogue_objects
+        from instancetype.jsonutil import clone
 
-        if dry_run:
-            with self.store.dry_run_scope():
-                return catalog_sync.sync(self.store, dry_run=True)
-        return catalog_sync.sync(self.store)
+        store = self.store
+        kubevirt = next(iter(store.list("KubeVirt")), None)
+
+        def get_live(kind: str, name: str) -> dict | None:
+            try:
+                return store.get(kind, name)
+            except NotFound:
+                return None
+
+        steps = plan(catalogue_objects(kubevirt), get_live,
+                     lambda kind: store.list(kind, label_selector=MANAGED_SELECTOR))
+        changes = []
+        for step in steps:
+            if step.action == "unchanged":
+                continue
+            changes.append(step.change)
+            if dry_run:
+                continue
+            if step.action == "created":
+                store.create(step.want)
+            elif step.action == "configured":
+                replacement = clone(step.want)
+                replacement["metadata"]["resourceVersion"] = step.live["metadata"].get("resourceVersion")
+                store.update(replacement)
+            else:
+                store.delete(step.kind, step.name)
+        return changes
 
     # --- virtctl: KubeVirt's subresource API ----------------------------------------------------
 
