@@ -15,7 +15,8 @@ import click
 from instancetype.api import kinds, names
 from instancetype.api.gotext import quote
 
-from .kubectl import (complete_args, DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_namespace, cluster_of,
+from .completers import complete_args
+from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_namespace, cluster_of,
                       dry_run_mode, filename_option, mapping_error, namespace_of, namespace_option, parse_targets,
                       report, reports_errors, source_name, stored_kind)
 

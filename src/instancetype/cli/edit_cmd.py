@@ -18,7 +18,8 @@ from typing import Any
 
 import click
 
-from .kubectl import complete_args, CommandError, cluster_of, namespace_option, reports_errors
+from .completers import complete_args
+from .kubectl import CommandError, cluster_of, namespace_option, reports_errors
 
 HEADER = ("# Please edit the object below. Lines beginning with a '#' will be ignored,\n"
           "# and an empty file will abort the edit. If an error occurs while saving this file will be\n"

@@ -14,26 +14,16 @@ import click
 from instancetype.jsonutil import sorted_keys
 
 from . import tables
-from .kubectl import (complete_args, CommandError, Target, api_error_text, cluster_of, fail, go_json, namespace_of,
+from .listing import _labels_text, _no_resources, _yaml  # noqa: F401 (patch_cmd, edit_cmd use _yaml)
+from .completers import complete_args
+from .kubectl import (CommandError, Target, api_error_text, cluster_of, fail, go_json, namespace_of,
                       namespace_option, parse_targets, reports_errors)
 
 _OUTPUTS = ("yaml", "json", "name", "wide")
 
 
-def _yaml(obj: Any) -> str:
-    """YAML as kubectl's `get -o yaml` prints it: keys sorted, long lines folded at 80 columns."""
-    from .output import yaml_text
-
-    return yaml_text(sorted_keys(obj), width=80)
-
-
 def _as_list(items: list[dict]) -> dict:
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
-
-
-def _labels_text(obj: dict) -> str:
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    return ",".join(f"{k}={labels[k]}" for k in sorted(labels)) or "<none>"
 
 
 @click.command("get")
@@ -177,13 +167,6 @@ def _peek(rows: Iterable[list[str]]) -> Iterator[list[str]] | None:
             yield from it
         return chain()
     return None
-
-
-def _no_resources(targets: list[Target], namespace: str | None, all_namespaces: bool) -> None:
-    if all_namespaces or not any(t.resource.namespaced for t in targets):
-        fail("No resources found")
-    else:
-        fail(f"No resources found in {namespace or 'default'} namespace.")
 
 
 def _objects(cluster, t: Target, query: _Query, errors: list[str]) -> Iterator[dict]:

@@ -88,17 +88,7 @@ def api_error_text(e: Any) -> str:
     return f"error: {e}"
 
 
-# Go's encoding/json escapes these even in a string it prints (HTML safety, JavaScript line ends).
-_GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
-
-
-def go_json(v: Any, *, indent: int | None = None) -> str:
-    """JSON as kubectl's Go encoder writes it: keys sorted, Go's escapes; compact unless `indent`."""
-    text = json.dumps(v, sort_keys=True, indent=indent, separators=None if indent else (",", ":"),
-                      ensure_ascii=False)
-    for ch, esc in _GO_ESCAPES:
-        text = text.replace(ch, esc)
-    return text
+from .gojson import go_json  # noqa: E402,F401 (re-exported: the commands import it from here)
 
 
 # --- errors collected while going on (kubectl's ContinueOnError + CheckErr) ------------------------
@@ -266,15 +256,3 @@ filename_option = click.option("-f", "--filename", "filenames", multiple=True, m
                                help="A file, a directory or - for stdin. Repeatable.")
 namespace_option = click.option("-n", "--namespace", default=None, help="The namespace (default: default).")
 
-
-def complete_args(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
-    """Shell completion of `TYPE [NAME...]` / `TYPE/NAME` (loaded only when the shell asks)."""
-    from .completion_cmd import complete_resource_args
-
-    return complete_resource_args(ctx, param, incomplete)
-
-
-def complete_vms(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
-    from .completion_cmd import complete_vm_names
-
-    return complete_vm_names(ctx, param, incomplete)

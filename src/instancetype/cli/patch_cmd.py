@@ -12,7 +12,8 @@ import sys
 
 import click
 
-from .kubectl import (complete_args, DRY_RUN_SUFFIX, CommandError, cluster_of, dry_run_mode, go_json, namespace_option,
+from .completers import complete_args
+from .kubectl import (DRY_RUN_SUFFIX, CommandError, cluster_of, dry_run_mode, go_json, namespace_option,
                       reports_errors, undone)
 
 PATCH_TYPES = ("json", "merge", "strategic")

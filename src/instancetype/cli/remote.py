@@ -74,7 +74,7 @@ def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
     from instancetype.controller.apply import LAST_APPLIED
     from instancetype.jsonutil import clone
 
-    from .kubectl import go_json
+    from .gojson import go_json
 
     out = clone(obj)
     meta = out.get("metadata")

@@ -11,7 +11,8 @@ import sys
 
 import click
 
-from .kubectl import CommandError, cluster_of, complete_vms, namespace_option, reports_errors, undone
+from .completers import complete_vms
+from .kubectl import CommandError, cluster_of, namespace_option, reports_errors, undone
 
 # action -> (error format, error format with --force); `{}` is the API error.
 _ERRORS = {

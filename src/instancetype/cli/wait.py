@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 import click
 
-from .kubectl import (complete_args, CommandError, Failure, api_failure, cluster_of, namespace_of, namespace_option,
+from .completers import complete_args
+from .kubectl import (CommandError, Failure, api_failure, cluster_of, namespace_of, namespace_option,
                       parse_targets, report, reports_errors)
 
 POLL_SECONDS = 0.1

@@ -33,7 +33,7 @@ def _follow(cluster: Any, target: Target, query: Any, since: Any, fmt: str | Non
     names = set(target.names)
     cols = tables.columns_for(res.kind, fmt == "wide")
     if show_labels:
-        from .get import _labels_text
+        from .listing import _labels_text
 
         cols = cols + [tables.Column("LABELS", lambda o, n: _labels_text(o))]
     ns_col = query.all_namespaces and res.namespaced
@@ -56,7 +56,7 @@ def _follow(cluster: Any, target: Target, query: Any, since: Any, fmt: str | Non
         elif fmt == "json":
             sys.stdout.write(go_json(obj, indent=4) + "\n")
         elif fmt == "yaml":
-            from .get import _yaml
+            from .listing import _yaml
 
             sys.stdout.write("---\n" + _yaml(obj))
         elif fmt == "name":
@@ -72,7 +72,7 @@ def _initial_table(writer: Any, objs: Any, cols: list, ns_col: bool, no_headers:
                    target: Target) -> None:
     rows = list(tables.table_rows(objs, cols, time.time(), namespace_column=ns_col))
     if not rows:
-        from .get import _no_resources
+        from .listing import _no_resources
 
         _no_resources([target], query.namespace, query.all_namespaces)
         return
