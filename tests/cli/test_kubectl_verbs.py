@@ -303,3 +303,26 @@ def test_completion(state):
     assert _complete(state, "instancetype get vm ") == ["vm1"]
     assert _complete(state, "instancetype label vm/") == ["vm/vm1"]
     assert _complete(state, "instancetype start ") == ["vm1"]
+
+
+# --- the cluster options, without a cluster ---------------------------------------------------------------
+
+def test_cluster_options_before_create_are_skipped(state):
+    r = run(state, "--kubeconfig", "/nonexistent", "create", "vm", "--name", "x")
+    assert r.code == 0 and r.out.startswith("apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n")
+
+
+def test_state_and_a_cluster_together_are_refused(state, tmp_path):
+    r = run(state, "--kubeconfig", str(tmp_path / "kubeconfig"), "get", "vm")
+    assert (r.code, r.out) == (1, "")
+    assert r.err == ("error: --state is the embedded store's; it cannot be used with a cluster (--kubeconfig, "
+                     "--cluster, --context)\n")
+
+
+def test_a_missing_kubeconfig_is_one_line(tmp_path):
+    env = dict(os.environ)
+    env.pop("INSTANCETYPE_STATE", None)
+    p = subprocess.run([sys.executable, "-m", "instancetype", "--kubeconfig", str(tmp_path / "none"), "get", "vm"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 1 and len(p.stderr.splitlines()) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.startswith("error: kubeconfig")
