@@ -15,55 +15,13 @@ A cluster is only ever used when the command line names one (`--kubeconfig`, `--
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import Any, Iterator
 
 from instancetype.api.kinds import BY_KIND
 from instancetype.errors import LoadError
 from instancetype.store.base import BadRequest, NotFound, check_json
-from instancetype.store.kube.store import KubeStore
 
 SUBRESOURCE_GROUP = "subresources.kubevirt.io/v1"
-
-
-class CommandLineKubeStore(KubeStore):
-    """A KubeStore whose writes carry `dryRun=All` inside `dry_run_scope()`."""
-
-    dry_run = False
-
-    @contextmanager
-    def dry_run_scope(self) -> Iterator[None]:
-        previous, self.dry_run = self.dry_run, True
-        try:
-            yield
-        finally:
-            self.dry_run = previous
-
-    def _send(self, method: str, res: Any, **kw: Any) -> Any:
-        if self.dry_run and method in ("post", "put", "patch", "delete"):
-            kw["params"] = {**(kw.get("params") or {}), "dryRun": "All"}
-        return super()._send(method, res, **kw)
-
-    def request(self, method: str, path: str, body: Any = None) -> dict:
-        """A request to any path of the API server (the subresource API), Kubernetes' errors as the
-        store's; a 404 without a Status is virtctl's `the server could not find the requested
-        resource`."""
-        import msgspec
-
-        from instancetype.store.kube.client import api_errors
-
-        gc = self._gc
-        params = {"dryRun": "All"} if self.dry_run and method != "GET" else None
-        with api_errors(self.server):
-            req = gc._client.build_request(method, path, json=body, params=params)
-            resp = gc.send(req)
-            gc.raise_for_status(resp)
-        if not resp.content:
-            return {}
-        try:
-            return msgspec.json.decode(resp.content)
-        except msgspec.DecodeError:
-            return {}
 
 
 def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
@@ -91,26 +49,47 @@ def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
 
 
 class RemoteCluster:
-    """The methods of `controller.Cluster` the command line uses, on a Kubernetes cluster."""
+    """The methods of `controller.Cluster` the command line uses, on a Kubernetes cluster.
+
+    Reads go through `KubeReader` (the standard library's HTTPS client) when the kubeconfig
+    allows it; writes, watches and every failed read through `KubeStore`, opened on first use."""
 
     remote = True
     images = None
 
-    def __init__(self, store: CommandLineKubeStore):
-        self.store = store
+    def __init__(self, kubeconfig: str | None, context: str | None, reader: Any = None):
+        self._kubeconfig, self._context = kubeconfig, context
+        self._reader = reader
+        self._store: Any = None
+
+    @property
+    def store(self) -> Any:
+        """The `CommandLineKubeStore` (lightkube), opened on first use."""
+        if self._store is None:
+            from .kube_store import CommandLineKubeStore
+
+            self._store = CommandLineKubeStore(self._kubeconfig, self._context)
+        return self._store
 
     @classmethod
     def open(cls, kubeconfig: str | None, context: str | None) -> "RemoteCluster":
-        store = CommandLineKubeStore(kubeconfig, context)
-        try:
-            store.ping()      # one clear line now for an unreachable or unauthorised cluster
-        except BaseException:
-            store.close()
-            raise
-        return cls(store)
+        from .kube_reader import KubeReader
+
+        reader = KubeReader.from_kubeconfig(kubeconfig, context)
+        cluster = cls(kubeconfig, context, reader)
+        if reader is None:
+            try:
+                cluster.store.ping()      # one clear line now for an unreachable or unauthorised cluster
+            except BaseException:
+                cluster.close()
+                raise
+        return cluster
 
     def close(self) -> None:
-        self.store.close()
+        if self._reader is not None:
+            self._reader.close()
+        if self._store is not None:
+            self._store.close()
 
     def __enter__(self) -> "RemoteCluster":
         return self
@@ -126,9 +105,23 @@ class RemoteCluster:
     # --- reads -----------------------------------------------------------------------------------
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        from .kube_reader import Fallback
+
+        if self._reader is not None:
+            try:
+                return self._reader.get(kind, name, namespace)
+            except Fallback:
+                pass
         return self.store.get(kind, name, namespace)
 
     def list(self, kind: str, namespace: str | None = None, **selectors: Any) -> Iterator[dict]:
+        from .kube_reader import Fallback
+
+        if self._reader is not None:
+            try:
+                return self._reader.list(kind, namespace, **selectors)
+            except Fallback:
+                pass
         return self.store.list(kind, namespace, **selectors)
 
     # --- writes ----------------------------------------------------------------------------------
