@@ -65,7 +65,11 @@ class KubeReader:
             return None
         cleanup: list[str] = []
         try:
-            tls = ssl.create_default_context()
+            # Verified TLS (hostname and chain) against the kubeconfig's CA; the system's roots are
+            # loaded only when it names none (they cost more than the rest of a `get`).
+            tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            if not (cluster.get("certificate-authority-data") or cluster.get("certificate-authority")):
+                tls.load_default_certs()
             if cluster.get("insecure-skip-tls-verify"):
                 tls.check_hostname = False
                 tls.verify_mode = ssl.CERT_NONE
