@@ -49,17 +49,14 @@ def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
 
 
 class RemoteCluster:
-    """The methods of `controller.Cluster` the command line uses, on a Kubernetes cluster.
-
-    Reads go through `KubeReader` (the standard library's HTTPS client) when the kubeconfig
-    allows it; writes, watches and every failed read through `KubeStore`, opened on first use."""
+    """The methods of `controller.Cluster` the command line uses, on a Kubernetes cluster, every
+    request through `KubeStore` (lightkube: kubeconfig, auth, retries), opened on first use."""
 
     remote = True
     images = None
 
-    def __init__(self, kubeconfig: str | None, context: str | None, reader: Any = None):
+    def __init__(self, kubeconfig: str | None, context: str | None):
         self._kubeconfig, self._context = kubeconfig, context
-        self._reader = reader
         self._store: Any = None
 
     @property
@@ -73,21 +70,15 @@ class RemoteCluster:
 
     @classmethod
     def open(cls, kubeconfig: str | None, context: str | None) -> "RemoteCluster":
-        from .kube_reader import KubeReader
-
-        reader = KubeReader.from_kubeconfig(kubeconfig, context)
-        cluster = cls(kubeconfig, context, reader)
-        if reader is None:
-            try:
-                cluster.store.ping()      # one clear line now for an unreachable or unauthorised cluster
-            except BaseException:
-                cluster.close()
-                raise
+        cluster = cls(kubeconfig, context)
+        try:
+            cluster.store.ping()      # one clear line now for an unreachable or unauthorised cluster
+        except BaseException:
+            cluster.close()
+            raise
         return cluster
 
     def close(self) -> None:
-        if self._reader is not None:
-            self._reader.close()
         if self._store is not None:
             self._store.close()
 
@@ -105,23 +96,9 @@ class RemoteCluster:
     # --- reads -----------------------------------------------------------------------------------
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
-        from .kube_reader import Fallback
-
-        if self._reader is not None:
-            try:
-                return self._reader.get(kind, name, namespace)
-            except Fallback:
-                pass
         return self.store.get(kind, name, namespace)
 
     def list(self, kind: str, namespace: str | None = None, **selectors: Any) -> Iterator[dict]:
-        from .kube_reader import Fallback
-
-        if self._reader is not None:
-            try:
-                return self._reader.list(kind, namespace, **selectors)
-            except Fallback:
-                pass
         return self.store.list(kind, namespace, **selectors)
 
     # --- writes ----------------------------------------------------------------------------------
