@@ -68,6 +68,7 @@ class Informer:
         self._thread: threading.Thread | None = None
         self._client = None
         self._stream = None
+        self._next_version: str | None = None
         self.resource_version = ""     # the last resourceVersion seen (list, event or bookmark)
         self.lists = 0                 # how many times the kind was listed (1 + relists)
         self.errors = 0                # errors survived (each followed by a backoff)
@@ -103,7 +104,8 @@ class Informer:
         one seen), as after a lost connection. A version the API server no longer keeps is
         answered 410 Gone, and the informer lists again."""
         if resource_version is not None:
-            self.resource_version = resource_version
+            # Taken when the next watch opens: events still in flight on the old one do not undo it.
+            self._next_version = resource_version
         stream = self._stream
         if stream is not None:
             stream.abort()
@@ -183,6 +185,8 @@ class Informer:
         self._synced.set()
 
     def _events(self) -> Iterator[tuple[str, dict]]:
+        if self._next_version is not None:
+            self.resource_version, self._next_version = self._next_version, None
         self._stream = self.store.open_watch(self.kind, self.namespace, since=self.resource_version,
                                              server_timeout=self.watch_timeout, client=self._client,
                                              label_selector=self.label_selector)
