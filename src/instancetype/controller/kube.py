@@ -68,7 +68,10 @@ def run(opts: Options, stop: threading.Event, *, on_ready=None) -> None:
         else:
             def may_write() -> bool:
                 return True
-        ctl = VMController(cached, workers=opts.workers, may_write=may_write, catalog=opts.catalog)
+        from instancetype.deploy import REGISTRY       # the catalogue as `install` deployed it
+
+        ctl = VMController(cached, workers=opts.workers, may_write=may_write, catalog=opts.catalog,
+                           catalog_registry=REGISTRY)
         for kind, inf in informers.informers.items():
             inf.add_handler(on_add=_handler(ctl, kind, "ADDED"),
                             on_update=lambda old, new, _k=kind: ctl.handle(_k, "MODIFIED", new),

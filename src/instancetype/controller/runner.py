@@ -187,11 +187,12 @@ class VMController:
     """
 
     def __init__(self, store: Store, *, workers: int = 2, may_write: Callable[[], bool] = lambda: True,
-                 catalog: bool = False, rate_limiter: RateLimiter | None = None):
+                 catalog: bool = False, catalog_registry: str = "embedded", rate_limiter: RateLimiter | None = None):
         self.store = store
         self.workers = max(1, int(workers))
         self.may_write = may_write
         self.catalog = catalog
+        self.catalog_registry = catalog_registry
         self.queue: WorkQueue[Key] = WorkQueue(rate_limiter)
         self._expect: dict[Key, _Expectation] = {}
         self._expect_lock = threading.Lock()
@@ -289,7 +290,7 @@ class VMController:
         if key == CATALOG_KEY:
             from . import catalog_sync
 
-            catalog_sync.sync(store)
+            catalog_sync.sync(store, registry=self.catalog_registry)
             return
         _, ns, name = key
         try:
