@@ -53,6 +53,9 @@ def controller_cmd(kubeconfig, context, leader_elect, lease_duration, lease_name
 
     logging.basicConfig(stream=sys.stderr, level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)],
                         format="%(asctime)s %(name)s: %(message)s")
+    if verbose < 2:
+        for noisy in ("httpx", "httpx2", "httpcore"):      # a line per request
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     stop = threading.Event()
 
     def on_signal(signum, frame):

@@ -296,11 +296,22 @@ class VMController:
         try:
             vm = self.store.get(VM, name, ns)
         except NotFound:
-            return      # deleted: the garbage collector removes its VMI and revisions
+            # Deleted: the garbage collector removes its VMI and revisions; a VMI it is deleting
+            # waits on KubeVirt's finalizers, which the simulated node releases.
+            self._release_orphan_vmi(store, ns, name)
+            return
         if (vm.get("metadata") or {}).get("deletionTimestamp"):
             return
         self._count("reconciles")
         vmctl.reconcile(store, vm, self.config())
+
+    def _release_orphan_vmi(self, store: Store, ns: str, name: str) -> None:
+        try:
+            vmi = self.store.get(VMI, name, ns)
+        except NotFound:
+            return
+        if vmctl.node.terminating(vmi):
+            vmctl.release_vmi(store, vmi)
 
     def config(self) -> dict | None:
         """`spec.configuration` of the KubeVirt object (None: all defaults)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from instancetype.errors import Error, VMIError
 from instancetype.jsonutil import clone
-from instancetype.store.base import AlreadyExists, Conflict, NotFound, Store, now, owner_uids
+from instancetype.store.base import AlreadyExists, Conflict, NotFound, Store, now
 from instancetype.store.source import StoreObjects
 
 from . import node, revisions
@@ -88,6 +88,14 @@ def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         if policy == "expandAll" or not _has_pinned_refs(vm):
             return _expand_in_place(store, vm, config)
     vmi = _vmi(store, vm)
+    if vmi is not None and _foreign(vm, vmi):
+        # An earlier VM of the same name still has its VMI (being collected): retried later.
+        raise _conflict(vm, "a VirtualMachineInstance of another owner still exists")
+    if vmi is not None and node.terminating(vmi):
+        # A VMI on its way out (its deletion waits on finalizers): let it go; a new one, if the
+        # run strategy wants one, is started once it is gone.
+        release_vmi(store, vmi)
+        return _write_status(store, vm, None, stored)
     want = _wants_vmi(vm, vmi)
     if want and vmi is None:
         return _start_vmi(store, vm, config, stored)
@@ -95,6 +103,14 @@ def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         _delete_vmi(store, vm)
         vmi = None
     return _write_status(store, vm, vmi, stored)
+
+
+def _foreign(vm: dict, vmi: dict) -> bool:
+    """The VMI's controller is another VM (an earlier one of the same name)."""
+    uid = (vm.get("metadata") or {}).get("uid")
+    owners = [r.get("uid") for r in (vmi.get("metadata") or {}).get("ownerReferences") or ()
+              if isinstance(r, dict) and r.get("controller") and r.get("uid")]
+    return bool(uid and owners and uid not in owners)
 
 
 def _has_matchers(vm: dict) -> bool:
@@ -179,9 +195,8 @@ def _create_vmi(store: Store, vm: dict, vmi: dict) -> dict:
         created = store.create(scheduled)
     except AlreadyExists:
         created = store.get("VirtualMachineInstance", name, ns)
-        uid = (vm.get("metadata") or {}).get("uid")
-        if uid and uid not in owner_uids(created):
-            raise _conflict(vm, "a VirtualMachineInstance of another owner still exists") from None
+        if _foreign(vm, created) or node.terminating(created):
+            raise _conflict(vm, "the previous VirtualMachineInstance still exists") from None
     if (created.get("status") or {}).get("phase") != "Running":
         # A VMI kind served with a status subresource drops the status on create: report it.
         created["status"] = scheduled["status"]
@@ -192,7 +207,21 @@ def _create_vmi(store: Store, vm: dict, vmi: dict) -> dict:
 def _delete_vmi(store: Store, vm: dict) -> None:
     name, ns = _name(vm)
     try:
-        store.delete("VirtualMachineInstance", name, ns)
+        deleted = store.delete("VirtualMachineInstance", name, ns)
+    except NotFound:
+        return
+    if node.terminating(deleted):
+        release_vmi(store, deleted)
+
+
+def release_vmi(store: Store, vmi: dict) -> None:
+    """The simulated node's part in a VMI's deletion: no guest to stop, so KubeVirt's finalizers
+    go at once (on the resourceVersion read: a Conflict is retried)."""
+    updated = node.released(vmi)
+    if updated is None:
+        return
+    try:
+        store.update(updated)
     except NotFound:
         pass
 
