@@ -76,7 +76,9 @@ def test_seed_003_versioning(kube, namespace, controllers):
     assert cr["data"]["apiVersion"] == "instancetype.kubevirt.io/v1beta1"
     assert cr["data"]["kind"] == "VirtualMachineInstancetype"
     assert cr["data"]["spec"]["memory"]["guest"] == "128Mi"
-    assert vm["status"]["instancetypeRef"]["controllerRevisionRef"] == {"name": name}
+    ref = until(lambda: (_vm(kube, namespace, "vm-cirros-csmall").get("status") or {}).get("instancetypeRef"),
+                what="status.instancetypeRef")
+    assert ref == {"kind": "VirtualMachineInstancetype", "name": "csmall", "controllerRevisionRef": {"name": name}}
 
     vmi = until(lambda: _vmi_or_none(kube, namespace, "vm-cirros-csmall"), what="the VMI")
     assert vmi["spec"]["domain"]["memory"]["guest"] == "128Mi"
