@@ -133,3 +133,49 @@ def test_kubectl_wait_ready_and_the_simulated_node(kube, namespace, controllers)
     assert ready["status"] == "True" and "no guest runs" in ready["message"]
     status = _vm(kube, namespace, "example")["status"]
     assert status["printableStatus"] == "Running" and status["ready"] is True
+
+
+MANAGED = "app.kubernetes.io/managed-by=virt-operator"
+# qualified: the flavor.kubevirt.io kinds share these names
+CIT = "virtualmachineclusterinstancetypes.instancetype.kubevirt.io"
+CPREF = "virtualmachineclusterpreferences.instancetype.kubevirt.io"
+
+
+def test_the_controller_keeps_the_catalogue_as_virt_operator(kube, controllers):
+    from .controller_env import ensure_namespace
+
+    ensure_namespace(kube, "kubevirt")
+    had_kubevirt = kube.kubectl("get", "-n", "kubevirt", "kubevirt/kubevirt", check=False).returncode == 0
+    if not had_kubevirt:
+        _apply(kube, "kubevirt", {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+                                  "metadata": {"name": "kubevirt"}, "spec": {}})
+    controllers.start(catalog=True)
+    try:
+        until(lambda: kube.kubectl("get", f"{CIT}/u1.medium", check=False).returncode == 0,
+              what="the catalogue")
+        original = get_json(kube, f"{CIT}/u1.medium")["spec"]
+        # drift is restored
+        kube.kubectl("patch", f"{CIT}/u1.medium", "--type=merge",
+                     "-p", '{"spec":{"cpu":{"guest":7}}}')
+        until(lambda: get_json(kube, f"{CIT}/u1.medium")["spec"] == original,
+              what="u1.medium restored")
+        # a deleted managed object comes back; a managed object not in the catalogue is pruned
+        kube.kubectl("delete", f"{CPREF}/fedora")
+        extra = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+                 "metadata": {"name": "zz.extra", "labels": {"app.kubernetes.io/component": "kubevirt",
+                                                             "app.kubernetes.io/managed-by": "virt-operator"}},
+                 "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
+        kube.kubectl("create", "-f", "-", input=json.dumps(extra))
+        until(lambda: kube.kubectl("get", f"{CPREF}/fedora", check=False).returncode == 0
+              and kube.kubectl("get", f"{CIT}/zz.extra", check=False).returncode != 0,
+              what="fedora restored and zz.extra pruned")
+        # disabled through the KubeVirt object: every managed object goes
+        kube.kubectl("patch", "-n", "kubevirt", "kubevirt/kubevirt", "--type=merge",
+                     "-p", '{"spec":{"configuration":{"commonInstancetypesDeployment":{"enabled":false}}}}')
+        until(lambda: not kube.kubectl("get", f"{CIT},{CPREF}",
+                                       "-l", MANAGED, "-o", "name").stdout.strip(), what="the catalogue removed")
+    finally:
+        kube.kubectl("patch", "-n", "kubevirt", "kubevirt/kubevirt", "--type=json",
+                     "-p", '[{"op":"remove","path":"/spec/configuration/commonInstancetypesDeployment"}]', check=False)
+        if not had_kubevirt:
+            kube.kubectl("delete", "-n", "kubevirt", "kubevirt/kubevirt", "--wait=false", check=False)
