@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Iterable
 
 from instancetype.api import kinds
+from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
 
 from . import vm as vmctl
@@ -276,7 +277,7 @@ class VMController:
             self._count("retries" if isinstance(e, APIError) and e.code < 500 else "errors")
             level = logging.DEBUG if isinstance(e, APIError) and e.code == 409 else logging.INFO
             log.log(level, "%s %s/%s: %s (retry %d)", key[0], key[1], key[2], e, self.queue.retries(key),
-                    exc_info=not isinstance(e, (APIError, OSError)))
+                    exc_info=not isinstance(e, (Error, OSError)))      # a traceback only for a bug
             self.queue.add_rate_limited(key)
         else:
             self.queue.forget(key)
