@@ -155,9 +155,6 @@ WEBHOOKS: tuple[Webhook, ...] = (
             CLUSTER_PREFERENCE),
 )
 WEBHOOK_BY_PATH: dict[str, Webhook] = {w.path: w for w in WEBHOOKS}
-# virt-operator's names of the two configurations (VirtAPIMutatingWebhookName, VirtAPIValidatingWebhookName).
-MUTATING_WEBHOOK_CONFIGURATION = "virt-api-mutator"
-VALIDATING_WEBHOOK_CONFIGURATION = "virt-api-validator"
 
 
 # Kinds a matcher may name (lowercase, singular or plural); empty means the cluster kind.

@@ -20,6 +20,7 @@ Public: `ClusterError`, `connect(kubeconfig, context) -> Client`, `install(clien
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -40,6 +41,11 @@ from instancetype.deploy.webhooks import WebhookTarget
 
 FIELD_MANAGER = "instancetype"
 CRD_WAIT_SECONDS = 60.0
+# A deleted CRD goes when the API server's finalizer has emptied it; on a CRD whose storage is
+# being set up again that finalizer backs off (crd_finalizer "storage is (re)initializing") for
+# tens of seconds at times.
+CRD_DELETE_SECONDS = 300.0
+RETRY_SECONDS = 30.0
 Echo = Callable[[str], None]
 _CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 
@@ -52,6 +58,8 @@ class ClusterError(Error):
 def connect(kubeconfig: str, context: str | None = None) -> Client:
     """A lightkube Client for the kubeconfig's context; ClusterError when the file or context is bad
     or the API server does not answer."""
+    if not os.path.isfile(kubeconfig):
+        raise ClusterError(f"cannot read --kubeconfig {kubeconfig}: no such file")
     try:
         config = KubeConfig.from_file(kubeconfig)
         single = config.get(context)
@@ -70,11 +78,14 @@ def _reason(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+_CUSTOM_GROUPS = {c["spec"]["group"] for c in generate_crds()}
+
+
 # Generic resources for the custom kinds (lightkube's models cover the built-in ones).
 def _custom_class(api_version: str, kind: str):
     group, _, version = api_version.rpartition("/")
     r = kinds.BY_KIND.get(kind)
-    if r is None or r.group != group:
+    if r is None or r.group != group or group not in _CUSTOM_GROUPS:
         return None
     make = create_namespaced_resource if r.namespaced else create_global_resource
     return make(group, version, kind, r.plural)
@@ -110,14 +121,21 @@ class _Cluster:
         self.client = client
 
     def _call(self, what: str, fn, *args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except ApiError as exc:
-            raise ClusterError(f"{what}: {exc.status.message or exc.status.reason}") from None
-        except httpx2.HTTPError as exc:
-            url = getattr(getattr(self.client, "config", None), "cluster", None)
-            server = getattr(url, "server", "") if url is not None else ""
-            raise ClusterError(f"cannot reach the API server {server}: {_reason(exc)}".replace("  ", " ")) from None
+        deadline = time.monotonic() + RETRY_SECONDS
+        while True:
+            try:
+                return fn(*args, **kwargs)
+            except ApiError as exc:
+                # 429/503/504 are the API server asking to come back (a new CRD's storage still
+                # initialising answers 429 "storage is (re)initializing"): retried, bounded.
+                if exc.status.code in (429, 503, 504) and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                    continue
+                raise ClusterError(f"{what}: {exc.status.message or exc.status.reason}") from None
+            except httpx2.HTTPError as exc:
+                cluster = getattr(getattr(self.client, "config", None), "cluster", None)
+                server = getattr(cluster, "server", "") or "(unknown)"
+                raise ClusterError(f"cannot reach the API server {server}: {_reason(exc)}") from None
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict | None:
         cls = _class_of(api_version, kind)
@@ -186,7 +204,13 @@ def _refuse_foreign(cluster: _Cluster) -> None:
 def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo) -> None:
     cluster = _Cluster(client)
     _refuse_foreign(cluster)
-    # 1. CRDs, then wait until the API server serves them
+    # 1. CRDs (after any of ours an uninstall left terminating), then wait until they are served
+    terminating = []
+    for crd in generate_crds():
+        live = cluster.get(*_CRD, crd["metadata"]["name"])
+        if live is not None and is_ours(live) and live["metadata"].get("deletionTimestamp"):
+            terminating.append(crd["metadata"]["name"])
+    _wait_gone(cluster, terminating)
     names = []
     for crd in generate_crds():
         name = crd["metadata"]["name"]
@@ -204,15 +228,17 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
                 raise ClusterError(f"customresourcedefinition {name} is not Established after "
                                    f"{CRD_WAIT_SECONDS:.0f}s")
             time.sleep(0.1)
-    # 2. namespace and RBAC
+    # 2. namespace and RBAC (a namespace an uninstall left terminating is waited for first)
+    _wait_not_terminating(cluster, namespace)
     for obj in [namespace_object(namespace)] + rbac_objects(namespace):
         echo(f"{_label(obj)} {cluster.apply(obj)}")
     # 3. the KubeVirt object, only when the cluster has none
-    existing = cluster.list(kinds.KUBEVIRT_API_VERSION, "KubeVirt")
+    existing = cluster.list(kinds.KUBEVIRT_API_VERSION, "KubeVirt", namespace="*")   # in any namespace
     if existing:
         kubevirt = existing[0]
         echo(f"{_label(kubevirt)} unchanged")
     else:
+        _wait_not_terminating(cluster, KUBEVIRT_NAMESPACE)
         for obj in kubevirt_objects():
             echo(f"{_label(obj)} {cluster.apply(obj)}")
         kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", "kubevirt", KUBEVIRT_NAMESPACE)
@@ -221,6 +247,27 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
     # 5. the webhooks, last
     for obj in webhook_configurations(target):
         echo(f"{_label(obj)} {cluster.apply(obj)}")
+
+
+def _wait_gone(cluster: _Cluster, names: list[str]) -> None:
+    deadline = time.monotonic() + CRD_DELETE_SECONDS
+    for name in names:
+        while cluster.get(*_CRD, name) is not None:
+            if time.monotonic() > deadline:
+                raise ClusterError(f"customresourcedefinition {name} is still terminating after "
+                                   f"{CRD_DELETE_SECONDS:.0f}s")
+            time.sleep(0.2)
+
+
+def _wait_not_terminating(cluster: _Cluster, namespace: str) -> None:
+    deadline = time.monotonic() + CRD_WAIT_SECONDS
+    while True:
+        live = cluster.get("v1", "Namespace", namespace)
+        if live is None or not live["metadata"].get("deletionTimestamp"):
+            return
+        if time.monotonic() > deadline:
+            raise ClusterError(f"namespace {namespace} is still terminating after {CRD_WAIT_SECONDS:.0f}s")
+        time.sleep(0.2)
 
 
 def _sync_catalogue(cluster: _Cluster, kubevirt: dict | None, echo: Echo) -> None:
@@ -278,13 +325,7 @@ def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
     for crd in reversed(crds):
         if cluster.delete(*_CRD, crd["metadata"]["name"]):
             echo(f"{_label(crd)} deleted")
-    deadline = time.monotonic() + CRD_WAIT_SECONDS
-    for crd in crds:
-        while cluster.get(*_CRD, crd["metadata"]["name"]) is not None:
-            if time.monotonic() > deadline:
-                raise ClusterError(f"customresourcedefinition {crd['metadata']['name']} is still terminating "
-                                   f"after {CRD_WAIT_SECONDS:.0f}s")
-            time.sleep(0.1)
+    _wait_gone(cluster, [c["metadata"]["name"] for c in crds])
     remove(namespace_object(namespace))
 
 

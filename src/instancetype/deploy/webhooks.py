@@ -13,7 +13,8 @@ Where the API server finds the webhooks: `WebhookTarget(url=..., ca_bundle=...)`
 `install --webhook-url`) or `WebhookTarget(service=(namespace, name), ...)` (an in-cluster
 Service, as `install --print --service NS/NAME`); the path is KubeVirt's either way.
 
-Public: `WebhookTarget`, `webhook_configurations(target) -> [mutating, validating]`.
+Public: `WebhookTarget`, `webhook_configurations(target) -> [mutating, validating]`,
+`MUTATING_WEBHOOK_CONFIGURATION`, `VALIDATING_WEBHOOK_CONFIGURATION`.
 """
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ from instancetype.api import kinds
 from instancetype.deploy.crds import MANAGED_BY, MANAGED_BY_LABEL, flavor_resources
 
 API_VERSION = "admissionregistration.k8s.io/v1"
+# virt-operator's names of the two configurations (VirtAPIMutatingWebhookName, VirtAPIValidatingWebhookName)
+MUTATING_WEBHOOK_CONFIGURATION = "virt-api-mutator"
+VALIDATING_WEBHOOK_CONFIGURATION = "virt-api-validator"
 TIMEOUT_SECONDS = 10   # virt-operator's defaultTimeoutSeconds
 
 
@@ -81,5 +85,5 @@ def webhook_configurations(target: WebhookTarget) -> list[dict]:
     validating = [_webhook(h, target) for h in kinds.WEBHOOKS if not h.mutating]
     for h in mutating:
         h["reinvocationPolicy"] = "Never"
-    return [_configuration("MutatingWebhookConfiguration", kinds.MUTATING_WEBHOOK_CONFIGURATION, mutating),
-            _configuration("ValidatingWebhookConfiguration", kinds.VALIDATING_WEBHOOK_CONFIGURATION, validating)]
+    return [_configuration("MutatingWebhookConfiguration", MUTATING_WEBHOOK_CONFIGURATION, mutating),
+            _configuration("ValidatingWebhookConfiguration", VALIDATING_WEBHOOK_CONFIGURATION, validating)]
