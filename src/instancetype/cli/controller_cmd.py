@@ -13,6 +13,7 @@ import threading
 
 import click
 
+from instancetype.deploy.rbac import DEFAULT_NAMESPACE as INSTALL_NAMESPACE
 from instancetype.errors import Error
 
 
@@ -39,8 +40,8 @@ def _duration(ctx, param, value):
               "scale with it (client-go's 15s/10s/2s).")
 @click.option("--leader-elect-resource-name", "lease_name", default="virt-controller", metavar="NAME",
               help="The Lease's name.")
-@click.option("--leader-elect-resource-namespace", "lease_namespace", default="kubevirt", metavar="NAMESPACE",
-              help="The Lease's namespace.")
+@click.option("--leader-elect-resource-namespace", "lease_namespace", default=INSTALL_NAMESPACE, metavar="NAMESPACE",
+              help="The Lease's namespace (where `install` lets the controller hold it).")
 @click.option("--workers", type=click.IntRange(1, 256), default=4, show_default=True,
               help="Worker threads reconciling VMs (one VM is never worked on by two at once).")
 @click.option("--no-catalog", is_flag=True, default=False,

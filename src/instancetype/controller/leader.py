@@ -29,7 +29,7 @@ log = logging.getLogger("instancetype.leader")
 
 DEFAULT_LEASE_DURATION = 15.0
 LEASE_NAME = "virt-controller"          # KubeVirt's virt-controller lease
-LEASE_NAMESPACE = "kubevirt"
+LEASE_NAMESPACE = "instancetype-system"   # install's namespace (deploy.rbac: the Role on leases)
 
 
 def default_identity() -> str:
