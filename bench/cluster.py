@@ -145,7 +145,7 @@ def main() -> None:
             env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
             log = open(Path(d) / "controller.log", "wb")
             ctl = subprocess.Popen([sys.executable, "-m", "instancetype", "controller", "--kubeconfig",
-                                    str(kube.kubeconfig), "--workers", str(args.workers), "--no-catalog"],
+                                    str(kube.kubeconfig), "--workers", str(args.workers), "--no-catalog", "-v"],
                                    env=env, stdout=log, stderr=subprocess.STDOUT)
             for _ in range(600):
                 if "running with" in (Path(d) / "controller.log").read_text():
@@ -204,6 +204,10 @@ def main() -> None:
                     ctl.wait(30)
                 except subprocess.TimeoutExpired:
                     ctl.kill()
+                lines = (Path(d) / "controller.log").read_text(errors="replace").splitlines()
+                print(lines[-1] if lines else "")
+                retries = [line for line in lines if "(retry " in line]
+                print(f"controller log: {len(retries)} retries" + "".join(f"\n    {r}" for r in retries[:5]))
             kube.stop()
 
 

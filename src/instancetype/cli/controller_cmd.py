@@ -68,7 +68,10 @@ def controller_cmd(kubeconfig, context, leader_elect, lease_duration, lease_name
                    lease_duration=lease_duration, lease_name=lease_name, lease_namespace=lease_namespace,
                    catalog=not no_catalog)
 
+    running = []
+
     def ready(ctl):
+        running.append(ctl)
         click.echo(f"controller: running with {ctl.workers} workers" +
                    (" (leader)" if leader_elect else ""), err=True)
 
@@ -78,4 +81,5 @@ def controller_cmd(kubeconfig, context, leader_elect, lease_duration, lease_name
         raise click.ClickException(str(e)) from None
     except Error as e:
         raise click.ClickException(str(e)) from None
-    click.echo("controller: stopped", err=True)
+    stats = ", ".join(f"{k} {v}" for k, v in running[0].stats.items()) if running else "never led"
+    click.echo(f"controller: stopped ({stats})", err=True)
