@@ -58,8 +58,9 @@ def sync_status_refs(vm: dict) -> bool:
     return changed
 
 
-def capture(store: Store, vm: dict) -> bool:
-    """Pin both sides of `vm` (mutated: spec revisionName, status refs). Returns whether the spec changed."""
+def capture(store: Store, vm: dict, pinned: dict | None = None) -> bool:
+    """Pin both sides of `vm` (mutated: spec revisionName, status refs). Returns whether the spec
+    changed. `pinned`, when given, receives the revisions by name (what the VMI is built from)."""
     spec_changed = False
     ns = (vm.get("metadata") or {}).get("namespace") or "default"
     for side, ref_key, table, matcher_type, reason in SIDES:
@@ -73,6 +74,8 @@ def capture(store: Store, vm: dict) -> bool:
             m["revisionName"] = cr["metadata"]["name"]
             spec_changed = True
         vm.setdefault("status", {})[ref_key] = _ref(m, cr["metadata"]["name"])
+        if pinned is not None:
+            pinned[cr["metadata"]["name"]] = cr
     return spec_changed
 
 

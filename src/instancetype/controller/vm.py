@@ -153,8 +153,9 @@ def _expand_in_place(store: Store, vm: dict, config: dict | None) -> dict:
 def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict) -> dict:
     import instancetype
 
+    pinned: dict[str, dict] = {}
     try:
-        if _reference_policy(config) == "reference" and revisions.capture(store, vm):
+        if _reference_policy(config) == "reference" and revisions.capture(store, vm, pinned):
             status = vm.get("status") or {}
             stored = _patch_revision_names(store, vm, stored)
             vm = clone(stored)
@@ -162,13 +163,31 @@ def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
     except revisions.SyncError as e:
         return _write_failure(store, vm, e.reason, str(e), stored)
     try:
-        vmi = instancetype.build_vmi(vm, objects=StoreObjects(store), config=config)
+        vmi = instancetype.build_vmi(vm, objects=_WithPinned(store, pinned), config=config)
     except VMIError as e:
         reason = {"autoattach": "FailedFindPreference", "apply": "FailedFindInstancetype"}.get(e.stage, "FailedCreate")
         return _write_failure(store, vm, reason, str(e), stored)
     except Error as e:
         return _write_failure(store, vm, "FailedCreate", str(e), stored)
     return _write_status(store, vm, _create_vmi(store, vm, vmi), stored)
+
+
+class _WithPinned(StoreObjects):
+    """The store's objects, and the revisions this start just created or read: the VMI is built
+    from them even where the store's reads lag behind its writes (a cluster's informer cache)."""
+
+    __slots__ = ("pinned",)
+
+    def __init__(self, store: Store, pinned: dict[str, dict]):
+        super().__init__(store)
+        self.pinned = pinned
+
+    def lookup(self, kind: str, name: str, namespace: str):
+        if kind == "ControllerRevision" and name in self.pinned:
+            cr = self.pinned[name]
+            if ((cr.get("metadata") or {}).get("namespace") or "default") == (namespace or "default"):
+                return cr
+        return super().lookup(kind, name, namespace)
 
 
 def _patch_revision_names(store: Store, vm: dict, stored: dict) -> dict:
