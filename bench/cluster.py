@@ -66,6 +66,33 @@ def revision(name: str) -> dict:
                      "spec": IT["spec"]}}
 
 
+def bare_vmi(name: str) -> dict:
+    vm = typical_vm(name)
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+            "metadata": {"name": name, "namespace": "ceiling"},
+            "spec": {**vm["spec"]["template"]["spec"], "domain": {"cpu": {"cores": 2}, "memory": {"guest": "4Gi"},
+                                                                "devices": {}}}}
+
+
+def in_parallel_status(stores: list[KubeStore], names: list[str]) -> float:
+    """PUT a status on each of the VMs `names` (namespace ceiling), one thread per store."""
+    chunks = [names[i::len(stores)] for i in range(len(stores))]
+
+    def run(store: KubeStore, chunk: list[str]) -> None:
+        for name in chunk:
+            vm = store.get("VirtualMachine", name, "ceiling")
+            vm["status"] = {"printableStatus": "Running", "ready": True, "created": True}
+            store.update(vm, subresource="status")
+
+    threads = [threading.Thread(target=run, args=(s, c)) for s, c in zip(stores, chunks)]
+    t = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return time.perf_counter() - t
+
+
 def in_parallel(stores: list[KubeStore], objs: list[dict]) -> float:
     """Create `objs` with one thread per store; returns the seconds it took."""
     chunks = [objs[i::len(stores)] for i in range(len(stores))]
@@ -139,6 +166,16 @@ def main() -> None:
             in_parallel(stores, [revision(f"warm-{i}") for i in range(100)])
             secs = in_parallel(stores, [revision(f"rev-{i}") for i in range(args.ceiling)])
             ceiling = args.ceiling / secs
+            # ... and for the kinds of the controller's own writes (a VM is a far larger object
+            # with a far larger schema than a ControllerRevision): the mix of a start, 2 revision
+            # creates, 2 VM writes (the matcher patch, the status) and a VMI create.
+            k = max(50, args.ceiling // 4)
+            vm_create = k / in_parallel(stores, [dict(typical_vm(f"c-{i}"), metadata={"name": f"c-{i}",
+                                                   "namespace": "ceiling"}) for i in range(k)])
+            vm_status = k / in_parallel_status(stores, [f"c-{i}" for i in range(k)])
+            vmi_create = k / in_parallel(stores, [bare_vmi(f"c-{i}") for i in range(k)])
+            mix = 5 / (2 / ceiling + 2 / vm_status + 1 / vmi_create)
+            kube.kubectl("delete", "-n", "ceiling", "vms,vmis", "--all", timeout=300)   # not the controller's work
 
             # 2. the controller, then the VMs
             env = kube.env()
@@ -188,6 +225,8 @@ def main() -> None:
             print(f"VMs: {args.vms}, running: {starts} ({'all' if finished else 'TIMED OUT'}), "
                   f"controller workers: {args.workers}, client threads: {args.clients}")
             print(f"ceiling: {ceiling:.0f} ControllerRevision creates/s ({args.ceiling} in {secs:.2f}s)")
+            print(f"  same client, the controller's kinds: VM creates {vm_create:.0f}/s, VM status PUTs (GET+PUT) "
+                  f"{vm_status:.0f}/s, VMI creates {vmi_create:.0f}/s; a start's mix of writes: {mix:.0f}/s")
             print(f"VM creates: {args.vms} in {create_secs:.2f}s ({args.vms / create_secs:.0f}/s)")
             print(f"starts: {rate:.1f}/s (all Running {elapsed:.2f}s after the first create)")
             print(f"controller writes: {controller_writes:.0f} ({per_start:.2f} per start; "
@@ -195,7 +234,7 @@ def main() -> None:
             for k in sorted(delta):
                 print(f"    {k}: {delta[k]:.0f}")
             print(f"share of the ceiling: {rate * per_start / ceiling:.0%} "
-                  f"(starts/s x writes per start / ceiling)")
+                  f"(starts/s x writes per start / ceiling); of the mix's ceiling: {rate * per_start / mix:.0%}")
             print(f"controller: {cpu1 - cpu0:.1f} CPU s for the run, peak RSS {rss} MiB")
         finally:
             if ctl is not None:
