@@ -29,8 +29,10 @@ kube (session, one per xdist worker) -> tests.kube.cluster.Cluster, started on 1
                             e.g. subprocess.run([sys.executable, "-m", "instancetype", ...], env=...)
     kube.popen(argv, **kw) / kube.run(argv, **kw)   a process where the API server runs
                             (inside the network namespace for kube_netns); you stop what you popen
-    kube.restart_apiserver()  stop + start kube-apiserver on the same port and etcd (data kept)
-    kube.stop_apiserver() / kube.start_apiserver()  the same in two steps (fault tests)
+    kube.restart_apiserver()  stop + start kube-apiserver on the same port and etcd (data kept;
+                            about 2 s to stop, 3-5 s to be ready again)
+    kube.stop_apiserver() / kube.start_apiserver()  the same in two steps (fault tests); while
+                            it is down kubectl says "The connection to the server ... was refused"
     kube.front_proxy_ca (.cert/.key), kube.front_proxy_client (.cert/.key): the aggregator's
                             requestheader CA (also in kube-system/extension-apiserver-authentication)
     kube.sa_key, kube.sa_pub  service-account signing key pair;  kube.workdir, kube.log_tail()
@@ -40,8 +42,11 @@ kube (session, one per xdist worker) -> tests.kube.cluster.Cluster, started on 1
   --enable-aggregator-routing=true, default admission plugins.
   kube-controller-manager: garbage-collector-controller, namespace-controller,
   serviceaccount-controller (ownerReference cascading, namespace deletion, `default` SAs).
-  Note: the namespace controller cannot finish deleting a namespace while an APIService is
-  registered but unavailable (discovery fails); stop `serve` after uninstalling the APIService.
+  Notes: the namespace controller cannot finish deleting a namespace while an APIService is
+  registered but unavailable (discovery fails): delete the APIService before stopping `serve`.
+  The garbage collector picks up new resource types (CRDs installed by a test) at its next
+  discovery sync, up to 30 s later: cascading to a CRD kind's dependents can take that long
+  the first time.
 
 kube_netns (session, lazy: only started when a test asks) -> Cluster, the same inside a network
     namespace made for it (tests/kube/netns.py): `lo` up plus kube_netns.netns.address
@@ -53,6 +58,13 @@ kube_netns (session, lazy: only started when a test asks) -> Cluster, the same i
     kube_netns.netns: NetNS with .name, .address, .argv(argv), .run, .popen,
     .create_connection((host, port)) (a socket inside), .forward((host, port)) (context manager
     -> ("127.0.0.1", port) on the host).
+    An APIService's backend (tests/kube/echo_apiserver.py is a working example, see
+    test_env.py) needs: a Service without selector + an EndpointSlice at netns.address, a
+    serving certificate valid for netns.address AND the DNS name "<service>.<namespace>.svc"
+    (the aggregator checks that name), client certificates verified against
+    kube_netns.front_proxy_ca.cert (the caller is in the X-Remote-User/X-Remote-Group headers).
+    kube-apiserver itself refuses an aggregated request the caller's RBAC does not allow
+    (403 before the backend sees it).
 
 namespace (function) -> str: a fresh namespace "t-xxxxxxxx" on `kube`, deleted (without waiting)
     after the test.  netns_namespace: the same on `kube_netns`.
@@ -60,6 +72,11 @@ virtctl (session) -> Path of the built virtctl binary.
 webhook_certs (session) -> tests.kube.certs.WebhookCerts(ca, cert, key, hosts): a CA and a
     serving pair for 127.0.0.1, localhost and 10.123.0.1 (for `serve` and `install --ca-bundle`).
 make_certs (function) -> make(*hosts) -> WebhookCerts for any IPs/DNS names.
+
+Helpers: tests.kube.cluster.eventually(check, seconds=60, interval=0.2, what=...) polls
+check() until truthy (bounded; AssertionError after); USERS, ADMIN; KubectlError.
+tests.kube.build.binary(name) -> Path for "etcd", "kube-apiserver", "kube-controller-manager",
+"virtctl" (built on demand under a lock; BuildError with the log's tail).
 
 Example
 -------

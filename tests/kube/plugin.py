@@ -20,7 +20,7 @@ from tests.kube.netns import DEFAULT_ADDRESS, NetnsError, network_namespace
 
 KUBE_DIR = Path(__file__).resolve().parent
 CLUSTER_FIXTURES = {"kube", "kube_netns", "namespace", "netns_namespace", "virtctl"}
-_RUNNING: list[Cluster] = []
+_RUNNING: list[tuple[str, Cluster]] = []  # (fixture name, cluster) of the started clusters
 
 
 def _uses_cluster_fixture(item: pytest.Item) -> bool:
@@ -47,30 +47,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
     outcome = yield
     report = outcome.get_result()
-    if report.failed and _RUNNING and item.get_closest_marker("cluster"):
-        for cluster in _RUNNING:
-            where = f" netns {cluster.netns.name}" if cluster.netns else ""
-            report.sections.append((f"cluster{where} logs ({cluster.workdir})", cluster.log_tail()))
+    if not (report.failed and _RUNNING and item.get_closest_marker("cluster")):
+        return
+    names = set(getattr(item, "fixturenames", ()))
+    # The logs of the clusters the test used (all of them when it used none directly).
+    used = [c for fixture, c in _RUNNING if fixture in names] or [c for _, c in _RUNNING]
+    for cluster in used:
+        where = f" netns {cluster.netns.name}" if cluster.netns else ""
+        report.sections.append((f"cluster{where} logs ({cluster.workdir})", cluster.log_tail()))
 
 
-def _start(cluster: Cluster) -> Cluster:
-    _RUNNING.append(cluster)
+def _start(fixture: str, cluster: Cluster) -> Cluster:
+    _RUNNING.append((fixture, cluster))
     try:
         return cluster.start()
     except (build.BuildError, ClusterError, CertError, NetnsError) as exc:
         cluster.stop()
-        _RUNNING.remove(cluster)
+        _RUNNING.remove((fixture, cluster))
         pytest.fail(f"the test cluster did not start: {exc}", pytrace=False)
+    except BaseException:
+        cluster.stop()
+        _RUNNING.remove((fixture, cluster))
+        raise
 
 
 @pytest.fixture(scope="session")
 def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    cluster = _start(Cluster(tmp_path_factory.mktemp("kube")))
+    cluster = _start("kube", Cluster(tmp_path_factory.mktemp("kube")))
     try:
         yield cluster
     finally:
         cluster.stop()
-        _RUNNING.remove(cluster)
+        _RUNNING.remove(("kube", cluster))
 
 
 @pytest.fixture(scope="session")
@@ -80,12 +88,12 @@ def kube_netns(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             ns = stack.enter_context(network_namespace(address=DEFAULT_ADDRESS))
         except NetnsError as exc:
             pytest.fail(f"the test network namespace was not made: {exc}", pytrace=False)
-        cluster = _start(Cluster(tmp_path_factory.mktemp("kube-netns"), netns=ns))
+        cluster = _start("kube_netns", Cluster(tmp_path_factory.mktemp("kube-netns"), netns=ns))
         try:
             yield cluster
         finally:
             cluster.stop()
-            _RUNNING.remove(cluster)
+            _RUNNING.remove(("kube_netns", cluster))
 
 
 def _fresh_namespace(cluster: Cluster) -> Iterator[str]:

@@ -27,10 +27,11 @@ def module(tmp_path: Path) -> Path:
 def cache(tmp_path: Path) -> Path:
     cache = tmp_path / "cache"
     cache.mkdir()
-    # The shared compile cache (safe for concurrent use): the standard library is not rebuilt.
+    # The shared compile cache (safe for concurrent use): the standard library is compiled once
+    # for these tests and the real builds.
     shared = build.cache_dir() / "gocache"
-    if shared.is_dir():
-        (cache / "gocache").symlink_to(shared)
+    shared.mkdir(parents=True, exist_ok=True)
+    (cache / "gocache").symlink_to(shared)
     return cache
 
 

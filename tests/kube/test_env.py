@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -75,11 +77,18 @@ def test_restart_apiserver_keeps_the_data(kube, namespace):
     kube.restart_apiserver()
     out = kube.kubectl("get", "configmap", "kept", "-n", namespace, "-o", "jsonpath={.data.k}").stdout
     assert out == "v"
+    # In two steps: while it is down a client gets a refused connection.
+    kube.stop_apiserver()
+    down = kube.kubectl("get", "configmap", "kept", "-n", namespace, check=False)
+    assert down.returncode == 1 and "refused" in down.stderr
+    kube.start_apiserver()
+    assert kube.kubectl("get", "configmap", "kept", "-n", namespace, "-o", "name").stdout.strip() \
+        == "configmap/kept"
 
 
 def test_the_netns_cluster_answers_inside_its_namespace(kube_netns, netns_namespace):
     # A process started inside the namespace reaches the API server at the extra address.
-    kubectl = __import__("shutil").which("kubectl")
+    kubectl = shutil.which("kubectl")
     proc = kube_netns.run([kubectl, f"--kubeconfig={kube_netns.inner_kubeconfig}",
                            f"--cache-dir={kube_netns.workdir / 'inner-cache'}", "get", "ns",
                            netns_namespace, "-o", "name"], capture_output=True, text=True)
@@ -148,3 +157,17 @@ def test_an_aggregated_api_server_in_the_netns_is_reached_through_the_api_server
         server.terminate()
         server.wait(timeout=10)
         log.close()
+
+
+def test_a_failing_cluster_test_reports_the_component_logs(tmp_path):
+    (tmp_path / "test_fails.py").write_text(
+        "def test_fails(kube):\n    kube.kubectl('get', 'no-such-kind')\n")
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-p", "tests.kube.plugin", str(tmp_path / "test_fails.py")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": f"{root}:{root / 'src'}"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "KubectlError: kubectl get no-such-kind exited 1" in proc.stdout
+    for component in ("etcd", "kube-apiserver", "kube-controller-manager"):
+        assert f"==== {component} (running) " in proc.stdout
