@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from instancetype.cli.main import main
+from instancetype.cli.entry import main
 
 from .. import builders
 from ..builders import CIRROS_IMAGE, cirros_vm, instancetype_obj, preference_obj  # noqa: F401 (re-exported)

@@ -144,7 +144,7 @@ def test_bundle_kinds_and_selection():
 # --- no store, no engine, fast -----------------------------------------------------------------
 _PROBE = """
 import sys
-from instancetype.cli.main import main
+from instancetype.cli.entry import main
 try:
     main(sys.argv[1:])
 except SystemExit as e:

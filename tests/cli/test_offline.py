@@ -10,7 +10,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from instancetype.cli.main import main
+from instancetype.cli.entry import main
 
 IT = """apiVersion: instancetype.kubevirt.io/v1beta1
 kind: VirtualMachineInstancetype

@@ -41,7 +41,7 @@ def paused_finish(self):
         time.sleep(60)
     return finish(self)
 upload.Upload.finish = paused_finish
-from instancetype.cli.main import main
+from instancetype.cli.entry import main
 main(sys.argv[2:])
 """
 

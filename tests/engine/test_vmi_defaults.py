@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
-from instancetype.engine.vmi_defaults import cluster_config, set_vmi_spec_defaults
+from instancetype.engine.virt_config import cluster_config
+from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
 from instancetype.errors import DefaultsError
 
 

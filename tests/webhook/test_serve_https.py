@@ -314,3 +314,22 @@ def test_unusable_certificate_is_one_line(tmp_path, certs):
     assert "\n" not in str(e.value) and str(bad) in str(e.value)
     with pytest.raises(CertificateError, match="no such file"):
         ReloadingTLS(tmp_path / "missing.pem", certs.key)
+
+
+def test_the_vmi_mutator_patches_kubevirts_vmi_defaults(certs):
+    from instancetype.engine.vmi_mutate import mutate_new_vmi
+
+    vmi = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+           "metadata": {"name": "vmi", "namespace": NS},
+           "spec": {"domain": {"devices": {"disks": [{"name": "root"}]}, "resources": {"requests": {"memory": "1Gi"}}},
+                    "volumes": [{"name": "root", "containerDisk": {"image": "x"}}]}}
+    expected = json.loads(json.dumps(vmi))
+    mutate_new_vmi(expected, None)
+    expected.pop("status", None)
+    with serving(Cache([]), certs.cert, certs.key) as server:
+        resp = ask(server, certs.ca, "/virtualmachineinstances-mutate", vmi)
+        update = ask(server, certs.ca, "/virtualmachineinstances-mutate", vmi, operation="UPDATE", old=vmi)
+    assert resp["allowed"] and resp["patchType"] == "JSONPatch"
+    patched = jsonpatch.apply(vmi, json.loads(base64.b64decode(resp["patch"])))
+    assert patched == expected
+    assert update == {"uid": update["uid"], "allowed": True}

@@ -160,7 +160,7 @@ def none_conversion(obj: dict) -> dict:
 # --- 2. ControllerRevision payloads ----------------------------------------------------------------
 def _strict_keys(v: Any, cls: type) -> bool:
     """Go's DisallowUnknownFields: every key (exactly or case-insensitively) a field of `cls`."""
-    from instancetype.engine.godecode import STRUCT, struct_desc
+    from instancetype.api.godecode import STRUCT, struct_desc
 
     def ok(x: Any, d: Any) -> bool:
         if d.kind == STRUCT and isinstance(x, dict):
@@ -177,7 +177,7 @@ def _strict_keys(v: Any, cls: type) -> bool:
 
 def _upconvert_instancetype_spec(spec: Any, root: str) -> dict:
     """An alpha instancetype spec -> v1beta1 spec dict (generated conversion semantics)."""
-    from instancetype.engine.godecode import decode_value
+    from instancetype.api.godecode import decode_value
 
     data = decode_value(spec, VirtualMachineInstancetypeSpec, root, ("spec",))
     out = b.to_dict(msgspec.convert(data, VirtualMachineInstancetypeSpec))
@@ -190,7 +190,7 @@ def _upconvert_instancetype_spec(spec: Any, root: str) -> dict:
 
 
 def _upconvert_preference_spec(spec: Any, root: str, cls: type = VirtualMachinePreferenceSpec) -> dict:
-    from instancetype.engine.godecode import decode_value
+    from instancetype.api.godecode import decode_value
 
     data = decode_value(spec, cls, root, ("spec",))
     out = b.to_dict(msgspec.convert(data, cls))

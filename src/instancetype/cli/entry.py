@@ -6,9 +6,8 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
+from instancetype.cli import EMPTY_STATE
 from instancetype.errors import CLIError
-
-EMPTY_STATE = "--state: the path is empty (name the state file, or leave --state out for the default)"
 
 
 def _create_args(argv: list[str]) -> list[str] | None:

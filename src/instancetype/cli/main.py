@@ -12,12 +12,10 @@ reaches a user.
 from __future__ import annotations
 
 import importlib
-import sys
-from typing import NoReturn
 
 import click
 
-from instancetype.cli.entry import EMPTY_STATE
+from instancetype.cli import EMPTY_STATE
 
 # command name -> (module, attribute, one-line help). Modules are imported on use.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -80,13 +78,6 @@ def cli(ctx: click.Context, state: str | None) -> None:
                add_help_option=False)
 def _create_help_stub() -> None:
     """Create a VirtualMachine, an instancetype or a preference manifest (as virtctl create)."""
-
-
-def main(argv: list[str] | None = None) -> NoReturn:
-    """Run the command line `argv` (default: sys.argv) and exit with its status."""
-    from instancetype.cli.entry import main as entry_main
-
-    entry_main(argv)
 
 
 def run_click(argv: list[str]) -> int:

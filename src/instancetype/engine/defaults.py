@@ -7,7 +7,7 @@ Public (stable) functions, both mutate `spec` (a VMI spec / VM template spec dic
         `domain.devices.disks` or `domain.devices.filesystems` gets a disk `{"name": <volume>}`.
     set_default_network_interface(spec, config=None) -> None
         SetDefaultNetworkInterface (pkg/network/vmispec/defaults.go). `config` is the KubeVirt
-        CR's `spec.configuration` dict (or a `ClusterConfig` from engine/vmi_defaults.py).
+        CR's `spec.configuration` dict (or a `ClusterConfig` from engine/virt_config.py).
         Raises `DefaultsError` with `bridge interface is not enabled in kubevirt-config` or
         `slirp interface is deprecated as of v1.3`.
 """
@@ -58,7 +58,7 @@ def set_default_network_interface(spec: dict, config: Any = None) -> None:
         return
     cfg = config
     if not hasattr(cfg, "default_network_interface"):  # a raw configuration dict (or None)
-        from instancetype.engine.vmi_defaults import cluster_config
+        from instancetype.engine.virt_config import cluster_config
 
         cfg = cluster_config(config)
     kind = cfg.default_network_interface

@@ -33,9 +33,10 @@ from instancetype.engine.defaults import set_default_network_interface, set_defa
 from instancetype.engine.guard import public
 from instancetype.engine.find import find_instancetype, find_preference, index_for
 from instancetype.engine.spec import instancetype_spec, preference_spec
+from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_fields import normalize_vm
 from instancetype.engine.vm_decode import load_vm
-from instancetype.engine.vmi_defaults import cluster_config, set_vmi_spec_defaults
+from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
 from instancetype.errors import ConflictError, DecodeError
 from instancetype.jsonutil import clone
 

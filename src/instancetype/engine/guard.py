@@ -53,7 +53,7 @@ _GO_SCALAR = {str: "string", bool: "bool", int: "uint32"}
 
 
 def _json_kind(v: Any) -> str:
-    from instancetype.engine.godecode import _json_kind as kind
+    from instancetype.api.godecode import _json_kind as kind
 
     return kind(v)
 

@@ -9,7 +9,7 @@ pkg/instancetype/preference/webhooks/admitter.go (preferences), in their order:
    no type and no field. (KubeVirt's lookup of the spec sub-schema finds nothing, so no
    field below the top level is checked here.)
 3. the object, and on UPDATE the old object, is decoded as the v1beta1 Go type whatever its
-   apiVersion: a decode failure is a 400 with Go's text (`engine.godecode`); cluster kinds
+   apiVersion: a decode failure is a 400 with Go's text (`api.godecode`); cluster kinds
    decode into the namespaced Go types, so their texts name `VirtualMachineInstancetype` /
    `VirtualMachinePreference`;
 4. the spec rules (causes, 422), else allowed with warnings.
@@ -30,7 +30,7 @@ from instancetype.api.v1beta1 import (
     VirtualMachineInstancetype,
     VirtualMachinePreference,
 )
-from instancetype.engine.godecode import decode_object
+from instancetype.api.godecode import decode_object
 from instancetype.engine.preference.cpu import spread_options
 from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.errors import DecodeError, QuantityError, UnexpectedKindError

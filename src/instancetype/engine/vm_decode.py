@@ -79,7 +79,7 @@ def _json_type(v: Any) -> str:
     if isinstance(v, bool):
         return "bool"
     if isinstance(v, (int, float)):
-        from instancetype.engine.godecode import number_literal
+        from instancetype.api.godecode import number_literal
 
         return f"number {number_literal(v)}"
     if isinstance(v, str):

@@ -27,7 +27,7 @@ from instancetype.engine.find import find_preference_or_none
 from instancetype.engine.infer import infer_in_place
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.results import Cause
-from instancetype.engine.vmi_defaults import cluster_config
+from instancetype.engine.virt_config import cluster_config
 
 DATASOURCE_ARCH_LABEL = "template.kubevirt.io/architecture"
 _KNOWN_ARCHES = ("amd64", "arm64", "s390x")

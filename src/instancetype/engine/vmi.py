@@ -42,8 +42,8 @@ from instancetype.engine.find import find_instancetype, find_preference
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.preference import apply_autoattach
 from instancetype.engine.spec import instancetype_spec, preference_spec
+from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_admission import validate_template
-from instancetype.engine.vmi_defaults import cluster_config
 from instancetype.engine.vmi_mutate import mutate_new_vmi
 from instancetype.errors import DefaultsError, Error, VMIError
 

@@ -46,14 +46,14 @@ including its overflow wrap-around.
 
 Layout (this package re-exports the public names): `_amount` (format names, Go int64
 helpers, int64Amount/inf.Dec scaling, exact comparison, Add, Go's Pow10), `_format`
-(suffix tables, CanonicalizeBytes), `_quantity` (the `Quantity` class), `_scan`
-(ParseQuantity, its error texts and cache, `canonical`).
+(suffix tables, CanonicalizeBytes), `_scan` (ParseQuantity into an amount's fields, its
+error texts), `_quantity` (the `Quantity` class, the parse cache, `canonical`).
 """
 from __future__ import annotations
 
 from instancetype.api.quantity._amount import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI
-from instancetype.api.quantity._quantity import Quantity
-from instancetype.api.quantity._scan import ERR_FORMAT_WRONG, ERR_NUMERIC, ERR_SUFFIX, canonical, parse_cached
+from instancetype.api.quantity._quantity import Quantity, canonical, parse_cached
+from instancetype.api.quantity._scan import ERR_FORMAT_WRONG, ERR_NUMERIC, ERR_SUFFIX
 
 # Private names the tests import from here (the module was one file before the split).
 from instancetype.api.quantity._quantity import _new  # noqa: F401

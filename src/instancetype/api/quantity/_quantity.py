@@ -2,10 +2,13 @@
 
 Methods call the helpers of `_amount` (representation, scaling, compare, add) and
 `_format` (canonical text) directly, so splitting adds no call on the hot path.
-`ParseQuantity` (`_scan`) builds Quantity objects, so it imports this module and this
-module binds `_scan`'s names last (the package `__init__` imports this one first).
+`ParseQuantity` (`_scan`) returns an amount's fields; this module wraps them into a
+Quantity and caches the result (`parse_cached`), so a cached parse costs no more than
+one lookup.
 """
 from __future__ import annotations
+
+from functools import lru_cache
 
 from instancetype.api.quantity._amount import (
     BINARY_SI,
@@ -20,6 +23,7 @@ from instancetype.api.quantity._amount import (
 )
 from instancetype.api.quantity._format import _canonicalize
 from instancetype.api.quantity._amount import _cmp_values, _dec_add, _int_add, _pow10
+from instancetype.api.quantity._scan import ERR_FORMAT_WRONG, _GO_SPACE, _error, scan_quantity
 
 
 class Quantity:
@@ -294,5 +298,23 @@ def _new(v: int, e: int, dec: bool, fmt: str, s) -> Quantity:
     return q
 
 
-# ParseQuantity needs Quantity and _new, defined above (see the module docstring).
-from instancetype.api.quantity._scan import ERR_FORMAT_WRONG, _GO_SPACE, _error, _parse_cached  # noqa: E402
+
+def _parse(text: str) -> Quantity:
+    q = object.__new__(Quantity)
+    q._v, q._e, q._dec, q._fmt, q._s = scan_quantity(text)
+    return q
+
+
+_parse_cached = lru_cache(maxsize=8192)(_parse)
+
+
+def parse_cached(text: str) -> Quantity:
+    """ParseQuantity with an LRU cache (quantities are immutable, so sharing is safe)."""
+    return _parse_cached(text)
+
+
+def canonical(x) -> str:
+    """The text Kubernetes prints for x (parsed with `Quantity.parse`)."""
+    if type(x) is str:
+        return str(_parse_cached(x))
+    return str(Quantity.parse(x))

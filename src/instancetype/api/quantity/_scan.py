@@ -1,12 +1,13 @@
 """ParseQuantity: text (and the rebuilt text of JSON numbers) into a Quantity's amount.
 
-Holds the scanner, the error texts apimachinery raises, the `ParseQuantity` port with
-its int64 fast path and inf.Dec fallback, its LRU cache, and `canonical`.
+Holds the scanner, the error texts apimachinery raises and the `ParseQuantity` port with
+its int64 fast path and inf.Dec fallback. It returns the amount as the fields of a
+Quantity, `(v, e, dec, fmt, s)`, and never builds one: `_quantity` wraps the result (and
+caches it), so the class and its parser do not import each other.
 """
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from instancetype.api.quantity._amount import MAX_POW as _MAX_POW  # (see the package's deviations)
 from instancetype.api.quantity._amount import (
@@ -21,7 +22,6 @@ from instancetype.api.quantity._amount import (
     _wrap32,
 )
 from instancetype.api.quantity._format import _SUFFIXES
-from instancetype.api.quantity._quantity import Quantity, _new
 from instancetype.errors import QuantityError
 
 _SPLIT_RE_STRING = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
@@ -49,11 +49,16 @@ def _error(text: str) -> QuantityError:
 # ParseQuantity
 
 
-def _parse_str(s: str) -> Quantity:
+# (v, e, dec, fmt, s): the value is v * 10**e; see the `Quantity` class for each field
+Amount = tuple[int, int, bool, str, "str | None"]
+
+
+def scan_quantity(s: str) -> Amount:
+    """ParseQuantity(s) as the fields of the Quantity it returns; QuantityError with Go's text."""
     if not s:
         raise _error(ERR_FORMAT_WRONG)
     if s == "0":
-        return _new(0, 0, False, DECIMAL_SI, "0")
+        return 0, 0, False, DECIMAL_SI, "0"
     m = _SCAN(s)
     if m is None:
         raise _error(ERR_FORMAT_WRONG)
@@ -106,7 +111,7 @@ def _parse_str(s: str) -> Quantity:
                         cache = s
                 elif scale % 3 == 0 and shifted[0] != "0" and not shifted.endswith("000"):
                     cache = s
-                return _new(result, scale, False, fmt, cache)
+                return result, scale, False, fmt, cache
 
     # inf.Dec fallback: amount.SetString(value) where value is the text before the suffix
     int_digits = digits
@@ -141,19 +146,5 @@ def _parse_str(s: str) -> Quantity:
                 fmt = DECIMAL_SI  # 0 < amount < 1
     if not positive:
         unscaled = -unscaled
-    return _new(unscaled, dexp, True, fmt, None)
+    return unscaled, dexp, True, fmt, None
 
-
-_parse_cached = lru_cache(maxsize=8192)(_parse_str)
-
-
-def parse_cached(text: str) -> Quantity:
-    """ParseQuantity with an LRU cache (quantities are immutable, so sharing is safe)."""
-    return _parse_cached(text)
-
-
-def canonical(x) -> str:
-    """The text Kubernetes prints for x (parsed with `Quantity.parse`)."""
-    if type(x) is str:
-        return str(_parse_cached(x))
-    return str(Quantity.parse(x))

@@ -5,7 +5,7 @@ Every field of `VirtualMachineInstancetypeSpec` and `VirtualMachinePreferenceSpe
 kubevirt.io/v1 types they embed. Each field carries its wire name (`name=`: the
 automatic camelCase is wrong for names such as `dedicatedCPUPlacement`) and its Go
 type (the `go` entry of its `Meta.extra`, or the Struct's `go_type`), which
-`engine.godecode` reads to fail exactly as Go's decoder does and `api.crd` reads to
+`api.godecode` reads to fail exactly as Go's decoder does and `api.crd` reads to
 generate the CRD schemas.
 
 Conventions mirror Go:

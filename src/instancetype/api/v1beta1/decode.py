@@ -10,7 +10,7 @@ from instancetype.api.v1beta1.preference import VirtualMachinePreference, Virtua
 
 
 def _decode(data: Any, cls: type, root: type) -> Any:
-    from instancetype.engine.godecode import decode_value
+    from instancetype.api.godecode import decode_value
 
     if data is None:
         return cls()

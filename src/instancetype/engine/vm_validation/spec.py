@@ -10,7 +10,7 @@ from instancetype.engine.vm_validation import (
 )
 from instancetype.engine.vm_validation import devices as devices_rules
 from instancetype.engine.vm_validation._common import REQUIRED, _E, Gates, cause
-from instancetype.engine.vmi_defaults import cluster_config
+from instancetype.engine.virt_config import cluster_config
 
 
 class Context:

@@ -1,8 +1,29 @@
-"""The store over a Kubernetes API server: `KubeStore` (every call a request), `Informer`
-(list+watch of one kind into memory), `CachedStore` (reads from informers, writes to the API)."""
+"""The store over a Kubernetes API server (lightkube), beside the embedded SQLite store.
+
+    KubeStore(kubeconfig=None, context=None, *, config=None, timeout=10.0, field_manager="instancetype")
+        The `Store` interface, one request per call: get, list, count, create (dry_run=),
+        update (subresource="status"), patch (JSON merge patch), json_patch (RFC 6902),
+        delete (propagation=, resource_version=, uid=), changes/watch (per kind),
+        resource_version(kind="Namespace") -> str, transaction() (a no-op context), ping(),
+        list_at(kind, ...) -> (objects, list resourceVersion), open_watch(...) -> WatchStream,
+        new_client(), last_warnings (the API server's Warning headers of the last request).
+        Errors: store.base's NotFound / AlreadyExists / Conflict / Invalid (.causes, .status_causes)
+        / BadRequest / Forbidden / APIError(.code, .reason), `Gone` (410), and `Unreachable` (a
+        StoreError: the server cannot be reached or refused the credentials, one line).
+    Informer(store, kind, namespace=None, *, label_selector=None, on_add=, on_update=, on_delete=)
+        list+watch of one kind into memory: start(), stop(), has_synced, wait_for_sync(timeout),
+        get(name, namespace) / list(namespace) (shared objects, no request), add_handler(...),
+        reconnect(resource_version=None), resource_version, lists, errors, last_error.
+    InformerSet(store, kinds, **informer_kw): start(), stop(), has_synced, wait_for_sync(timeout),
+        failures(), informers[kind].
+    CachedStore(store, informers) / CachedStore.start(store, kinds=ADMISSION_KINDS)
+        A `Store` whose reads come from the informers (copies; `peek` without copying), writes go
+        to the API server; kubevirt_config(), objects() (the engine's ObjectSource), wait_for_sync.
+"""
 from .client import Gone, Unreachable, load_config, resource_of
-from .store import KubeStore
+from .store import KubeStore, WatchStream
 from .informer import Informer, InformerSet
 from .cached import ADMISSION_KINDS, CachedObjects, CachedStore
 
-__all__ = ["KubeStore", "Informer", "InformerSet", "CachedStore", "CachedObjects", "ADMISSION_KINDS", "Gone", "Unreachable", "load_config", "resource_of"]
+__all__ = ["KubeStore", "WatchStream", "Informer", "InformerSet", "CachedStore", "CachedObjects", "ADMISSION_KINDS",
+           "Gone", "Unreachable", "load_config", "resource_of"]

@@ -98,6 +98,16 @@ class Informer:
         if self._client is not None:
             self._client.close()
 
+    def reconnect(self, resource_version: str | None = None) -> None:
+        """Drop the open watch; it is opened again from `resource_version` (default: the last
+        one seen), as after a lost connection. A version the API server no longer keeps is
+        answered 410 Gone, and the informer lists again."""
+        if resource_version is not None:
+            self.resource_version = resource_version
+        stream = self._stream
+        if stream is not None:
+            stream.abort()
+
     @property
     def has_synced(self) -> bool:
         return self._synced.is_set()

@@ -51,6 +51,19 @@ def selector_text(selector: Any, *, fields: bool = False) -> str | None:
     return selector or None
 
 
+def warnings_of(resp: Any) -> list[str]:
+    """The texts of an answer's `Warning: 299 - "text"` headers (RFC 7234), in order."""
+    out = []
+    for value in resp.headers.get_list("warning"):
+        value = value.strip()
+        if value.startswith("299 ") and '"' in value:
+            text = value.split('"', 1)[1].rsplit('"', 1)[0]
+            out.append(text.replace('\\"', '"').replace("\\\\", "\\"))
+        else:
+            out.append(value)
+    return out
+
+
 def meta_of(obj: Mapping) -> Mapping:
     meta = obj.get("metadata")
     return meta if isinstance(meta, Mapping) else {}
@@ -69,6 +82,7 @@ class KubeStore(Store):
         self._gc = generic(self.client)
         self.server = describe_server(self.config)
         self.default_namespace = self._gc.namespace or DEFAULT_NAMESPACE
+        self.last_warnings: list[str] = []     # the API server's `Warning` headers of the last request
 
     def new_client(self, *, timeout: float | None = None):
         """Another lightkube Client on the same cluster and credentials (its own connections: an
@@ -112,6 +126,7 @@ class KubeStore(Store):
             br.data = body
             br.headers = {"Content-Type": content_type or "application/json"} if body is not None else None
             resp = gc.send(gc.build_adapter_request(br))
+            self.last_warnings = warnings_of(resp)
             gc.raise_for_status(resp)
         try:
             return _decode(resp.content) if resp.content else {}

@@ -1,0 +1,198 @@
+"""`instancetype serve` under load: AdmissionReviews per second and latency, direct and through
+the API server.
+
+    python bench/webhook.py [--seconds 5] [--rates 200,500,1000] [--e2e-rate 50]
+
+Starts the test environment's real etcd + kube-apiserver + kube-controller-manager
+(tests/kube: built on first use), `instancetype install`, and `instancetype serve` (its own
+process), all on 127.0.0.1. Then:
+
+1. direct: AdmissionReview v1 POSTs of the typical VM (../shared/bench/typical-expand.json,
+   with its instancetype and preference from the catalogue `install` deploys) to
+   `/virtualmachines-validate` over HTTPS keep-alive, at a fixed offered load (open loop: each
+   request is due at t0 + i/rate, and its latency counts from then, so queueing is measured);
+2. end to end: POSTs of the same VM (created, not dry-run) to the API server with the webhooks
+   registered, then the same with the webhook configurations removed (the API server alone).
+
+Every phase is bounded (`--seconds` each, 10 s per request); the cluster stops at the end.
+Targets: p99 <= 5 ms at 500 req/s direct; the webhooks add <= 30% to the create latency.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
+
+TYPICAL = ROOT.parent / "shared" / "bench" / "typical-expand.json"
+if not TYPICAL.exists():
+    TYPICAL = ROOT / "bench" / "typical-expand.json"
+CONNECTIONS = 64
+REQUEST_TIMEOUT_S = 10.0
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+async def open_loop(send, rate: float, seconds: float) -> dict:
+    """`send(i)` at `rate` per second for `seconds`: achieved rate, p50/p99 ms, errors."""
+    n = int(rate * seconds)
+    latencies: list[float] = []
+    errors = 0
+    start = time.perf_counter() + 0.05
+
+    async def one(i: int) -> None:
+        nonlocal errors
+        due = start + i / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        try:
+            ok = await asyncio.wait_for(send(i), REQUEST_TIMEOUT_S)
+        except (asyncio.TimeoutError, aiohttp.ClientError, OSError):
+            ok = False
+        if ok:
+            latencies.append(time.perf_counter() - due)
+        else:
+            errors += 1
+
+    await asyncio.gather(*(one(i) for i in range(n)))
+    elapsed = time.perf_counter() - start
+    return {"offered": rate, "sent": n, "ok": len(latencies), "errors": errors, "achieved": len(latencies) / elapsed,
+            "p50_ms": percentile(latencies, 50) * 1e3, "p99_ms": percentile(latencies, 99) * 1e3}
+
+
+def review_body(vm: dict) -> bytes:
+    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": str(uuid.uuid4()), "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
+        "resource": {"group": "kubevirt.io", "version": "v1", "resource": "virtualmachines"},
+        "namespace": vm["metadata"]["namespace"], "operation": "CREATE", "object": vm,
+        "userInfo": {"username": "bench"}, "dryRun": False}}).encode()
+
+
+async def direct(url: str, ca: Path, vm: dict, rates: list[float], seconds: float) -> list[dict]:
+    ctx = ssl.create_default_context(cafile=str(ca))
+    body = review_body(vm)
+    out = []
+    connector = aiohttp.TCPConnector(limit=CONNECTIONS, ssl=ctx)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        async def send(i: int) -> bool:
+            async with session.post(url + "/virtualmachines-validate", data=body,
+                                    headers={"Content-Type": "application/json"}) as resp:
+                data = await resp.read()
+                return resp.status == 200 and b'"allowed":true' in data
+        await open_loop(send, 50, 1.0)        # warm-up: connections, caches
+        for rate in rates:
+            out.append(await open_loop(send, rate, seconds))
+    return out
+
+
+async def end_to_end(server: str, ca: Path, token: str, namespace: str, vm: dict, rate: float, seconds: float,
+                     tag: str) -> dict:
+    ctx = ssl.create_default_context(cafile=str(ca))
+    url = f"{server}/apis/kubevirt.io/v1/namespaces/{namespace}/virtualmachines"
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    connector = aiohttp.TCPConnector(limit=CONNECTIONS, ssl=ctx)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        def sender(prefix: str):
+            async def send(i: int) -> bool:
+                obj = copy.deepcopy(vm)
+                obj["metadata"] = {"name": f"{prefix}-{i}", "namespace": namespace}
+                async with session.post(url, data=json.dumps(obj), headers=headers) as resp:
+                    await resp.read()
+                    return resp.status == 201
+            return send
+        await open_loop(sender(f"{tag}-warm"), 20, 0.5)
+        return await open_loop(sender(tag), rate, seconds)
+
+
+def run_cli(env, *args: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "instancetype", *args], env=env, capture_output=True, text=True,
+                          timeout=600)
+    if proc.returncode != 0:
+        raise SystemExit(f"instancetype {args[0]} failed: {proc.stderr.strip()}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--rates", default="200,500,1000")
+    ap.add_argument("--e2e-rate", type=float, default=50.0)
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args()
+    rates = [float(r) for r in args.rates.split(",") if r]
+
+    from tests.kube.certs import make_webhook_certs
+    from tests.kube.cluster import Cluster
+    from tests.kube.served import Served, _free_port
+
+    typical = json.loads(TYPICAL.read_text())
+    vm = typical["vm"]
+    import os
+
+    results: dict = {"load": os.getloadavg()[0]}
+    with tempfile.TemporaryDirectory(prefix="bench-webhook-") as tmp:
+        work = Path(tmp)
+        kube = Cluster(work / "kube").start()
+        served = None
+        try:
+            certs = make_webhook_certs(work / "certs", ("127.0.0.1",))
+            served = Served(kube, certs, _free_port())
+            env = kube.env()
+            run_cli(env, "install", "--kubeconfig", str(kube.kubeconfig), "--webhook-url", served.url,
+                    "--ca-bundle", str(certs.ca))
+            served.start()
+            results["direct"] = asyncio.run(direct(served.url, certs.ca, vm, rates, args.seconds))
+            namespace = "bench"
+            kube.kubectl("create", "namespace", namespace)
+            token = kube.tokens["admin"]
+            results["e2e_webhooks"] = asyncio.run(end_to_end(kube.server, kube.ca, token, namespace, vm,
+                                                             args.e2e_rate, args.seconds, "with"))
+            kube.kubectl("delete", "mutatingwebhookconfiguration", "virt-api-mutator")
+            kube.kubectl("delete", "validatingwebhookconfiguration", "virt-api-validator")
+            time.sleep(1.0)      # the API server's webhook configuration informer
+            results["e2e_apiserver_alone"] = asyncio.run(end_to_end(kube.server, kube.ca, token, namespace, vm,
+                                                                    args.e2e_rate, args.seconds, "without"))
+        finally:
+            if served is not None:
+                served.stop()
+            kube.stop()
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    import os
+
+    print(f"load average before the run: {results['load']:.2f} on {os.cpu_count()} cores")
+    print(f"serve, direct: POST /virtualmachines-validate (typical VM), HTTPS keep-alive, {args.seconds:g} s each")
+    print(f"{'offered/s':>10} {'achieved/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    for r in results["direct"]:
+        print(f"{r['offered']:>10.0f} {r['achieved']:>11.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>7}")
+    print(f"\nend to end: POST of the VM to the API server at {args.e2e_rate:g}/s, {args.seconds:g} s")
+    print(f"{'':<22} {'achieved/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    for key, label in (("e2e_webhooks", "with the webhooks"), ("e2e_apiserver_alone", "API server alone")):
+        r = results[key]
+        print(f"{label:<22} {r['achieved']:>11.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>7}")
+    a, b = results["e2e_webhooks"], results["e2e_apiserver_alone"]
+    print(f"\nthe webhooks add {100 * (a['p50_ms'] / b['p50_ms'] - 1):.0f}% at p50, "
+          f"{100 * (a['p99_ms'] / b['p99_ms'] - 1):.0f}% at p99 to the create latency")
+
+
+if __name__ == "__main__":
+    main()
