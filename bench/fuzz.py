@@ -12,6 +12,10 @@ Properties:
   file can hold (non-string keys, bytes, tuples, sets), raise nothing but `instancetype.Error`;
 - cluster: `Cluster.apply` on the same mutated objects, on a real state file, raises nothing but
   `instancetype.Error`;
+- corpus: the conformance requests (tests/conformance/*.jsonl: real KubeVirt-shaped VMs, specs
+  and configurations) with one value anywhere replaced by a hostile one, through the same entry
+  points the conformance adapter calls, raise nothing but `instancetype.Error` (and never an
+  `InternalError`: a bug on input the engine should have read or refused);
 - streams: the console script (a subprocess) with stdin closed, stdout closed, full (/dev/full)
   or a pipe nobody reads exits 0 or 1, and prints no traceback, no `internal error`, no
   "Exception ignored" (a tenth of the examples: each is a process).
@@ -97,6 +101,8 @@ def _escaped(e: Exception) -> None:
         raise e
     import traceback
 
+    if isinstance(e, instancetype.InternalError) and e.__cause__ is not None:
+        e = e.__cause__     # where the bug is, not where it was reported
     frames = traceback.extract_tb(e.__traceback__)
     ours = [f for f in frames if f"{os.sep}instancetype{os.sep}" in f.filename]
     frame = (ours or frames)[-1]
@@ -104,6 +110,31 @@ def _escaped(e: Exception) -> None:
     key = (type(e).__name__, where)
     count, example = ESCAPES.get(key, (0, str(e)[:120]))
     ESCAPES[key] = (count + 1, example)
+
+
+def _corpus() -> list[str]:
+    """The conformance requests, one JSON text each (the fuzz mutates a fresh copy)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "conformance")
+    lines = []
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".jsonl") and name != "create.jsonl":
+            with open(os.path.join(here, name)) as f:
+                lines.extend(json.dumps(json.loads(line)["request"]) for line in f if line.strip())
+    return lines
+
+
+def _nodes(obj):
+    """Every (container, key) of a request below its `op`, iteratively."""
+    stack = [obj]
+    while stack:
+        x = stack.pop()
+        items = x.items() if isinstance(x, dict) else enumerate(x)
+        for k, v in items:
+            if x is obj and k == "op":
+                continue
+            yield x, k
+            if isinstance(v, (dict, list)):
+                stack.append(v)
 
 
 def _cli_with_streams(args: list[str], setup: str, state: str, stdin_text: str) -> tuple[int, str]:
@@ -135,6 +166,8 @@ def run(examples: int, only: set[str] | None = None) -> None:
     def loader(text):
         try:
             documents_from_text(text, "fuzz.yaml")
+        except instancetype.InternalError as e:     # a bug in instancetype: an escape too
+            _escaped(e)
         except instancetype.Error:
             pass
         except Exception as e:  # noqa: BLE001 - an escape: fail, or with --collect note it and go on
@@ -145,6 +178,8 @@ def run(examples: int, only: set[str] | None = None) -> None:
     def yaml_pieces(lines, indent):
         try:
             documents_from_text("\n".join(indent + line for line in lines) + "\n", "fuzz.yaml")
+        except instancetype.InternalError as e:     # a bug in instancetype: an escape too
+            _escaped(e)
         except instancetype.Error as e:
             assert "\n" not in str(e), str(e)      # one line, whatever the keys hold
         except Exception as e:  # noqa: BLE001 - an escape: fail, or with --collect note it and go on
@@ -185,6 +220,8 @@ def run(examples: int, only: set[str] | None = None) -> None:
                 instancetype.validate(vm if path[0] == "spec" else target)
             else:
                 getattr(instancetype, fn)(vm, instancetype=it, preference=preference, config=config)
+        except instancetype.InternalError as e:     # a bug in instancetype: an escape too
+            _escaped(e)
         except instancetype.Error:
             pass
         except Exception as e:  # noqa: BLE001 - an escape: fail, or with --collect note it and go on
@@ -203,6 +240,28 @@ def run(examples: int, only: set[str] | None = None) -> None:
         _set(obj, path, value)
         try:
             cluster.apply(obj, namespace="default")
+        except instancetype.InternalError as e:     # a bug in instancetype: an escape too
+            _escaped(e)
+        except instancetype.Error:
+            pass
+        except Exception as e:  # noqa: BLE001 - an escape: fail, or with --collect note it and go on
+            _escaped(e)
+
+    from instancetype.conformance import OPS
+
+    corpus = _corpus()
+
+    @cfg
+    @given(st.integers(0, len(corpus) - 1), st.integers(0, 10 ** 6), values)
+    def corpus_requests(index, where, value):
+        req = json.loads(corpus[index])
+        nodes = list(_nodes(req))
+        parent, key = nodes[where % len(nodes)]
+        parent[key] = value
+        try:
+            OPS[req["op"]](req)
+        except instancetype.InternalError as e:     # a bug in instancetype: an escape too
+            _escaped(e)
         except instancetype.Error:
             pass
         except Exception as e:  # noqa: BLE001 - an escape: fail, or with --collect note it and go on
@@ -221,7 +280,7 @@ def run(examples: int, only: set[str] | None = None) -> None:
             assert bad not in err, (args, setup, err)
 
     props = (("loader", loader), ("yaml", yaml_pieces), ("commands", commands), ("engine", engine),
-             ("cluster", cluster_apply), ("streams", streams))
+             ("cluster", cluster_apply), ("corpus", corpus_requests), ("streams", streams))
     for name, prop in props:
         if only and name not in only:
             continue

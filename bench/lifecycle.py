@@ -1,6 +1,6 @@
 """The embedded store and controller at scale: apply, start, restart, list.
 
-    python bench/lifecycle.py [--vms 10000] [--mode batch|each|cli|both|all]
+    python bench/lifecycle.py [--vms 10000] [--mode batch|each|cli|both|all] [--shared-revisions]
 
 One instancetype, one preference and N VMs (runStrategy Always, so applying starts them):
 - batch: all N VMs applied in one `Cluster.apply_all` (one transaction);
@@ -10,6 +10,12 @@ then every VM restarted, and all VMs listed. Prints VM starts per second, revisi
 state-file size per VM and the peak memory of the process (ru_maxrss), each phase in a fresh
 process so that peaks do not mix. Targets (issue 7): >= 1,000 VM starts/s in one batch,
 listing 10,000 VMs under one second, memory flat in N.
+
+--shared-revisions: each mode runs twice in the same run, without and then with the KubeVirt
+object's `instancetype.kubevirt.io/shared-revisions: "true"` (rows marked `+shared`), and the
+batch rows add the bytes of stored ControllerRevision JSON per VM, and a last phase deletes the
+VMs one by one (the collection of shared revisions). Targets (issue 15): revisions
+stored = distinct specs (2 here), state per VM at most half of the per-VM revisions' figure.
 """
 from __future__ import annotations
 
@@ -32,6 +38,11 @@ PREF = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachin
                  "firmware": {"preferredUseEfi": True, "preferredUseSecureBoot": True}}}
 
 
+KUBEVIRT_SHARED = {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+                   "metadata": {"name": "kubevirt", "namespace": "kubevirt",
+                                "annotations": {"instancetype.kubevirt.io/shared-revisions": "true"}}}
+
+
 def make_vm(i: int) -> dict:
     return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": f"vm-{i:05d}"},
             "spec": {"runStrategy": "Always",
@@ -46,12 +57,14 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def phase(name: str, state: str, n: int) -> dict:
+def phase(name: str, state: str, n: int, shared: bool = False) -> dict:
     from instancetype.controller import Cluster
 
-    out: dict = {"phase": name, "vms": n}
+    out: dict = {"phase": name + ("+shared" if shared else ""), "vms": n}
     with Cluster.open(state) as c:
         if name in ("batch", "each"):
+            if shared:
+                c.apply(KUBEVIRT_SHARED)
             c.apply(IT)
             c.apply(PREF)
             vms = [make_vm(i) for i in range(n)]
@@ -68,12 +81,23 @@ def phase(name: str, state: str, n: int) -> dict:
             out["per_second"] = n / dt
             out["revisions"] = c.store.count("ControllerRevision")
             out["vmis"] = c.store.count("VirtualMachineInstance")
+            out["revision_bytes_per_vm"] = sum(len(json.dumps(r, separators=(",", ":")))
+                                               for r in c.store.list("ControllerRevision")) / max(n, 1)
         elif name == "restart":
             t = time.perf_counter()
             for i in range(n):
                 c.restart(f"vm-{i:05d}")
             dt = time.perf_counter() - t
             out["seconds"], out["per_second"] = dt, n / dt
+        elif name == "delete":
+            # One VM a transaction, as `delete vm NAME` does; shared revisions go with their last VM.
+            t = time.perf_counter()
+            for i in range(n):
+                c.delete("VirtualMachine", f"vm-{i:05d}")
+            dt = time.perf_counter() - t
+            out["seconds"], out["per_second"] = dt, n / dt
+            out["revisions"] = c.store.count("ControllerRevision")
+            out["vmis"] = c.store.count("VirtualMachineInstance")
         elif name == "list":
             t = time.perf_counter()
             count = sum(1 for _ in c.list("VirtualMachine"))
@@ -87,12 +111,14 @@ def phase(name: str, state: str, n: int) -> dict:
     return out
 
 
-def cli_phase(d: str, n: int) -> None:
+def cli_phase(d: str, n: int, shared: bool = False) -> None:
     """The same VMs through the command line: one `apply -f` of a List file, then `get vm -A`."""
-    state = os.path.join(d, "cli.db")
-    path = os.path.join(d, "list.json")
+    tag = "cli+shared" if shared else "cli"
+    state = os.path.join(d, f"{tag}.db")
+    path = os.path.join(d, f"{tag}.json")
+    head = [KUBEVIRT_SHARED] if shared else []
     with open(path, "w") as f:
-        json.dump({"apiVersion": "v1", "kind": "List", "items": [IT, PREF] + [make_vm(i) for i in range(n)]}, f)
+        json.dump({"apiVersion": "v1", "kind": "List", "items": head + [IT, PREF] + [make_vm(i) for i in range(n)]}, f)
     cmd = [sys.executable, "-m", "instancetype", "--state", state]
     subprocess.run(cmd + ["get", "vm"], capture_output=True, check=True)   # first use: catalogue deployed
     t = time.perf_counter()
@@ -100,29 +126,31 @@ def cli_phase(d: str, n: int) -> None:
     dt = time.perf_counter() - t
     assert p.returncode == 0, p.stderr[-2000:]
     lines = p.stdout.count("\n")
-    print(f"cli      {n:6d} VMs  apply -f List: {dt:7.2f} s  {n / dt:8.0f} VMs/s applied and started "
+    print(f"{tag:14s} {n:6d} VMs  apply -f List: {dt:7.2f} s  {n / dt:8.0f} VMs/s applied and started "
           f"({lines} lines)", flush=True)
     t = time.perf_counter()
     p = subprocess.run(cmd + ["get", "vm", "-A"], capture_output=True, text=True, check=True)
     dt = time.perf_counter() - t
-    print(f"cli      {n:6d} VMs  get vm -A: {dt * 1000:7.0f} ms whole process ({p.stdout.count(chr(10)) - 1} rows)",
+    print(f"{tag:14s} {n:6d} VMs  get vm -A: {dt * 1000:7.0f} ms whole process ({p.stdout.count(chr(10)) - 1} rows)",
           flush=True)
 
 
-def run_phase(name: str, state: str, n: int) -> dict:
-    p = subprocess.run([sys.executable, __file__, "--phase", name, "--state", state, "--vms", str(n)],
-                       capture_output=True, text=True, check=True)
+def run_phase(name: str, state: str, n: int, shared: bool = False) -> dict:
+    p = subprocess.run([sys.executable, __file__, "--phase", name, "--state", state, "--vms", str(n)]
+                       + (["--shared-revisions"] if shared else []), capture_output=True, text=True, check=True)
     return json.loads(p.stdout)
 
 
 def report(r: dict) -> None:
-    parts = [f"{r['phase']:8s} {r['vms']:6d} VMs"]
+    parts = [f"{r['phase']:14s} {r['vms']:6d} VMs"]
     if "per_second" in r:
         parts.append(f"{r['seconds']:7.2f} s  {r['per_second']:8.0f} VMs/s")
     if "listed" in r:
         parts.append(f"listed {r['listed']} in {r['seconds'] * 1000:.0f} ms")
     if "revisions" in r:
         parts.append(f"revisions {r['revisions']}  VMIs {r['vmis']}")
+    if "revision_bytes_per_vm" in r:
+        parts.append(f"revision JSON {r['revision_bytes_per_vm']:.0f} B/VM")
     parts.append(f"state {r['bytes_per_vm'] / 1024:.1f} KiB/VM  peak {r['peak_mib']:.0f} MiB")
     print("  ".join(parts), flush=True)
 
@@ -133,21 +161,27 @@ def main() -> None:
     ap.add_argument("--mode", choices=("batch", "each", "cli", "both", "all"), default="all")
     ap.add_argument("--phase")
     ap.add_argument("--state")
+    ap.add_argument("--shared-revisions", action="store_true",
+                    help="run each mode without and with shared ControllerRevisions")
     args = ap.parse_args()
     if args.phase:
-        print(json.dumps(phase(args.phase, args.state, args.vms)))
+        print(json.dumps(phase(args.phase, args.state, args.vms, args.shared_revisions)))
         return
     modes = {"both": ("batch", "each"), "all": ("batch", "each", "cli")}.get(args.mode, (args.mode,))
+    variants = (False, True) if args.shared_revisions else (False,)
     with tempfile.TemporaryDirectory() as d:
         for mode in modes:
-            if mode == "cli":
-                cli_phase(d, args.vms)
-                continue
-            state = os.path.join(d, f"{mode}.db")
-            report(run_phase(mode, state, args.vms))
-            if mode == "batch":
-                report(run_phase("list", state, args.vms))
-                report(run_phase("restart", state, args.vms))
+            for shared in variants:
+                if mode == "cli":
+                    cli_phase(d, args.vms, shared)
+                    continue
+                state = os.path.join(d, f"{mode}{'-shared' if shared else ''}.db")
+                report(run_phase(mode, state, args.vms, shared))
+                if mode == "batch":
+                    report(run_phase("list", state, args.vms, shared))
+                    report(run_phase("restart", state, args.vms, shared))
+                    if args.shared_revisions:
+                        report(run_phase("delete", state, args.vms, shared))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from .errors import (  # noqa: F401  (re-exported)
     DefaultsError,
     Error,
     InferError,
+    InternalError,
     LoadError,
     NotFoundError,
     QuantityError,
@@ -51,7 +52,7 @@ _LAZY = {
 __all__ = sorted(list(_LAZY) + [
     "Error", "QuantityError", "LoadError", "DecodeError", "ValidationError", "ConflictError",
     "SpreadError", "RequirementsError", "NotFoundError", "UnexpectedKindError", "DefaultsError",
-    "InferError", "VMIError", "StoreError", "CLIError",
+    "InferError", "InternalError", "VMIError", "StoreError", "CLIError",
 ])
 
 

@@ -19,6 +19,7 @@ import msgspec
 import instancetype as it
 from instancetype.errors import (
     ConflictError,
+    DecodeError,
     Error,
     InferError,
     RequirementsError,
@@ -34,7 +35,10 @@ def _lookup_kwargs(req: dict) -> dict[str, Any]:
     names and kinds, so they join `objects` and the engine resolves the matchers.
     """
     kw: dict[str, Any] = {"config": req.get("config")}
-    objects = list(req.get("objects") or ())
+    objects = req.get("objects") or []
+    if not isinstance(objects, list):
+        raise DecodeError(f"objects: must be a list of objects, not {type(objects).__name__}")
+    objects = list(objects)
     if req.get("finder") == "real":
         from instancetype.engine.find import objects_for_matchers
 

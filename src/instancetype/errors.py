@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 class Error(Exception):
-    """Base of every error a user can cause."""
+    """Base of every error a user can cause, and of `InternalError` (a bug, reported as one)."""
 
     def __init__(self, message: str = "", **attrs):
         super().__init__(message)
@@ -18,6 +18,14 @@ class Error(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class InternalError(Error):
+    """A bug in instancetype: the engine failed on well-formed input.
+
+    Never a `DecodeError`: the input was checked (Go's decode of every argument found nothing
+    wrong), so the failure is ours. `str()` says so; `.__cause__` is the original exception.
+    """
 
 
 class QuantityError(Error, ValueError):

@@ -65,3 +65,43 @@ def sorted_keys(v: Any) -> Any:
     if isinstance(v, list):
         return [sorted_keys(x) for x in v]
     return v
+
+
+# Deeper than this, data is refused as too deeply nested: the Python walks of the engine recurse
+# once per level, and no Kubernetes object nests deeper than about 30 (the `-f` loader's limit,
+# cli/loader.MAX_DEPTH, is the same).
+MAX_DEPTH = 100
+_SCALARS = (str, int, float, bool, type(None))
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def json_problem(v: Any, root: str = "") -> tuple[str, str] | None:
+    """The first place where `v` is not JSON data, as (field path, reason), or None.
+
+    JSON data: dicts with string keys, lists, strings, finite numbers, booleans and None, nested
+    at most MAX_DEPTH deep, without cycles. A Python caller can pass anything else (bytes, tuples,
+    sets, int keys, NaN, a dict holding itself); no YAML or JSON document can. Iterative, so that
+    any nesting is answered rather than overflowing the stack."""
+    stack: list[tuple[Any, str, int, frozenset]] = [(v, root, 0, frozenset())]
+    while stack:
+        x, path, depth, ancestors = stack.pop()
+        if isinstance(x, _SCALARS):
+            if type(x) is float and (x != x or x in _INFINITIES):
+                return path, f"{x!r} is not a JSON number"
+            continue
+        if not isinstance(x, (dict, list)):
+            return path, f"a value of type {type(x).__name__} is not JSON data"
+        if depth >= MAX_DEPTH:
+            return path, f"nested deeper than {MAX_DEPTH} levels"
+        if id(x) in ancestors:
+            return path, "the data contains itself"
+        inner = ancestors | {id(x)}
+        if isinstance(x, dict):
+            for k in x:
+                if not isinstance(k, str):
+                    return path, f"key {k!r} ({type(k).__name__}) is not a string"
+            stack.extend((item, f"{path}.{k}" if path else k, depth + 1, inner)
+                         for k, item in reversed(list(x.items())))
+        else:
+            stack.extend((item, f"{path}[{i}]", depth + 1, inner) for i, item in reversed(list(enumerate(x))))
+    return None

@@ -35,6 +35,7 @@ def test_bad_specs_raise_only_errors(it_field, it_value, pref_field, pref_value,
         out = getattr(instancetype, fn)(BASE_VM, instancetype=it, preference=pref, **kwargs)
     except instancetype.Error as e:
         # Go's decoder names the field it could not read (e.g. `spec.nodeSelector`)
+        assert not isinstance(e, instancetype.InternalError), repr(e)     # a bug, not bad input
         assert type(e) is not instancetype.Error and (it_field in str(e) or pref_field in str(e)), repr(e)
         return
     if fn == "expand":

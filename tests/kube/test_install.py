@@ -202,3 +202,19 @@ def test_the_controller_can_do_its_work(kube, installed, verb, resource, ns):
 ])
 def test_the_controller_can_do_nothing_more(kube, installed, verb, resource, ns):
     assert _can(kube, verb, resource, *(["-n", ns] if ns else [])) == "no"
+
+
+def test_kubectl_names_resolve_to_the_instancetype_kinds_not_the_flavor_ones(kube, installed, namespace):
+    """Seed 002's flavor.kubevirt.io preference kinds are applied by kind; the plural names
+    kubectl users type stay the instancetype.kubevirt.io kinds'."""
+    pref = {"apiVersion": "flavor.kubevirt.io/v1alpha1", "kind": "VirtualMachinePreference",
+            "metadata": {"name": "virtio"},
+            "spec": {"devices": {"preferredDiskBus": "virtio", "preferredInterfaceModel": "virtio"}}}
+    proc = kube.kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(pref))
+    assert proc.stdout.strip() == "virtualmachinepreference.flavor.kubevirt.io/virtio created"
+    for word in ("virtualmachineclusterpreferences", "virtualmachineclusterpreference", "vmcps"):
+        names = kube.kubectl("get", word, "-o", "name").stdout.split()
+        assert "virtualmachineclusterpreference.instancetype.kubevirt.io/fedora" in names, word
+    for word in ("virtualmachinepreferences", "VirtualMachinePreference", "vmprefs"):
+        proc = kube.kubectl("get", word, "-n", namespace, "-o", "name", check=False)
+        assert proc.returncode == 0 and proc.stdout == "" and "Warning" not in proc.stderr, (word, proc)

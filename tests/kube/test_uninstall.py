@@ -128,3 +128,15 @@ def test_unreachable_cluster_and_bad_flags_are_one_line(kube, tmp_path, webhook_
         assert proc.returncode == 1, args
         assert proc.stderr.startswith(expected) and proc.stderr.count("\n") == 1, proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_a_user_without_permission_gets_the_api_servers_refusal_in_one_line(kube, webhook_certs):
+    from tests.kube.cluster import USERS
+
+    config = kube.kubeconfig_for(USERS[0])
+    for args in (("install", "--kubeconfig", str(config), "--webhook-url", "https://127.0.0.1:9",
+                  "--ca-bundle", str(webhook_certs.ca)), ("uninstall", "--kubeconfig", str(config))):
+        proc = run_cli(kube, *args, check=False)
+        assert proc.returncode == 1 and proc.stdout == ""
+        assert proc.stderr.startswith("error: get ") and proc.stderr.count("\n") == 1
+        assert f'is forbidden: User "{USERS[0]}" cannot get resource' in proc.stderr

@@ -253,6 +253,21 @@ def test_listing_ten_thousand_is_ordered_and_paged(store):
     assert peak < 4_000_000, peak                   # one page of rows at a time, not 10,000 objects
 
 
+def test_listing_one_namespace_pages_by_name_past_the_other_namespaces(store):
+    with store.transaction() as tx:
+        for ns in ("a", "b", "c"):
+            tx.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for i in range(1_200):           # more than two pages of rows
+            tx.create(vm(f"vm-{i:05d}", namespace="b"))
+        for ns in ("a", "c"):
+            for i in range(3):
+                tx.create(vm(f"vm-{i:05d}", namespace=ns))
+    names = [o["metadata"]["name"] for o in store.list("VirtualMachine", "b")]
+    assert names == [f"vm-{i:05d}" for i in range(1_200)]
+    every = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.list("VirtualMachine")]
+    assert len(every) == 1_206 and every == sorted(every)
+
+
 # --- delete and garbage collection ----------------------------------------------------------------
 
 def revision(name, owner, *others):

@@ -143,6 +143,12 @@ def type_error(what: str, root: str, path: tuple, go: str) -> DecodeError:
                        field=field)
 
 
+def _key_error(key: Any, root: str, path: tuple, go: str) -> DecodeError:
+    """A key no JSON object can hold (a Python caller's int, bytes, tuple, ...)."""
+    e = type_error(f"object key {key!r} ({type(key).__name__}, not a string)", root, path, go)
+    return DecodeError(e.message[:300], field=getattr(e, "field", ""))
+
+
 # --- quantities and times ------------------------------------------------------------------------
 _FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
@@ -193,6 +199,8 @@ def _walk(v: Any, d: Desc, root: str, path: tuple, prev: Any = None) -> Any:
         out = prev if isinstance(prev, dict) else {}
         fields, fold = d.fields, d.fold
         for key, x in v.items():
+            if type(key) is not str:
+                raise _key_error(key, root, path, d.go)
             name = key if key in fields else fold.get(key.lower())
             if name is None:
                 continue  # unknown field: ignored, as Go ignores it
@@ -230,6 +238,8 @@ def _walk(v: Any, d: Desc, root: str, path: tuple, prev: Any = None) -> Any:
         out = prev if isinstance(prev, dict) else {}
         e = d.elem
         for key, x in v.items():
+            if type(key) is not str:
+                raise _key_error(key, root, path, d.go)
             out[key] = _zero(e) if x is None else _walk(x, e, root, path + (key,))
         return out
     if k == TIME:

@@ -37,7 +37,7 @@ def _service(value: str) -> tuple[str, str]:
 def _webhook_url(value: str) -> str:
     try:
         parts = urlsplit(value)
-        port = parts.port
+        parts.port   # urlsplit checks the port only when asked: out of range or not a number
     except ValueError as exc:
         raise click.ClickException(f'invalid --webhook-url "{value}": {exc}') from None
     if parts.scheme != "https" or not parts.hostname:
@@ -46,7 +46,6 @@ def _webhook_url(value: str) -> str:
     if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
         raise click.ClickException(f'invalid --webhook-url "{value}": give only https://HOST:PORT; '
                                    "each webhook's path is KubeVirt's")
-    del port
     return value.rstrip("/")
 
 

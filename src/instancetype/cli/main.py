@@ -114,6 +114,6 @@ def run_click(argv: list[str]) -> int:
         elif isinstance(exc, RecursionError):
             click.echo("error: the input is nested too deeply to process", err=True)
         else:
-            click.echo(f"error: internal error: {type(exc).__name__}: {exc}", err=True)
+            click.echo(f"error: internal error: this is a bug in instancetype: {type(exc).__name__}: {exc}", err=True)
         return 1
     return rv if isinstance(rv, int) else 0

@@ -221,6 +221,10 @@ class Cluster:
         since = self.store.resource_version()
         with self.store.transaction() as tx:
             deleted = tx.delete(kind, name, namespace)
+            if deleted.get("kind") == "VirtualMachine":
+                from .shared_revisions import on_vm_deleted
+
+                on_vm_deleted(tx, deleted)   # shared revisions have no owner: released here
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
         # until a sweep finds them unowned.

@@ -18,15 +18,27 @@ MESSAGE = ("scheduled on the simulated node of the embedded store: the control p
 
 
 def schedule(vmi: dict, now: str) -> dict:
-    """The VMI as the simulated node reports it once it is running (mutates and returns `vmi`)."""
+    """The VMI as the simulated node reports it once it is running (mutates and returns `vmi`);
+    one that virt-launcher cannot turn into a domain (engine/launcher.py) stays Scheduled with
+    virt-handler's Synchronized=False condition, as on a real node."""
+    from instancetype.engine.launcher import SYNC_FAILED_REASON, domain_error
+
     status = vmi.setdefault("status", {})
-    status["phase"] = "Running"
     status["nodeName"] = NODE_NAME
-    status["conditions"] = [{"type": "Ready", "status": "True", "reason": REASON, "message": MESSAGE,
-                             "lastProbeTime": None, "lastTransitionTime": now}]
-    status["phaseTransitionTimestamps"] = [
-        {"phase": phase, "phaseTransitionTimestamp": now} for phase in ("Pending", "Scheduling", "Scheduled",
-                                                                         "Running")]
+    failed = domain_error(vmi)
+    if failed is None:
+        status["phase"] = "Running"
+        status["conditions"] = [{"type": "Ready", "status": "True", "reason": REASON, "message": MESSAGE,
+                                 "lastProbeTime": None, "lastTransitionTime": now}]
+    else:
+        status["phase"] = "Scheduled"
+        status["conditions"] = [
+            {"type": "Ready", "status": "False", "reason": "GuestNotRunning",
+             "message": "Guest VM is not reported as running", "lastProbeTime": None, "lastTransitionTime": now},
+            {"type": "Synchronized", "status": "False", "reason": SYNC_FAILED_REASON, "message": failed,
+             "lastProbeTime": None, "lastTransitionTime": now}]
+    phases = ("Pending", "Scheduling", "Scheduled") + (("Running",) if failed is None else ())
+    status["phaseTransitionTimestamps"] = [{"phase": phase, "phaseTransitionTimestamp": now} for phase in phases]
     labels = vmi.setdefault("metadata", {}).setdefault("labels", {})
     labels["kubevirt.io/nodeName"] = NODE_NAME
     return vmi

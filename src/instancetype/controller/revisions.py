@@ -6,13 +6,20 @@ name goes into `spec.<side>.revisionName` (the seeds) and `status.<side>Ref` (Ku
 A revision of that name with other content is an error, never replaced. A revision with an
 older payload (v1alpha1's base64 SpecRevision, v1alpha1/v1alpha2 objects) is upgraded in place
 under the same name, with the labels added.
+
+With the cluster's opt-in (shared_revisions.enabled) a new pin is instead a shared revision named
+by its content, which VMs release rather than own (controller/shared_revisions.py); pins of
+either form keep working whatever the switch says.
 """
 from __future__ import annotations
 
 from instancetype.api import kinds
 from instancetype.engine import revisions
+from instancetype.engine.shared_revisions import is_shared_name
 from instancetype.errors import Error
 from instancetype.store.base import AlreadyExists, NotFound, Store
+
+from . import shared_revisions
 
 SIDES = (
     ("instancetype", "instancetypeRef", kinds.INSTANCETYPE_MATCHER_KINDS, "InstancetypeMatcher",
@@ -35,32 +42,56 @@ def _ref(m: dict, revision: str) -> dict:
     return ref
 
 
-def sync_status_refs(vm: dict) -> bool:
+def sync_status_refs(vm: dict, store: Store | None = None) -> bool:
     """Make `status.<side>Ref` follow the spec, which is the one that counts: a `revisionName` in
     the matcher is mirrored (as KubeVirt's Store does, without reading the revision); clearing or
-    changing it, or removing the matcher, drops the reference. Returns whether status changed."""
+    changing it, or removing the matcher, drops the reference. Returns whether status changed.
+    Given the `store` (where `vm` is stored as it is now), a shared revision the VM let go of is
+    released."""
     spec = vm.get("spec") or {}
     status = vm.get("status")
     if not isinstance(status, dict):
         status = vm["status"] = {}
     changed = False
+    dropped = []
     for side, ref_key, *_ in SIDES:
         m = spec.get(side)
         ref = status.get(ref_key)
+        old = ((ref or {}).get("controllerRevisionRef") or {}).get("name") if isinstance(ref, dict) else None
         if isinstance(m, dict) and m.get("name") and m.get("revisionName"):
             want = _ref(m, m["revisionName"])
             if ref != want:
                 status[ref_key] = want
                 changed = True
+                if old != m["revisionName"]:
+                    dropped.append(old)
         elif ref:
             del status[ref_key]
             changed = True
+            dropped.append(old)
+    if store is not None and any(is_shared_name(n) for n in dropped):
+        shared_revisions.release(store, (vm.get("metadata") or {}).get("namespace") or "default", dropped)
     return changed
 
 
-def capture(store: Store, vm: dict, pinned: dict | None = None) -> bool:
+def release_pins(store: Store, namespace: str, names) -> None:
+    """The VM no longer uses these revisions: its own are deleted, shared ones released."""
+    for name in names:
+        if not name:
+            continue
+        if is_shared_name(name):
+            shared_revisions.release(store, namespace, [name])
+            continue
+        try:
+            store.delete("ControllerRevision", name, namespace)
+        except NotFound:
+            pass
+
+
+def capture(store: Store, vm: dict, shared: bool | None = None, pinned: dict | None = None) -> bool:
     """Pin both sides of `vm` (mutated: spec revisionName, status refs). Returns whether the spec
-    changed. `pinned`, when given, receives the revisions by name (what the VMI is built from)."""
+    changed. New pins are shared revisions when `shared` (None: as the cluster's KubeVirt says).
+    `pinned`, when given, receives the revisions by name (what the VMI is built from)."""
     spec_changed = False
     ns = (vm.get("metadata") or {}).get("namespace") or "default"
     for side, ref_key, table, matcher_type, reason in SIDES:
@@ -68,9 +99,11 @@ def capture(store: Store, vm: dict, pinned: dict | None = None) -> bool:
         if not isinstance(m, dict) or not m.get("name"):
             continue
         if m.get("revisionName"):
-            cr = _pinned(store, m["revisionName"], ns, vm, reason)
+            cr = _pinned(store, m["revisionName"], ns, vm, reason, m, table)
         else:
-            cr = _capture_one(store, vm, m, table, matcher_type, reason)
+            if shared is None:
+                shared = shared_revisions.enabled(store)
+            cr = _capture_one(store, vm, m, table, matcher_type, reason, shared)
             m["revisionName"] = cr["metadata"]["name"]
             spec_changed = True
         vm.setdefault("status", {})[ref_key] = _ref(m, cr["metadata"]["name"])
@@ -79,11 +112,13 @@ def capture(store: Store, vm: dict, pinned: dict | None = None) -> bool:
     return spec_changed
 
 
-def _pinned(store: Store, name: str, ns: str, vm: dict, reason: str) -> dict:
+def _pinned(store: Store, name: str, ns: str, vm: dict, reason: str, m: dict, table: dict) -> dict:
     try:
         cr = store.get("ControllerRevision", name, ns)
     except NotFound as e:
-        raise SyncError(str(e), reason=reason) from None
+        cr = _restore_shared(store, name, ns, m, table)
+        if cr is None:
+            raise SyncError(str(e), reason=reason) from None
     if revisions.needs_upgrade(cr):
         try:
             cr = store.update(revisions.upgrade_revision(cr, vm))
@@ -93,7 +128,20 @@ def _pinned(store: Store, name: str, ns: str, vm: dict, reason: str) -> dict:
     return cr
 
 
-def _capture_one(store: Store, vm: dict, m: dict, table: dict, matcher_type: str, reason: str) -> dict:
+def _restore_shared(store: Store, name: str, ns: str, m: dict, table: dict) -> dict | None:
+    """A missing shared revision (collected while this VM was being pinned to it, on a store
+    without transactions) is re-created when the object still holds the spec its name hashes."""
+    kind = table.get(str(m.get("kind") or "").lower())
+    if kind is None or not is_shared_name(name):
+        return None
+    try:
+        return shared_revisions.restore(store, name, store.get(kind, m["name"], ns), kind, ns)
+    except Error:
+        return None
+
+
+def _capture_one(store: Store, vm: dict, m: dict, table: dict, matcher_type: str, reason: str,
+                 shared: bool = False) -> dict:
     kind = table.get(str(m.get("kind") or "").lower())
     if kind is None:
         raise SyncError(f"got unexpected kind in {matcher_type}: {m.get('kind')}", reason=reason)
@@ -102,6 +150,11 @@ def _capture_one(store: Store, vm: dict, m: dict, table: dict, matcher_type: str
         obj = store.get(kind, m["name"], ns)
     except NotFound as e:
         raise SyncError(str(e), reason=reason) from None
+    if shared:
+        try:
+            return shared_revisions.pin(store, obj, kind, ns)
+        except Error as e:
+            raise SyncError(str(e), reason="FailedCreate") from None
     built = revisions.build_revision(vm, obj, kind=kind)
     try:
         return store.create(built)

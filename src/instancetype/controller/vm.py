@@ -82,11 +82,11 @@ def reconcile(store: Store, vm: dict, config: dict | None = None) -> dict:
 
 def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dict:
     """`vm` is ours to change; `stored` is the VM as last read or written (resourceVersion, status)."""
-    revisions.sync_status_refs(vm)
+    revisions.sync_status_refs(vm, store)
     policy = _reference_policy(config)
     if policy in ("expand", "expandAll") and _has_matchers(vm):
         if policy == "expandAll" or not _has_pinned_refs(vm):
-            return _expand_in_place(store, vm, config)
+            return _expand_in_place(store, vm, config, stored)
     vmi = _vmi(store, vm)
     if vmi is not None and _foreign(vm, vmi):
         # An earlier VM of the same name still has its VMI (being collected): retried later.
@@ -123,7 +123,7 @@ def _has_pinned_refs(vm: dict) -> bool:
     return any((status.get(k) or {}).get("controllerRevisionRef") for k in ("instancetypeRef", "preferenceRef"))
 
 
-def _expand_in_place(store: Store, vm: dict, config: dict | None) -> dict:
+def _expand_in_place(store: Store, vm: dict, config: dict | None, stored: dict) -> dict:
     """referencePolicy expand/expandAll: the VM itself is rewritten expanded; no revisions kept."""
     import instancetype
 
@@ -133,19 +133,14 @@ def _expand_in_place(store: Store, vm: dict, config: dict | None) -> dict:
         expanded = instancetype.expand(vm, objects=StoreObjects(store), config=config)
     except Error as e:
         return _write_failure(store, vm, "UnsupportedSyncError",
-                              f"unsupported error: error encountered while expanding into VirtualMachine: {e}")
+                              f"unsupported error: error encountered while expanding into VirtualMachine: {e}", stored)
     expanded.pop("status", None)
     stored = store.update({**expanded, "status": vm.get("status") or {}})
     without_refs = clone(stored)
     for k in ("instancetypeRef", "preferenceRef"):
         (without_refs.get("status") or {}).pop(k, None)
     _, ns = _name(vm)
-    for name in old_refs:
-        if name:
-            try:
-                store.delete("ControllerRevision", name, ns)
-            except NotFound:
-                pass
+    revisions.release_pins(store, ns, old_refs)
     return _reconcile(store, without_refs, {**(config or {}), "instancetype": {"referencePolicy": "reference"}},
                       stored)
 
@@ -216,7 +211,7 @@ def _create_vmi(store: Store, vm: dict, vmi: dict) -> dict:
         created = store.get("VirtualMachineInstance", name, ns)
         if _foreign(vm, created) or node.terminating(created):
             raise _conflict(vm, "the previous VirtualMachineInstance still exists") from None
-    if (created.get("status") or {}).get("phase") != "Running":
+    if scheduled.get("status") and not created.get("status"):
         # A VMI kind served with a status subresource drops the status on create: report it.
         created["status"] = scheduled["status"]
         created = store.update(created, subresource="status")
@@ -269,6 +264,13 @@ def _write_status(store: Store, vm: dict, vmi: dict | None, stored: dict,
     if vmi is not None and (vmi.get("status") or {}).get("phase") == "Running":
         status.update(created=True, ready=True, printableStatus="Running")
         conditions = [_condition("Ready", "True", node.REASON, node.MESSAGE, stamp)]
+    elif vmi is not None:
+        # A VMI that exists but does not run (virt-launcher refused its domain: controller/node.py):
+        # KubeVirt's printable status Starting, and the VMI's conditions copied (syncConditions).
+        status.update(created=True, printableStatus="Starting")
+        status.pop("ready", None)
+        conditions = [_condition(c["type"], c["status"], c.get("reason", ""), c.get("message", ""), stamp)
+                      for c in (vmi.get("status") or {}).get("conditions") or ()]
     else:
         status.pop("created", None)
         status.pop("ready", None)

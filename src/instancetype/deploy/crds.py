@@ -83,12 +83,17 @@ def instancetype_crd(kind: str) -> dict:
     return clone(crd)
 
 
-# flavor kind -> (plural, namespaced)
+# flavor kind -> (plural, namespaced). The flavor preferences' resource names are not KubeVirt
+# v0.49's (virtualmachinepreferences.flavor.kubevirt.io): with two groups serving the same plural,
+# kubectl resolves `kubectl get virtualmachinepreferences` to the group first in discovery, and
+# every CRD group has the same priority, so the alphabetically first, flavor.kubevirt.io, would
+# win over instancetype.kubevirt.io. Objects are applied by kind, so seed 002's manifests are
+# unaffected (`virtualmachinepreference.flavor.kubevirt.io/virtio created`).
 _FLAVOR_RESOURCES = {
     "VirtualMachineFlavor": ("virtualmachineflavors", True),
     "VirtualMachineClusterFlavor": ("virtualmachineclusterflavors", False),
-    "VirtualMachinePreference": ("virtualmachinepreferences", True),
-    "VirtualMachineClusterPreference": ("virtualmachineclusterpreferences", False),
+    "VirtualMachinePreference": ("virtualmachineflavorpreferences", True),
+    "VirtualMachineClusterPreference": ("virtualmachineclusterflavorpreferences", False),
 }
 
 
@@ -108,7 +113,7 @@ def flavor_crd(kind: str) -> dict:
     version = {"name": "v1alpha1", "served": True, "storage": True, "deprecated": True,
                "deprecationWarning": v1alpha.flavor_warning(kind, new),
                "schema": {"openAPIV3Schema": schema}}
-    return _crd(kinds.FLAVOR_GROUP, kind, plural, kind.lower(), namespaced, [version],
+    return _crd(kinds.FLAVOR_GROUP, kind, plural, plural[:-1], namespaced, [version],
                 labels={"kubevirt.io": ""}, conversion=True)
 
 

@@ -88,7 +88,6 @@ def type_schema(name: str, extra: dict | None = None, *, _types: dict | None = N
 def object_schema(kind_type: str, extra: dict | None = None, *, description: str = "") -> dict:
     """The openAPIV3Schema of a top-level kind of the table (`kv.VirtualMachine`): `metadata` is
     the API server's (a plain object), every other field from the table."""
-    types = kubevirt_types()
     out = type_schema(kind_type, extra)
     out["properties"]["metadata"] = {"type": "object"}
     if description:

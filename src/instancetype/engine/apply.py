@@ -23,11 +23,6 @@ from instancetype.engine.spec import instancetype_spec, preference_spec
 from instancetype.engine.preference import apply_preference
 
 
-# Per normalised instancetype spec (cached by engine/spec.py, never mutated): the handlers
-# that have something to do. Keyed by identity; the entry holds the spec so ids stay unique.
-_PLANS: dict[int, tuple[dict, tuple]] = {}
-
-
 def conflict_message(paths) -> str:
     return f"VM field(s) {', '.join(paths)} conflicts with selected instance type"
 
@@ -39,12 +34,11 @@ def apply_to_spec(spec: dict, metadata: dict, instancetype, preference, *, root:
     pref = preference_spec(preference)
     if it is not None:
         conflicts: list[str] = []
-        plan = _PLANS.get(id(it))
-        if plan is None or plan[0] is not it:
-            if len(_PLANS) >= 1024:
-                _PLANS.clear()
-            plan = _PLANS[id(it)] = (it, handlers_for(it))
-        for handler in plan[1]:
+        # The handlers that have something to do, memoised on the (never mutated) spec itself.
+        plan = it.plan
+        if plan is None:
+            plan = it.plan = handlers_for(it)
+        for handler in plan:
             found = handler(it, spec, metadata, root, pref)
             if found:
                 conflicts.extend(found)

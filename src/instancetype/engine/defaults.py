@@ -28,17 +28,22 @@ def _devices(spec: dict) -> dict:
     return devices
 
 
+def _name(item: Any) -> str:
+    return item.get("name", "") if isinstance(item, dict) else ""
+
+
 def set_default_volume_disk(spec: dict) -> None:
     volumes = spec.get("volumes")
     if not volumes:
         return
     devices = _devices(spec)
     disks = devices.get("disks") or []
-    taken = {d.get("name", "") for d in disks}
-    taken.update(f.get("name", "") for f in devices.get("filesystems") or ())
+    # A null list item decodes as Go's zero struct: its name is "".
+    taken = {_name(d) for d in disks}
+    taken.update(_name(f) for f in devices.get("filesystems") or ())
     added = False
     for vol in volumes:
-        name = vol.get("name", "")
+        name = _name(vol)
         if name not in taken:
             if not added:
                 disks = list(disks)

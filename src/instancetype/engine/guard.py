@@ -1,9 +1,22 @@
-"""The last line of the public entry points: bad input ends as an `instancetype.Error`.
+"""The last line of the public entry points: bad input is an input error, a bug is a bug.
 
 The hot paths read plain dicts without checking every type up front (that check would cost as
-much as the work). When one of them trips over a badly typed value, the inputs are decoded the
-way KubeVirt's Go types decode them, so the error names the field as Go would; only if that finds
-nothing is a generic `DecodeError` raised.
+much as the work). When an entry point fails with an exception that is not an
+`instancetype.Error`, its arguments are examined, and only what is known to mean bad input
+becomes an input error:
+
+1. data no JSON document can hold (a Python caller's bytes, tuples, int keys, NaN, cycles, or
+   nesting deeper than `jsonutil.MAX_DEPTH`): `DecodeError` naming the argument and field;
+2. values of the wrong JSON type: the arguments decoded as KubeVirt's Go types decode them
+   (engine/vm_decode.load_vm, api/v1beta1), whose `DecodeError` names the field as Go would;
+   a well-formed VM with null list items is answered again as Go reads it (null items are zero
+   structs), which the fast paths do not handle;
+3. anything else, the input being well formed: `InternalError`, which says that this is a bug
+   in instancetype (never a `DecodeError`: a bug must not read as the user's mistake; the fuzz
+   tests fail on it). The original exception is its `__cause__`.
+
+The decorator is the only place that catches the engine's unexpected exceptions (as httpx's
+`map_exceptions` maps only the exceptions it knows the meaning of).
 """
 from __future__ import annotations
 
@@ -12,106 +25,133 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from instancetype.api import kinds
-from instancetype.errors import DecodeError, Error
+from instancetype.engine.config_check import check_config
+from instancetype.errors import DecodeError, Error, InternalError, QuantityError
+from instancetype.jsonutil import json_problem
 
-_UNEXPECTED = (AttributeError, TypeError, KeyError, IndexError, ValueError, RecursionError)
+
+def _short(path: str) -> str:
+    return path if len(path) <= 120 else path[:60] + "..." + path[-50:]
 
 
-def _decode_given(instancetype: Any, preference: Any, objects: Any) -> None:
+def _check_json(name: str, value: Any) -> None:
+    """DecodeError where the argument `name` holds something no JSON document can."""
+    if value is None or hasattr(value, "lookup") or hasattr(value, "machine_type_for"):
+        return      # absent, or an ObjectIndex / ClusterConfig the engine built itself
+    problem = json_problem(value)
+    if problem is not None:
+        path, reason = problem
+        where = name if not path else path if not name else \
+            f"{name}{path}" if path.startswith("[") else f"{name}.{path}"
+        raise DecodeError(f"{_short(where) or 'the top level'}: {reason}", field=path)
+
+
+def _decode_typed(obj: dict) -> None:
+    """An instancetype or preference decoded as Go decodes it (other kinds: nothing to do)."""
+    from instancetype.api import v1beta1
+
+    kind = obj.get("kind")
+    if kind in kinds.INSTANCETYPE_KINDS:
+        v1beta1.decode_instancetype_spec(obj.get("spec") or {})
+    elif kind in kinds.PREFERENCE_KINDS:
+        v1beta1.decode_preference_spec(obj.get("spec") or {})
+
+
+def _check_objects(objects: Any) -> None:
+    if objects is None or hasattr(objects, "lookup"):
+        return
+    if not isinstance(objects, Iterable) or isinstance(objects, (str, bytes, dict)):
+        raise DecodeError(f"objects: must be a list of objects, not {type(objects).__name__}")
+    for i, obj in enumerate(objects):
+        if not isinstance(obj, dict):
+            raise DecodeError(f"objects[{i}]: not an object")
+        _check_json(f"objects[{i}]", obj)
+        if not isinstance(obj.get("kind"), str):
+            continue
+        try:
+            _decode_typed(obj)
+            data = obj.get("data")
+            if obj["kind"] == "ControllerRevision" and isinstance(data, dict) and isinstance(data.get("kind"), str):
+                try:
+                    _decode_typed(data)     # the object a revision holds (compatibility.Decode)
+                except DecodeError as e:
+                    raise DecodeError(f"failed to decode object in ControllerRevision: {e}") from None
+        except (DecodeError, QuantityError) as e:
+            raise DecodeError(f"objects[{i}]: {e}") from None
+
+
+def _diagnose(first: Any, args: tuple, kw: dict, decode_first: Callable | None) -> None:
+    """Raise the input error that explains a failure, if the input has one (see the module doc)."""
     from instancetype.api import v1beta1
     from instancetype.engine.spec import unwrap
 
-    if instancetype is not None:
-        v1beta1.decode_instancetype_spec(unwrap(instancetype))
-    if preference is not None:
-        v1beta1.decode_preference_spec(unwrap(preference))
-    if isinstance(objects, Iterable) and not isinstance(objects, (str, bytes, dict)) \
-            and not hasattr(objects, "lookup"):
-        for i, obj in enumerate(objects):
-            if not isinstance(obj, dict):
-                raise DecodeError(f"objects[{i}]: not an object")
-            try:
-                if obj.get("kind") in kinds.INSTANCETYPE_KINDS:
-                    v1beta1.decode_instancetype_spec(obj.get("spec") or {})
-                elif obj.get("kind") in kinds.PREFERENCE_KINDS:
-                    v1beta1.decode_preference_spec(obj.get("spec") or {})
-            except DecodeError as e:
-                raise DecodeError(f"objects[{i}]: {e}") from None
+    if isinstance(first, (dict, list)):
+        _check_json("", first)      # (a first argument of another type: decode_first says what)
+    for name, value in kw.items():
+        if name != "objects":
+            _check_json(name, value)
+    if decode_first is not None:
+        decode_first(first)
+        if kw.get("old") is not None:
+            decode_first(kw["old"])
+    if kw.get("instancetype") is not None:
+        v1beta1.decode_instancetype_spec(unwrap(kw["instancetype"]))
+    if kw.get("preference") is not None:
+        v1beta1.decode_preference_spec(unwrap(kw["preference"]))
+    _check_objects(kw.get("objects", args[0] if args else ()))
 
 
-# The KubeVirt CR configuration keys the engine reads, with their Go types (KubeVirtConfiguration).
-_CONFIG_OBJECTS = {
-    "network": ("v1.NetworkConfiguration", {"defaultNetworkInterface": str,
-                                            "permitBridgeInterfaceOnPodNetwork": bool}),
-    "liveUpdateConfiguration": ("v1.LiveUpdateConfiguration", {"maxCpuSockets": int, "maxHotplugRatio": int}),
-    "architectureConfiguration": ("v1.ArchConfiguration", {"defaultArchitecture": str}),
-    "instancetype": ("v1.InstancetypeConfiguration", {"referencePolicy": str}),
-    "commonInstancetypesDeployment": ("v1.CommonInstancetypesDeployment", {"enabled": bool}),
-}
-_CONFIG_SCALARS = {"machineType": str, "cpuModel": str, "vmRolloutStrategy": str, "evictionStrategy": str}
-_GO_SCALAR = {str: "string", bool: "bool", int: "uint32"}
+def _load_vm(vm: Any) -> None:
+    from instancetype.engine.vm_decode import load_vm
+
+    load_vm(vm)
 
 
-def _json_kind(v: Any) -> str:
-    from instancetype.api.godecode import _json_kind as kind
+def _null_items_zeroed(vm: Any) -> dict | None:
+    """A copy of `vm` with every null list item read as Go reads it (the zero struct), or None
+    when it has none. The fast paths assume the items are objects; Go's decoder never hands
+    KubeVirt a null item."""
+    if not isinstance(vm, dict):
+        return None
+    from instancetype.engine.vm_validation.schema import zero_null_items
+    from instancetype.jsonutil import clone
 
-    return kind(v)
-
-
-def _config_error(what: Any, path: str, go: str) -> DecodeError:
-    return DecodeError(f"config: json: cannot unmarshal {_json_kind(what)} into Go struct field "
-                       f"KubeVirtConfiguration.{path} of type {go}", field=f"config.{path}")
-
-
-def _check_scalar(v: Any, want: type, path: str) -> None:
-    ok = isinstance(v, want) and (want is not int or (not isinstance(v, bool) and v >= 0))
-    if v is not None and not ok:
-        raise _config_error(v, path, _GO_SCALAR[want])
+    copy = clone(vm)
+    zero_null_items(copy)
+    return copy if copy != vm else None
 
 
-def _decode_config(config: Any) -> None:
-    """The parts of the KubeVirt configuration the engine reads, checked as Go decodes them."""
-    if config is None or hasattr(config, "machine_type_for"):    # absent, or an already read ClusterConfig
-        return
-    if not isinstance(config, dict):
-        raise DecodeError(f"config: json: cannot unmarshal {_json_kind(config)} into Go value of type "
-                          "v1.KubeVirtConfiguration", field="config")
-    for key, want in _CONFIG_SCALARS.items():
-        _check_scalar(config.get(key), want, key)
-    for key, (go, fields) in _CONFIG_OBJECTS.items():
-        sub = config.get(key)
-        if sub is None:
-            continue
-        if not isinstance(sub, dict):
-            raise _config_error(sub, key, go)
-        for name, want in fields.items():
-            _check_scalar(sub.get(name), want, f"{key}.{name}")
-        if key == "architectureConfiguration":
-            for arch, sub2 in sub.items():
-                if arch != "defaultArchitecture" and sub2 is not None and not isinstance(sub2, dict):
-                    raise _config_error(sub2, f"{key}.{arch}", "v1.ArchSpecificConfiguration")
-
-
-def public(what: str) -> Callable:
-    """Decorate an entry point `fn(vm, ...)`: unexpected exceptions become `DecodeError`s."""
+def public(what: str, decode_first: Callable | None = _load_vm) -> Callable:
+    """Decorate an entry point `fn(first, ...)`: unexpected exceptions become the input error
+    that explains them, or an `InternalError`. `what` names the operation ("expand
+    VirtualMachine"); `decode_first` decodes the first argument (and `old`) as Go would (default:
+    as a VirtualMachine; None: nothing beyond the JSON check)."""
 
     def wrap(fn: Callable) -> Callable:
         @functools.wraps(fn)
-        def entry(vm: Any, *args: Any, **kw: Any) -> Any:
+        def entry(first: Any, *args: Any, **kw: Any) -> Any:
             config = kw.get("config")
             if config is not None:
-                _decode_config(config)      # a few dict reads; the configuration is small
+                check_config(config)      # a few dict reads; the configuration is small
             try:
-                return fn(vm, *args, **kw)
+                return fn(first, *args, **kw)
             except Error:
                 raise
-            except _UNEXPECTED as e:
-                from instancetype.engine.vm_decode import load_vm
-
-                load_vm(vm)
-                objects = kw.get("objects", args[0] if args else ())
-                _decode_given(kw.get("instancetype"), kw.get("preference"), objects)
-                raise DecodeError(f"cannot {what}: {type(e).__name__}: {e}") from None
+            except Exception as e:  # noqa: BLE001 - examined here, re-raised as one of ours
+                bug = e
+            try:
+                _diagnose(first, args, kw, decode_first)
+                zeroed = _null_items_zeroed(first) if decode_first is _load_vm else None
+                if zeroed is not None:      # well formed, with null items: answer as Go reads it
+                    return fn(zeroed, *args, **kw)
+            except Error:
+                raise
+            except RecursionError:
+                raise DecodeError(f"cannot {what}: the input is nested too deeply") from None
+            except Exception as e:  # noqa: BLE001 - the diagnosis itself failed: still a bug
+                bug = e
+            raise InternalError(f"internal error: this is a bug in instancetype, not a problem with the input: "
+                                f"cannot {what}: {type(bug).__name__}: {bug}") from bug
 
         return entry
 

@@ -44,6 +44,9 @@ class ObjectIndex:
         meta = obj.get("metadata") or {}
         if not isinstance(meta, Mapping):
             raise LoadError(f"objects[{index}]: metadata: must be an object")
+        for field in ("name", "namespace"):
+            if not isinstance(meta.get(field) or "", str):
+                raise LoadError(f"objects[{index}]: metadata.{field}: must be a string")
         name = meta.get("name") or ""
         res = BY_KIND.get(kind)
         namespaced = res.namespaced if res is not None else True

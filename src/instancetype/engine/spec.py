@@ -12,9 +12,9 @@ Public (stable) functions:
         `memory.guest` / `memory.maxGuest` are quantities printed in canonical form
         (`memory.guest` absent reads as the zero quantity "0", as Go's zero Quantity),
         `memory.overcommitPercent` an int. Returns a new dict (the input is not touched);
-        nested objects that are not rewritten are shared with the input, and results are
-        cached by the input's content: a returned spec must never be mutated (apply copies
-        what it puts into a VM).
+        the result is built from a private copy of the input and cached by the input's content
+        (engine/cache.py): a returned spec (a `NormalisedSpec`) must never be mutated (apply
+        copies what it puts into a VM).
     preference_spec(x) -> dict | None
         `unwrap` + `requirements.memory.guest` in canonical form.
 
@@ -28,7 +28,9 @@ from typing import Any
 
 import msgspec
 
-from instancetype.errors import DecodeError, QuantityError
+from instancetype.engine.cache import ContentCache, private_copy
+from instancetype.errors import DecodeError, InternalError, QuantityError
+from instancetype.jsonutil import clone, json_problem
 
 _UINT32_MAX = 4294967295
 
@@ -69,8 +71,9 @@ def canonical_quantity(v: Any, field: str = "") -> str:
         return _canonical_str(key)
     except QuantityError:
         raise
-    except Exception as e:  # pragma: no cover - a bug in the quantity parser must still be an Error
-        raise QuantityError(str(e)) from None
+    except Exception as e:  # noqa: BLE001 - the parser refuses bad text with QuantityError only
+        raise InternalError(f"internal error: this is a bug in instancetype, not a problem with the input: "
+                            f"quantity {key[:40]!r}: {type(e).__name__}: {e}") from e
 
 
 def _uint32(v: Any, field: str) -> int:
@@ -92,28 +95,27 @@ def _obj(v: Any, field: str) -> dict:
     return v
 
 
-# Specs this module produced, by identity (a strong reference keeps each id unique): passing
-# a normalised spec again returns it as is, so callers may normalise at every layer for free.
-_NORMALISED: dict[int, dict] = {}
+class NormalisedSpec(dict):
+    """A spec this module produced: a dict, plus what an answer depends on that its content
+    cannot show. Passing one again returns it as is, so callers may normalise at every layer
+    for free. Never mutated once built (the handlers copy what they put into a VM).
 
+    `guest_format`: the quantity format of `memory.guest` as given (instancetypes only):
+    canonical text can lose it ("1.5Ki" prints "1536", which reads back as DecimalSI), and the
+    overcommitted memory request is printed in the guest's format.
+    `plan`: the instancetype handlers that have something to do (engine/apply.py), memoised."""
 
-# The format of each normalised instancetype's memory.guest as given: canonical text can lose
-# it ("1.5Ki" prints "1536", which reads back as DecimalSI), and the overcommitted request is
-# printed in the guest's format. Keyed like _NORMALISED and cleared with it.
-_GUEST_FORMAT: dict[int, str] = {}
+    __slots__ = ("guest_format", "plan")
 
-
-def _remember(out: dict) -> dict:
-    if len(_NORMALISED) >= 4096:
-        _NORMALISED.clear()
-        _GUEST_FORMAT.clear()
-    _NORMALISED[id(out)] = out
-    return out
+    def __init__(self, *args: Any, guest_format: str | None = None):
+        super().__init__(*args)
+        self.guest_format = guest_format
+        self.plan = None
 
 
 def guest_format(it: dict) -> str | None:
     """The quantity format of a normalised instancetype's `memory.guest` as it was given."""
-    return _GUEST_FORMAT.get(id(it)) if _NORMALISED.get(id(it)) is it else None
+    return it.guest_format if type(it) is NormalisedSpec else None
 
 
 @lru_cache(maxsize=1024)
@@ -123,28 +125,39 @@ def _format_str(text: str) -> str:
     return Quantity.parse(text).format
 
 
-# Normalised specs by the content of their input (msgpack bytes: ~0.3 µs to compute), so a
-# spec given again (a new dict with the same content, or the same dict) is read once.
+# Normalised specs by the content of their input, so a spec given again (a new dict with the
+# same content, or the same dict) is read once. Built from a private copy (the decoded key), so
+# a caller mutating its input later cannot change a cached spec; an input msgpack cannot hold
+# is built from a deep copy every time, never cached.
+_BY_CONTENT = ContentCache(4096)
 _PACK = msgspec.msgpack.Encoder().encode
-_UNPACK = msgspec.msgpack.Decoder().decode
-_BY_CONTENT: dict[tuple[str, bytes], dict | None] = {}
+
+
+def _build_checked(tag: str, x: Any, build) -> dict | None:
+    """`build(x)` once `x` is known to be JSON data (a Python caller can pass int keys, bytes,
+    NaN, ...; paid once per distinct spec)."""
+    problem = json_problem(x)
+    if problem is not None:
+        path, reason = problem
+        what = "instancetype" if tag == "it" else "preference"
+        raise DecodeError(f"{what}{'.' + path if path else ''}: {reason}", field=path)
+    return build(x)
 
 
 def _cached(tag: str, x: Any, build) -> dict | None:
-    if _NORMALISED.get(id(x)) is x:
+    if type(x) is NormalisedSpec:
         return x
     try:
         key = (tag, _PACK(x))
-    except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
-        return build(x)
+    except (TypeError, ValueError, OverflowError, RecursionError, msgspec.MsgspecError):
+        return _build_checked(tag, clone(x), build)     # (tuples read as lists, as msgpack reads them)
     out = _BY_CONTENT.get(key)
-    if out is None:
-        # Built from a private copy (the decoded key), so a caller mutating its input later
-        # cannot change a cached spec.
-        out = build(_UNPACK(key[1]))
-        if len(_BY_CONTENT) >= 1024:
-            _BY_CONTENT.clear()
-        _BY_CONTENT[key] = out
+    if out is not None:
+        _BY_CONTENT.move_to_end(key)
+        return out
+    out = _build_checked(tag, private_copy(key[1]), build)
+    if out is not None:
+        _BY_CONTENT.put(key, out)
     return out
 
 
@@ -181,9 +194,7 @@ def _build_instancetype(x: Any) -> dict | None:
                 raise DecodeError(f"spec.memory.overcommitPercent: cannot unmarshal {oc!r} into an int")
         mem["overcommitPercent"] = oc
     out["memory"] = mem
-    _remember(out)
-    _GUEST_FORMAT[id(out)] = fmt
-    return out
+    return NormalisedSpec(out, guest_format=fmt)
 
 
 def _build_preference(x: Any) -> dict | None:
@@ -197,5 +208,5 @@ def _build_preference(x: Any) -> dict | None:
         m = dict(req["memory"])
         m["guest"] = canonical_quantity(m["guest"], "spec.requirements.memory.guest")
         out["requirements"]["memory"] = m
-        return _remember(out)
-    return _remember(dict(spec))
+        return NormalisedSpec(out)
+    return NormalisedSpec(spec)

@@ -31,6 +31,7 @@ from instancetype.api.v1beta1 import (
     VirtualMachinePreference,
 )
 from instancetype.api.godecode import decode_object
+from instancetype.engine.guard import public
 from instancetype.engine.preference.cpu import spread_options
 from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.errors import DecodeError, QuantityError, UnexpectedKindError
@@ -113,6 +114,7 @@ def _go_map_error(obj: Any) -> str:
     return f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
 
 
+@public("validate", decode_first=None)
 def validate(obj: Any, *, operation: str = "CREATE", old: Any = None) -> AdmissionResult:
     """The validating webhook's answer for an instancetype or preference of any of the four kinds.
 

@@ -6,14 +6,17 @@ Public (stable):
     cluster_config(config) -> ClusterConfig
         The KubeVirt CR's `spec.configuration` dict (None = all defaults) read over KubeVirt's
         defaults (a nested key given replaces only that key, as Go's JSON decode over the
-        default config does). Cached per dict identity+content.
+        default config does). Cached by content (engine/cache.py).
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from instancetype.engine.cache import ContentCache, content_key, private_copy
 from instancetype.engine.spec import canonical_quantity
+from instancetype.errors import DecodeError
+from instancetype.jsonutil import clone, json_problem
+
 
 DEFAULT_ARCHITECTURE = "amd64"
 DEFAULT_MACHINE_TYPES = {"amd64": "q35", "arm64": "virt", "s390x": "s390-ccw-virtio"}
@@ -28,7 +31,7 @@ class ClusterConfig:
     __slots__ = ("raw", "machine_type", "arch_machine_types", "default_architecture", "cpu_request",
                  "cpu_request_is_default", "eviction_strategy", "default_network_interface",
                  "permit_bridge_on_pod_network", "cpu_model", "rollout_live_update", "max_cpu_sockets",
-                 "max_hotplug_ratio", "max_guest")
+                 "max_hotplug_ratio", "max_guest", "validation_context")
 
     def __init__(self, config: dict | None = None):
         c = config if isinstance(config, dict) else {}
@@ -63,6 +66,7 @@ class ClusterConfig:
         self.max_hotplug_ratio = live.get("maxHotplugRatio") or 4
         mg = live.get("maxGuest")
         self.max_guest = canonical_quantity(mg, "liveUpdateConfiguration.maxGuest") if mg is not None else None
+        self.validation_context = None     # engine/vm_validation/spec.context, memoised
 
     def machine_type_for(self, arch: str) -> str:
         """GetMachineType: the global machineType, else the per-architecture one: arm64 and s390x
@@ -74,7 +78,9 @@ class ClusterConfig:
 
 
 _DEFAULT = None
-_CACHE: dict[str, ClusterConfig] = {}
+# Read configurations by content (engine/cache.py), each read from a private copy: a caller
+# mutating its configuration after a call cannot change what a later call reads.
+_CACHE = ContentCache(256)
 
 
 def cluster_config(config: Any = None) -> ClusterConfig:
@@ -85,13 +91,20 @@ def cluster_config(config: Any = None) -> ClusterConfig:
         if _DEFAULT is None:
             _DEFAULT = ClusterConfig(None)
         return _DEFAULT
-    key = json.dumps(config, sort_keys=True, default=str)
-    cfg = _CACHE.get(key)
-    if cfg is None:
-        if len(_CACHE) > 256:
-            _CACHE.clear()
-        cfg = _CACHE[key] = ClusterConfig(config)
-    return cfg
+    key = content_key(config)
+    if key is None:
+        return _read_checked(clone(config))
+    return _CACHE.get_or_build(key, lambda: _read_checked(private_copy(key)))
+
+
+def _read_checked(config: Any) -> ClusterConfig:
+    """A private copy read once it is known to be JSON data (a Python caller can pass int keys,
+    bytes, NaN, ...; paid once per distinct configuration)."""
+    problem = json_problem(config)
+    if problem is not None:
+        path, reason = problem
+        raise DecodeError(f"config{'.' + path if path else ''}: {reason}", field=f"config.{path}")
+    return ClusterConfig(config)
 
 
 def _quantity(v: Any, field: str):
@@ -102,3 +115,4 @@ def _quantity(v: Any, field: str):
 
 def _quantity_equal(a: str, b: str) -> bool:
     return _quantity(a, "") == _quantity(b, "")
+

@@ -386,12 +386,17 @@ class SqliteStore(Store):
     def list(self, kind, namespace=None, *, label_selector=None, field_selector=None):
         # Selectors are checked now; the rows are read as the caller iterates.
         res = resource(kind)
-        return self._iterate(*self._where(res, namespace, label_selector, field_selector), kind=res.kind)
+        return self._iterate(*self._where(res, namespace, label_selector, field_selector), kind=res.kind,
+                             one_namespace=bool(res.namespaced and namespace))
 
-    def _iterate(self, where: str, params: list, rest: list, *, kind: str = "") -> Iterator[dict]:
-        query = (f"SELECT o.namespace, o.name, o.data FROM objects o WHERE {where} AND (o.namespace, o.name) > (?, ?) "
+    def _iterate(self, where: str, params: list, rest: list, *, kind: str = "",
+                 one_namespace: bool = False) -> Iterator[dict]:
+        # Within one namespace the page key is the name alone: a (namespace, name) row value there
+        # makes SQLite sort all of the namespace's rows again for every page.
+        key = "o.name > ?" if one_namespace else "(o.namespace, o.name) > (?, ?)"
+        query = (f"SELECT o.namespace, o.name, o.data FROM objects o WHERE {where} AND {key} "
                  f"ORDER BY o.namespace, o.name LIMIT {_CHUNK}")
-        after: tuple[str, str] = ("", "")
+        after: tuple[str, ...] = ("",) if one_namespace else ("", "")
         while True:
             # Keyset pages: no statement stays open between yields, so the caller may write meanwhile.
             with self._errors():
@@ -403,7 +408,7 @@ class SqliteStore(Store):
                     yield obj
             if len(rows) < _CHUNK:
                 return
-            after = (rows[-1][0], rows[-1][1])
+            after = (rows[-1][1],) if one_namespace else (rows[-1][0], rows[-1][1])
 
     def count(self, kind, namespace=None, *, label_selector=None, field_selector=None):
         res = resource(kind)

@@ -20,8 +20,8 @@ class Context:
 
     def __init__(self, config: Any):
         cfg = self.cfg = cluster_config(config)
-        self.raw = (config or _E)
-        self.gates = Gates(config)
+        self.raw = (cfg.raw or _E)
+        self.gates = Gates(self.raw)
         self.live_update = cfg.rollout_live_update
         self.default_arch = cfg.default_architecture
         self.permit_bridge_on_pod = cfg.permit_bridge_on_pod_network
@@ -29,17 +29,13 @@ class Context:
         self.eviction_strategy = ev
 
 
-_CONTEXTS: dict = {}
-
-
 def context(config: Any) -> Context:
-    """The Context of a configuration, cached per configuration (as cluster_config is)."""
+    """The Context of a configuration, memoised on its ClusterConfig (cached by content, read
+    from a private copy: engine/virt_config.cluster_config)."""
     cfg = cluster_config(config)
-    ctx = _CONTEXTS.get(id(cfg))
-    if ctx is None or ctx.cfg is not cfg:
-        if len(_CONTEXTS) > 256:
-            _CONTEXTS.clear()
-        ctx = _CONTEXTS[id(cfg)] = Context(config)
+    ctx = cfg.validation_context
+    if ctx is None:
+        ctx = cfg.validation_context = Context(cfg)
     return ctx
 
 

@@ -1,0 +1,120 @@
+"""Shared ControllerRevisions: one per distinct instancetype/preference spec, named by content. Pure.
+
+KubeVirt pins every VM to revisions of its own (`<vm>-<object>-<uid>-<generation>`, owned by the
+VM), so N VMs on one instancetype and preference store 2N revisions holding two distinct specs
+(seed 000's "Reducing the number of created ControllerRevisions"). With the cluster's opt-in
+(`instancetype.kubevirt.io/shared-revisions: "true"` on the KubeVirt object) a VM is pinned to a
+revision named by what it holds instead:
+
+    <object name>-<kind short>-<16 hex digits of sha256(canonical JSON of {kind, name, spec})>
+
+e.g. `u1.medium-vmcit-3f0c9a1e2b7d4c55`; kind short is `vmit`, `vmcit`, `vmp` or `vmcp`
+(VirtualMachine[Cluster]Instancetype / VirtualMachine[Cluster]Preference). Canonical JSON is the
+v1beta1 spec with sorted keys and no spaces. The name stays within a DNS subdomain's 253
+characters by shortening the object-name part (never the hash). The revision lives in the VM's
+namespace, carries the five `instancetype.kubevirt.io/object-*` labels of the object that first
+captured it plus `instancetype.kubevirt.io/shared-revision: "true"`, and has no ownerReferences:
+VMs release it, and the controller deletes it when no VM's `revisionName` names it any more
+(controller/shared_revisions.py). A spec change gives a new name, so a shared revision is never
+rewritten: the VMs pinned to it keep their spec.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from instancetype.api import kinds as K
+from instancetype.api.names import SUBDOMAIN_MAX_LEN
+
+from .revisions import REVISION_API_VERSION, REVISION_KIND, object_kind, revision_labels, stored_object
+
+ANNOTATION_SHARED_REVISIONS = f"{K.GROUP}/shared-revisions"   # on the KubeVirt object: the opt-in
+LABEL_SHARED_REVISION = f"{K.GROUP}/shared-revision"          # on a shared revision: "true"
+HASH_HEX = 16
+KIND_SHORT = {
+    K.INSTANCETYPE: "vmit", K.CLUSTER_INSTANCETYPE: "vmcit",
+    K.PREFERENCE: "vmp", K.CLUSTER_PREFERENCE: "vmcp",
+}
+_SHARED_NAME = re.compile(rf"-(?:{'|'.join(KIND_SHORT.values())})-[0-9a-f]{{{HASH_HEX}}}$")
+_NOT_NAME_CHARS = re.compile(r"[^a-z0-9.-]+")
+
+
+def enabled(kubevirt: Mapping | None) -> bool:
+    """Whether the KubeVirt object opts in (the annotation's value is exactly "true")."""
+    meta = kubevirt.get("metadata") if isinstance(kubevirt, Mapping) else None
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    return isinstance(annotations, Mapping) and annotations.get(ANNOTATION_SHARED_REVISIONS) == "true"
+
+
+def content_hash(data: Mapping) -> str:
+    """The hex digest naming a revision's `data` (a stored v1beta1 object): kind, name and spec."""
+    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    payload = {"kind": data.get("kind"), "name": meta.get("name") or "", "spec": data.get("spec") or {}}
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:HASH_HEX]
+
+
+def shared_name(data: Mapping) -> str:
+    """`<object name>-<kind short>-<hash>` for a stored object, at most 253 characters."""
+    kind = data["kind"]
+    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    suffix = f"-{KIND_SHORT[kind]}-{content_hash(data)}"
+    # Object names are already DNS subdomains; the cleaning only guards the revision's own name.
+    prefix = _NOT_NAME_CHARS.sub("-", str(meta.get("name") or "").lower())
+    prefix = prefix[: SUBDOMAIN_MAX_LEN - len(suffix)].strip(".-")
+    return (prefix + suffix) if prefix else suffix[1:]
+
+
+def is_shared_name(name: Any) -> bool:
+    """Whether a revision name has the shared form (decides without reading the revision)."""
+    return isinstance(name, str) and bool(_SHARED_NAME.search(name))
+
+
+def is_shared(cr: Mapping) -> bool:
+    meta = cr.get("metadata") if isinstance(cr, Mapping) else None
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    return isinstance(labels, Mapping) and labels.get(LABEL_SHARED_REVISION) == "true"
+
+
+def build_shared_revision(obj: Mapping, namespace: str, *, kind: str | None = None) -> dict:
+    """The shared ControllerRevision holding `obj` for the VMs of `namespace`."""
+    data = stored_object(obj, object_kind(obj, kind))
+    labels = {**revision_labels(data), LABEL_SHARED_REVISION: "true"}
+    meta = {"name": shared_name(data), "namespace": namespace, "labels": labels}
+    return {"apiVersion": REVISION_API_VERSION, "kind": REVISION_KIND, "metadata": meta, "data": data, "revision": 0}
+
+
+def same_stored_spec(built: Mapping, existing: Mapping) -> bool:
+    """The cheap check before `revisions.same_content`: the same kind and spec as stored JSON."""
+    a, b = built.get("data"), existing.get("data")
+    return isinstance(a, Mapping) and isinstance(b, Mapping) and a.get("kind") == b.get("kind") \
+        and a.get("apiVersion") == b.get("apiVersion") and a.get("spec") == b.get("spec")
+
+
+def pinned_names(vm: Mapping) -> set[str]:
+    """The revision names a VM's spec pins (`spec.instancetype/preference.revisionName`)."""
+    spec = vm.get("spec") if isinstance(vm, Mapping) else None
+    out = set()
+    for side in ("instancetype", "preference"):
+        m = spec.get(side) if isinstance(spec, Mapping) else None
+        name = m.get("revisionName") if isinstance(m, Mapping) else None
+        if isinstance(name, str) and name:
+            out.add(name)
+    return out
+
+
+def referenced_names(vm: Mapping) -> set[str]:
+    """What a VM held: its spec pins and its status refs (a status ref outlives a spec edit until
+    the controller syncs it)."""
+    out = pinned_names(vm)
+    status = vm.get("status") if isinstance(vm, Mapping) else None
+    for key in ("instancetypeRef", "preferenceRef"):
+        ref = status.get(key) if isinstance(status, Mapping) else None
+        crr = ref.get("controllerRevisionRef") if isinstance(ref, Mapping) else None
+        name = crr.get("name") if isinstance(crr, Mapping) else None
+        if isinstance(name, str) and name:
+            out.add(name)
+    return out
