@@ -150,7 +150,7 @@ def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
 
     pinned: dict[str, dict] = {}
     try:
-        if _reference_policy(config) == "reference" and revisions.capture(store, vm, pinned):
+        if _reference_policy(config) == "reference" and revisions.capture(store, vm, pinned=pinned):
             status = vm.get("status") or {}
             stored = _patch_revision_names(store, vm, stored)
             vm = clone(stored)
