@@ -8,8 +8,9 @@ informers and works them off a queue:
 
 * Keys are `(kind, namespace, name)`: `("VirtualMachine", ns, name)` for a VM, `CATALOG_KEY` for
   the catalogue deployment. A VMI or ControllerRevision event enqueues its owner VM; an
-  instancetype, preference or lookup object enqueues the VMs that failed for want of one; the
-  KubeVirt object (the cluster configuration) enqueues every VM and the catalogue.
+  instancetype, preference or lookup object enqueues a scan for the VMs that failed for want of
+  one (`FAILED_VMS`, once per burst); the KubeVirt object (the cluster configuration) enqueues a
+  pass over every VM (`ALL_VMS_KEY`) and the catalogue.
 * The queue gives per-key exclusivity (never two workers on one VM) and rate-limited retries: a
   Conflict, an object not found, an unreachable API server are retried from a fresh read with
   exponential backoff, never overwritten.
@@ -44,6 +45,8 @@ log = logging.getLogger("instancetype.controller")
 VM = "VirtualMachine"
 VMI = "VirtualMachineInstance"
 CATALOG_KEY = ("CommonInstancetypes", "", "deployment")
+ALL_VMS_KEY = ("AllVirtualMachines", "", "")          # the cluster configuration changed
+FAILED_VMS = "FailedVirtualMachines"                  # (FAILED_VMS, namespace or "", ""): an object appeared
 # How long a key waits for the caches to show its last writes before it is processed anyway
 # (KubeVirt's ExpectationsTimeout is 5 minutes; a lost event here costs a short wait only).
 EXPECTATION_TIMEOUT = 10.0
@@ -217,10 +220,12 @@ class VMController:
             if key is not None:
                 self.queue.add(key)
         elif kind == "KubeVirt":
-            self.enqueue_all()
+            self.queue.add(ALL_VMS_KEY)
+            if self.catalog:
+                self.queue.add(CATALOG_KEY)
         elif kind in kinds.ALL_TYPE_KINDS or kind in LOOKUP_KINDS:
-            meta = obj.get("metadata") or {}
-            self._enqueue_failed(meta.get("namespace") or None)
+            # The scan for VMs that failed for want of it runs once per burst (the key is queued once).
+            self.queue.add((FAILED_VMS, (obj.get("metadata") or {}).get("namespace") or "", ""))
             if self.catalog and kind in (kinds.CLUSTER_INSTANCETYPE, kinds.CLUSTER_PREFERENCE):
                 self.queue.add(CATALOG_KEY)      # a managed object edited or deleted: restore it
 
@@ -292,6 +297,12 @@ class VMController:
             from . import catalog_sync
 
             catalog_sync.sync(store, registry=self.catalog_registry)
+            return
+        if key == ALL_VMS_KEY:
+            self.enqueue_all()
+            return
+        if key[0] == FAILED_VMS:
+            self._enqueue_failed(key[1] or None)
             return
         _, ns, name = key
         try:
