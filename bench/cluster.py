@@ -175,7 +175,12 @@ def main() -> None:
             vm_status = k / in_parallel_status(stores, [f"c-{i}" for i in range(k)])
             vmi_create = k / in_parallel(stores, [bare_vmi(f"c-{i}") for i in range(k)])
             mix = 5 / (2 / ceiling + 2 / vm_status + 1 / vmi_create)
-            kube.kubectl("delete", "-n", "ceiling", "vms,vmis", "--all", timeout=300)   # not the controller's work
+            # not the controller's work: gone before it starts (bounded poll; kubectl's own wait can miss it)
+            kube.kubectl("delete", "-n", "ceiling", "vms,vmis", "--all", "--wait=false", timeout=300)
+            for _ in range(600):
+                if not kube.kubectl("get", "-n", "ceiling", "vms,vmis", "-o", "name").stdout.strip():
+                    break
+                time.sleep(0.5)
 
             # 2. the controller, then the VMs
             env = kube.env()
