@@ -6,6 +6,12 @@ Median of N runs each (subprocess, output discarded), in a temporary directory w
 issue 6's example. Budgets: `create vm` < 100 ms and < 2x `python -c "import yaml"`; `expand -f`
 of one VM < 150 ms and < 3x `python -c "import yaml, json"`; `catalog fit|list|bundle` < 150 ms;
 `migrate-vm` interactive.
+
+    python bench/commands.py --kubeconfig PATH [--vms 1000]
+
+adds `instancetype --kubeconfig PATH get vm -A` beside `kubectl get vm -A` on a cluster where the
+system is installed (`instancetype install`): the VMs are created in a namespace of their own
+(deleted at the end). Target: no slower than kubectl.
 """
 from __future__ import annotations
 
@@ -32,7 +38,12 @@ def median_ms(cmd: list[str], runs: int, cwd: str) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--kubeconfig", default=None, help="Also time `get vm -A` on this cluster beside kubectl.")
+    ap.add_argument("--vms", type=int, default=1000, help="VMs to create on the cluster (with --kubeconfig).")
     args = ap.parse_args()
+    if args.kubeconfig:
+        cluster_rows(args.kubeconfig, args.vms, args.runs)
+        return
     with tempfile.TemporaryDirectory() as d:
         def make(name: str, *words: str) -> None:
             out = subprocess.run(VM + ["create", *words], capture_output=True, text=True, check=True).stdout
@@ -56,6 +67,37 @@ def main() -> None:
         ]
         for label, cmd in rows:
             print(f"{median_ms(cmd, args.runs, d):7.1f} ms  {label}", flush=True)
+
+
+def _vm(name: str, ns: str) -> dict:
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name, "namespace": ns},
+            "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {
+                "devices": {}, "resources": {"requests": {"memory": "64Mi"}}}}}}}
+
+
+def cluster_rows(kubeconfig: str, vms: int, runs: int) -> None:
+    """`get vm -A` on `vms` VMs: this command line beside the real kubectl, in the same run."""
+    import json
+
+    ns = f"bench-{os.getpid()}"
+    kubectl = ["kubectl", "--kubeconfig", kubeconfig]
+    subprocess.run(kubectl + ["create", "namespace", ns], check=True, stdout=subprocess.DEVNULL)
+    try:
+        for start in range(0, vms, 250):
+            items = [_vm(f"vm-{i:05d}", ns) for i in range(start, min(start + 250, vms))]
+            subprocess.run(kubectl + ["create", "-f", "-"], input=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                                            "items": items}),
+                           text=True, check=True, stdout=subprocess.DEVNULL)
+        with tempfile.TemporaryDirectory() as d:
+            rows = [
+                (f"kubectl get vm -A ({vms} VMs) [baseline]", kubectl + ["get", "vm", "-A"]),
+                (f"instancetype --kubeconfig ... get vm -A ({vms} VMs)", VM + ["--kubeconfig", kubeconfig, "get",
+                                                                                "vm", "-A"]),
+            ]
+            for label, cmd in rows:
+                print(f"{median_ms(cmd, runs, d):7.1f} ms  {label}", flush=True)
+    finally:
+        subprocess.run(kubectl + ["delete", "namespace", ns, "--wait=false"], stdout=subprocess.DEVNULL)
 
 
 if __name__ == "__main__":

@@ -123,6 +123,31 @@ async def end_to_end(server: str, ca: Path, token: str, namespace: str, vm: dict
         return await open_loop(sender(tag), rate, seconds)
 
 
+def in_process(vm: dict, seconds: float) -> dict:
+    """µs of `webhook.review.answer` per AdmissionReview (decode, admission, encode), no HTTP: the
+    CPU each request costs `serve`, whatever the machine's load does to the latencies."""
+    import msgspec
+
+    from instancetype.controller.catalog_sync import desired_objects
+    from instancetype.webhook.review import answer, decode
+
+    index = {(o["kind"], o["metadata"]["name"]): o for o in desired_objects(None, registry="bench")}
+
+    class Catalogue:
+        def lookup(self, kind, name, namespace):
+            return index.get((kind, name))
+
+    body = review_body(vm)
+    out = {}
+    for path in ("/virtualmachines-mutate", "/virtualmachines-validate"):
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds / 2:
+            msgspec.json.encode(answer(path, decode(body), objects=Catalogue(), config={})[0])
+            n += 1
+        out[path] = (time.perf_counter() - start) / n * 1e6
+    return out
+
+
 def run_cli(env, *args: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "instancetype", *args], env=env, capture_output=True, text=True,
                           timeout=600)
@@ -147,7 +172,7 @@ def main() -> None:
     vm = typical["vm"]
     import os
 
-    results: dict = {"load": os.getloadavg()[0]}
+    results: dict = {"load": os.getloadavg()[0], "in_process_us": in_process(vm, min(args.seconds, 4.0))}
     with tempfile.TemporaryDirectory(prefix="bench-webhook-") as tmp:
         work = Path(tmp)
         kube = Cluster(work / "kube").start()
@@ -180,6 +205,8 @@ def main() -> None:
     import os
 
     print(f"load average before the run: {results['load']:.2f} on {os.cpu_count()} cores")
+    for path, us in results["in_process_us"].items():
+        print(f"in process (no HTTP), {path}: {us:.0f} µs per review")
     print(f"serve, direct: POST /virtualmachines-validate (typical VM), HTTPS keep-alive, {args.seconds:g} s each")
     print(f"{'offered/s':>10} {'achieved/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
     for r in results["direct"]:

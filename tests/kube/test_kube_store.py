@@ -156,6 +156,17 @@ def test_serve_without_a_cluster_is_one_line_exit_1(kube, webhook_certs, tmp_pat
     assert proc.stderr.splitlines() == [message.replace("MISSING", str(tmp_path / "nope"))]
 
 
+def test_serve_without_permission_to_list_is_one_line_exit_1(kube, installed, webhook_certs):
+    proc = subprocess.run([sys.executable, "-m", "instancetype", "serve", "--kubeconfig",
+                           str(kube.kubeconfig_for("alice")), "--secure-port", "0", "--sync-timeout", "3",
+                           "--tls-cert-file", str(webhook_certs.cert), "--tls-private-key-file",
+                           str(webhook_certs.key)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith("error: the informer caches did not sync in 3s: ")
+    assert 'is forbidden: User "alice" cannot list resource' in last
+
+
 def test_delete_with_propagation_and_preconditions(kube, store, namespace):
     # A ControllerRevision owning another: a kind the garbage collector knows from its start (a
     # CRD registered moments ago is found at its next discovery resync, ~30 s later).

@@ -183,6 +183,11 @@ def _apply_one(cluster: Any, d: Any, namespace: str | None, pending: list[tuple[
     except Invalid as e:
         if not e.causes:
             return api_failure(e, verb=verb, source=source)
+        if not (e.kind or e.name):
+            # An admission webhook's Status names no object: kubectl prints its causes alone.
+            from .kubectl import api_error_text
+
+            return Failure(api_error_text(e), api_failure(e, verb=verb, source=source).among)
         return invalid_failure(e.kind, e.name, e.causes, verb=verb, source=source)
     except APIError as e:
         return api_failure(e, verb=verb, source=source)

@@ -241,9 +241,18 @@ def sync_cmd(ctx: click.Context, dry_run: bool) -> int:
     from instancetype.controller import Cluster
     from instancetype.errors import Error
 
+    from .cluster_options import cluster_choice
+
     state = (ctx.find_root().obj or {}).get("state")
+    choice = cluster_choice(ctx)
     try:
-        with Cluster.open(state, catalog=False) as cluster:
+        if choice is not None:
+            from .remote import RemoteCluster
+
+            opened = RemoteCluster.open(*choice)
+        else:
+            opened = Cluster.open(state, catalog=False)
+        with opened as cluster:
             changes = cluster.sync_catalog(dry_run=dry_run)
     except Error as e:
         click.echo(f"error: {e}", err=True)

@@ -15,6 +15,7 @@ import click
 from instancetype.api import kinds, names
 from instancetype.api.gotext import quote
 
+from .completers import complete_args
 from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_namespace, cluster_of,
                       dry_run_mode, filename_option, mapping_error, namespace_of, namespace_option, parse_targets,
                       report, reports_errors, source_name, stored_kind)
@@ -42,7 +43,7 @@ def _items_from_files(filenames: tuple[str, ...], namespace: str | None) -> list
 
 
 @click.command("delete")
-@click.argument("args", nargs=-1)
+@click.argument("args", nargs=-1, shell_complete=complete_args)
 @filename_option
 @namespace_option
 @click.option("-l", "--selector", default=None, help="Delete the objects matching this label selector.")

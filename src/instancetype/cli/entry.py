@@ -11,7 +11,8 @@ from instancetype.errors import CLIError
 
 
 def _create_args(argv: list[str]) -> list[str] | None:
-    """The words after `create` when the command is `create` (global `--state` may precede it).
+    """The words after `create` when the command is `create` (global `--state`, `--kubeconfig`,
+    `--context` and `--cluster` may precede it).
 
     `--state ""` is refused here too, as the click group refuses it, though `create` writes no state."""
     i = 0
@@ -26,6 +27,10 @@ def _create_args(argv: list[str]) -> list[str] | None:
         elif a.startswith("--state="):
             if a == "--state=":
                 raise CLIError(EMPTY_STATE)
+            i += 1
+        elif a in ("--kubeconfig", "--context"):     # the cluster options: `create` writes to no store
+            i += 2
+        elif a == "--cluster" or a.startswith(("--kubeconfig=", "--context=")):
             i += 1
         else:
             return None

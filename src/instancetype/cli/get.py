@@ -14,60 +14,66 @@ import click
 from instancetype.jsonutil import sorted_keys
 
 from . import tables
+from .listing import _labels_text, _no_resources, _yaml  # noqa: F401 (patch_cmd, edit_cmd use _yaml)
+from .completers import complete_args
 from .kubectl import (CommandError, Target, api_error_text, cluster_of, fail, go_json, namespace_of,
                       namespace_option, parse_targets, reports_errors)
 
 _OUTPUTS = ("yaml", "json", "name", "wide")
 
 
-def _yaml(obj: Any) -> str:
-    """YAML as kubectl's `get -o yaml` prints it: keys sorted, long lines folded at 80 columns."""
-    from .output import yaml_text
-
-    return yaml_text(sorted_keys(obj), width=80)
-
-
 def _as_list(items: list[dict]) -> dict:
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
 
 
-def _labels_text(obj: dict) -> str:
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    return ",".join(f"{k}={labels[k]}" for k in sorted(labels)) or "<none>"
-
-
 @click.command("get")
-@click.argument("args", nargs=-1)
+@click.argument("args", nargs=-1, shell_complete=complete_args)
 @namespace_option
 @click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="List across all namespaces.")
-@click.option("-o", "--output", "fmt", default=None, metavar="FORMAT", help="yaml, json, name or wide.")
+@click.option("-o", "--output", "fmt", default=None, metavar="FORMAT",
+              help="yaml, json, name, wide, jsonpath=TEMPLATE, jsonpath-file=FILE, custom-columns=SPEC or "
+                   "custom-columns-file=FILE.")
 @click.option("-l", "--selector", default=None, help="Label selector (a=b,c!=d,e in (f,g),!h).")
 @click.option("--field-selector", default=None, help="Field selector (metadata.name=x).")
 @click.option("--show-labels", is_flag=True, help="Add a LABELS column.")
 @click.option("--no-headers", is_flag=True, help="Print tables without their header.")
 @click.option("--ignore-not-found", is_flag=True, help="Print nothing for objects that do not exist.")
+@click.option("-w", "--watch", is_flag=True, help="After listing, print changes as they happen (until Ctrl-C).")
+@click.option("--watch-only", is_flag=True, help="Print changes as they happen, without listing first.")
 @click.pass_context
 @reports_errors
 def get_cmd(ctx, args, namespace, all_namespaces, fmt, selector, field_selector, show_labels, no_headers,
-            ignore_not_found):
+            ignore_not_found, watch, watch_only):
     """Print objects: TYPE [NAME...], TYPE/NAME..., or TYPE1,TYPE2 (kubectl get)."""
     from instancetype.errors import StoreError
     from instancetype.store.base import StateFileError
 
-    if fmt is not None and fmt not in _OUTPUTS:
+    from .printers import output_printer
+
+    printer = output_printer(fmt)
+    if printer is None and fmt is not None and fmt not in _OUTPUTS:
         raise CommandError(f'error: unable to match a printer suitable for the output format "{fmt}", allowed '
-                           "formats are: json,name,wide,yaml")
+                           "formats are: custom-columns,custom-columns-file,json,jsonpath,jsonpath-file,name,wide,"
+                           "yaml")
     targets = parse_targets(args)
     named = any(t.names for t in targets)
     if named and (selector or field_selector):
         raise CommandError("error: name cannot be provided when a selector is specified")
     if named and all_namespaces:
         raise CommandError("error: a resource cannot be retrieved by name across all namespaces")
+    if (watch or watch_only) and len(targets) > 1:
+        raise CommandError("error: you may only specify a single resource type")
     query = _Query(namespace, all_namespaces, selector, field_selector, ignore_not_found)
     errors: list[str] = []
     with cluster_of(ctx) as cluster:
+        since = cluster.store.resource_version() if (watch or watch_only) else None
+        table_watch = watch and printer is None and fmt not in ("yaml", "json", "name")
         try:
-            if fmt in ("yaml", "json"):
+            if watch_only or table_watch:
+                pass    # the watch prints the list itself, through the writer its rows share
+            elif printer is not None:
+                printer.print_objects(_gathered(cluster, targets, query, errors), no_headers=no_headers)
+            elif fmt in ("yaml", "json"):
                 _print_objects(cluster, targets, query, fmt, errors)
             else:
                 _print_tables(cluster, targets, query, fmt, _with_kind(args, targets), show_labels, no_headers,
@@ -76,9 +82,26 @@ def get_cmd(ctx, args, namespace, all_namespaces, fmt, selector, field_selector,
             raise
         except StoreError as e:     # a selector the store cannot parse, ...
             errors.append(api_error_text(e))
-    for msg in errors:
-        fail(msg)
+        for msg in errors:
+            fail(msg)
+        if (watch or watch_only) and not errors:
+            from .watch import follow
+
+            initial = _objects(cluster, targets[0], query, errors) if table_watch else None
+            return follow(cluster, targets[0], query, since, fmt, printer, show_labels, initial=initial,
+                          no_headers=no_headers)
     return 1 if errors else 0
+
+
+def _gathered(cluster, targets: list[Target], query: "_Query", errors: list[str]) -> tuple[Any, bool]:
+    """What jsonpath and custom-columns print: one named object as itself, else a List."""
+    items: list[dict] = []
+    for t in targets:
+        items.extend(_objects(cluster, t, query, errors))
+    single = len(targets) == 1 and len(targets[0].names) == 1
+    if single:
+        return (items[0] if items else None), True
+    return _as_list(items), False
 
 
 class _Query:
@@ -144,13 +167,6 @@ def _peek(rows: Iterable[list[str]]) -> Iterator[list[str]] | None:
             yield from it
         return chain()
     return None
-
-
-def _no_resources(targets: list[Target], namespace: str | None, all_namespaces: bool) -> None:
-    if all_namespaces or not any(t.resource.namespaced for t in targets):
-        fail("No resources found")
-    else:
-        fail(f"No resources found in {namespace or 'default'} namespace.")
 
 
 def _objects(cluster, t: Target, query: _Query, errors: list[str]) -> Iterator[dict]:
@@ -286,7 +302,7 @@ def describe_text(obj: dict) -> str:
 
 
 @click.command("describe")
-@click.argument("args", nargs=-1)
+@click.argument("args", nargs=-1, shell_complete=complete_args)
 @namespace_option
 @click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="Across all namespaces.")
 @click.option("-l", "--selector", default=None, help="Label selector.")

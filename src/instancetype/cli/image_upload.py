@@ -180,6 +180,8 @@ def _upload(cluster: Any, src: Any, total: int, path: str, name: str, ns: str, c
                         access_mode=opts["access_mode"], volume_mode=opts["volume_mode"],
                         force_bind=opts["force_bind"], labels=default_labels(opts), datasource=opts["datasource"])
     out = sys.stdout
+    if getattr(cluster, "remote", False):
+        return _claim_on_cluster(cluster, req, total, lambda line: out.write(line + "\n"))
     upload = begin(cluster, req, total, lambda line: out.write(line + "\n"))
     out.write(f"Uploading data to {upload.dest}\n")
     out.write("\n")
@@ -196,3 +198,31 @@ def _upload(cluster: Any, src: Any, total: int, path: str, name: str, ns: str, c
     out.write("Processing completed successfully\n")
     out.write(f"Uploading {path} completed successfully\n")
     return 0
+
+
+NO_UPLOAD_PROXY = ("the image bytes were not sent: no CDI upload proxy answers on this cluster (the {what} "
+                   "{ns}/{name} is created and waits for them)")
+
+
+def _claim_on_cluster(cluster: Any, req: Any, total: int, say: Any) -> int:
+    """On a cluster: the DataVolume and its claim (CDI's labels, the default instancetype and
+    preference labels) or the claim alone, as virtctl creates them; the bytes go through CDI's
+    upload proxy, which this project does not run, so that is said in one line (exit 1, as
+    virtctl when no upload proxy answers)."""
+    from instancetype.controller.upload import _create, check_fits, parse_size
+    from instancetype.store.base import NotFound
+
+    ns, name = req.namespace, req.name
+    try:
+        cluster.get("PersistentVolumeClaim", name, ns)
+        say(f"Using existing PVC {ns}/{name}")
+    except NotFound:
+        say(f"PVC {ns}/{name} not found")
+        if req.no_create:
+            raise
+        quantity = parse_size(req.size, req.to_pvc)
+        check_fits(total, quantity)
+        _create(cluster, req, str(quantity), say)
+    sys.stdout.flush()
+    raise UploadError(NO_UPLOAD_PROXY.format(what="PersistentVolumeClaim" if req.to_pvc else "DataVolume", ns=ns,
+                                             name=name))

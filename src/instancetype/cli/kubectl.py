@@ -50,11 +50,23 @@ def reports_errors(fn: Callable[..., int]) -> Callable[..., int]:
 
 @contextmanager
 def cluster_of(ctx: click.Context) -> Iterator[Any]:
-    """The embedded cluster at `--state` / `$INSTANCETYPE_STATE` / the default path, closed on exit."""
-    from instancetype.controller.cluster import Cluster
+    """The embedded cluster at `--state` / `$INSTANCETYPE_STATE` / the default path, or the
+    Kubernetes cluster `--kubeconfig` / `--cluster` / `--context` names; closed on exit."""
+    from .cluster_options import cluster_choice
 
     state = (ctx.find_root().obj or {}).get("state") if ctx is not None else None
-    cluster = Cluster.open(state)
+    choice = cluster_choice(ctx)
+    if choice is not None:
+        if state and ctx.find_root().get_parameter_source("state") == click.core.ParameterSource.COMMANDLINE:
+            raise CommandError("error: --state is the embedded store's; it cannot be used with a cluster "
+                               "(--kubeconfig, --cluster, --context)")
+        from .remote import RemoteCluster
+
+        cluster = RemoteCluster.open(*choice)
+    else:
+        from instancetype.controller.cluster import Cluster
+
+        cluster = Cluster.open(state)
     try:
         yield cluster
     finally:
@@ -65,23 +77,18 @@ def api_error_text(e: Any) -> str:
     """An API error as kubectl prints it (cmdutil `StandardErrorMessage`)."""
     reason = getattr(e, "reason", "")
     if reason == "Invalid":
+        causes = list(getattr(e, "causes", None) or ())
+        if causes and not (getattr(e, "kind", "") or getattr(e, "name", "")):
+            # A Status naming no object (an admission webhook's): "The request is invalid: <causes>".
+            parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+            return "The request is invalid: " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
         return f"The {e}" if ' is invalid' in str(e) else f"The request is invalid: {e}"
     if reason:
         return f"Error from server ({reason}): {e}"
     return f"error: {e}"
 
 
-# Go's encoding/json escapes these even in a string it prints (HTML safety, JavaScript line ends).
-_GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
-
-
-def go_json(v: Any, *, indent: int | None = None) -> str:
-    """JSON as kubectl's Go encoder writes it: keys sorted, Go's escapes; compact unless `indent`."""
-    text = json.dumps(v, sort_keys=True, indent=indent, separators=None if indent else (",", ":"),
-                      ensure_ascii=False)
-    for ch, esc in _GO_ESCAPES:
-        text = text.replace(ch, esc)
-    return text
+from .gojson import go_json  # noqa: E402,F401 (re-exported: the commands import it from here)
 
 
 # --- errors collected while going on (kubectl's ContinueOnError + CheckErr) ------------------------
@@ -134,7 +141,13 @@ class _Undo(Exception):
 
 @contextmanager
 def undone(store: Any) -> Iterator[None]:
-    """A transaction that is always rolled back: the writes run (admission and all), nothing stays."""
+    """A transaction that is always rolled back: the writes run (admission and all), nothing stays.
+    On a cluster (no transactions), the API server's own dry run."""
+    scope = getattr(store, "dry_run_scope", None)
+    if scope is not None:
+        with scope():
+            yield
+        return
     try:
         with store.transaction():
             yield
@@ -242,3 +255,4 @@ def check_namespace(d: Any, namespace: str | None) -> None:
 filename_option = click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
                                help="A file, a directory or - for stdin. Repeatable.")
 namespace_option = click.option("-n", "--namespace", default=None, help="The namespace (default: default).")
+

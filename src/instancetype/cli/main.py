@@ -16,6 +16,7 @@ import importlib
 import click
 
 from instancetype.cli import EMPTY_STATE
+from instancetype.cli.cluster_options import cluster_options
 
 # command name -> (module, attribute, one-line help). Modules are imported on use.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -33,10 +34,17 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "stop": ("instancetype.cli.vm_cmds", "stop_cmd", "Stop a VirtualMachine (virtctl stop)."),
     "restart": ("instancetype.cli.vm_cmds", "restart_cmd", "Restart a VirtualMachine (virtctl restart)."),
     "image-upload": ("instancetype.cli.image_upload", "image_upload_cmd", "Upload a disk image to a DataVolume or PVC (virtctl image-upload)."),
+    "patch": ("instancetype.cli.patch_cmd", "patch_cmd", "Update fields of objects with a patch (kubectl patch)."),
+    "label": ("instancetype.cli.label_cmd", "label_cmd", "Set or remove labels (kubectl label)."),
+    "annotate": ("instancetype.cli.label_cmd", "annotate_cmd", "Set or remove annotations (kubectl annotate)."),
+    "edit": ("instancetype.cli.edit_cmd", "edit_cmd", "Edit an object in $KUBE_EDITOR / $EDITOR (kubectl edit)."),
+    "api-resources": ("instancetype.cli.explain_cmd", "api_resources_cmd", "The kinds the store serves (kubectl api-resources)."),
+    "explain": ("instancetype.cli.explain_cmd", "explain_cmd", "Fields of a kind, from its schema (kubectl explain)."),
+    "completion": ("instancetype.cli.completion_cmd", "completion_cmd", "Shell completion for bash or zsh."),
+    "serve": ("instancetype.cli.serve_cmd", "serve_cmd", "Serve KubeVirt's admission webhooks for a cluster (HTTPS)."),
     "controller": ("instancetype.cli.controller_cmd", "controller_cmd", "Run the VM controller on a cluster (virt-controller)."),
     "install": ("instancetype.cli.cluster_cmds", "install_cmd", "Install the system on a Kubernetes cluster (virt-operator)."),
     "uninstall": ("instancetype.cli.cluster_cmds", "uninstall_cmd", "Remove what install put on a cluster."),
-    "serve": ("instancetype.cli.serve_cmd", "serve_cmd", "Serve KubeVirt's admission webhooks for a cluster (HTTPS)."),
 }
 
 
@@ -65,6 +73,7 @@ class LazyGroup(click.Group):
 @click.option("--state", envvar="INSTANCETYPE_STATE", default=None, metavar="PATH",
               help="The embedded store's state file (default: $XDG_DATA_HOME/instancetype/state.db).")
 @click.version_option(package_name="instancetype", prog_name="instancetype")
+@cluster_options
 @click.pass_context
 def cli(ctx: click.Context, state: str | None) -> None:
     """KubeVirt instancetypes and preferences, with or without a cluster."""

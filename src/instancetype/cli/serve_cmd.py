@@ -50,7 +50,12 @@ def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, se
               flush=True)
 
         def wait() -> None:
-            if cached.wait_for_sync(sync_timeout):
+            first = min(5.0, sync_timeout)
+            if not cached.wait_for_sync(first) and first < sync_timeout:
+                # Say once what is in the way (CRDs not installed, RBAC), then keep trying.
+                why = "; ".join(cached.informers.failures()) or "the API server has not answered yet"
+                print(f"waiting for the informer caches: {why}", file=sys.stderr, flush=True)
+            if cached.wait_for_sync(max(0.0, sync_timeout - first)):
                 print("ready", file=sys.stderr, flush=True)
                 return
             failed.extend(cached.informers.failures() or ["the informer caches did not sync in time"])

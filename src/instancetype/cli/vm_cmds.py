@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from .completers import complete_vms
 from .kubectl import CommandError, cluster_of, namespace_option, reports_errors, undone
 
 # action -> (error format, error format with --force); `{}` is the API error.
@@ -58,7 +59,7 @@ def _vm_command(action: str, doc: str, *, force_flags: bool):
         cmd = click.option("--force", is_flag=True, help="With --grace-period=0: stop the VMI at once.")(cmd)
     cmd = click.option("--dry-run", is_flag=True, help="Send the request, keep nothing.")(cmd)
     cmd = namespace_option(cmd)
-    cmd = click.argument("args", nargs=-1)(cmd)
+    cmd = click.argument("args", nargs=-1, shell_complete=complete_vms)(cmd)
     return click.command(action)(click.pass_context(reports_errors(cmd)))
 
 

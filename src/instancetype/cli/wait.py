@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import click
 
+from .completers import complete_args
 from .kubectl import (CommandError, Failure, api_failure, cluster_of, namespace_of, namespace_option,
                       parse_targets, report, reports_errors)
 
@@ -139,7 +140,7 @@ def check_for(for_: str | None) -> Check | None:
 # --- the command ------------------------------------------------------------------------------------
 
 @click.command("wait")
-@click.argument("args", nargs=-1)
+@click.argument("args", nargs=-1, shell_complete=complete_args)
 @namespace_option
 @click.option("--for", "for_", default=None, metavar="CONDITION",
               help="condition=Ready[=true], delete, or jsonpath='{.status.phase}'=Running.")

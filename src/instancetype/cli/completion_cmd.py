@@ -1,0 +1,101 @@
+"""`instancetype completion bash|zsh`: click's shell completion script for the whole command table
+(the lazily loaded commands included: the group lists them all without importing them).
+
+Resource arguments complete as kubectl's do: the first word to a resource type, the next ones to
+the names of the objects of that type in the embedded store (read only; nothing when there is no
+state file yet, or the file cannot be read).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+SHELLS = ("bash", "zsh")
+
+
+@click.command("completion")
+@click.argument("shell", required=False)
+def completion_cmd(shell):
+    """Print the shell completion script: `source <(instancetype completion bash)`."""
+    from click.shell_completion import get_completion_class
+
+    from .kubectl import CommandError, reports_errors
+
+    @reports_errors
+    def run() -> int:
+        if not shell:
+            raise CommandError("error: Shell not specified.\nSee 'instancetype completion -h' for help and examples")
+        if shell not in SHELLS:
+            raise CommandError(f'error: Unsupported shell type "{shell}".')
+        from .main import cli
+
+        cls = get_completion_class(shell)
+        comp = cls(cli, {}, "instancetype", "_INSTANCETYPE_COMPLETE")
+        sys.stdout.write(comp.source())
+        return 0
+
+    return run()
+
+
+def _resource_words() -> list[str]:
+    from instancetype.api import kinds
+
+    words: set[str] = set()
+    for r in kinds.RESOURCES:
+        words.update({r.plural, r.singular, *r.short_names})
+    return sorted(words)
+
+
+def _state_option(ctx: click.Context) -> str | None:
+    root = ctx.find_root()
+    return (root.params or {}).get("state") or os.environ.get("INSTANCETYPE_STATE")
+
+
+def _names(ctx: click.Context, kind: str, namespace: str | None) -> list[str]:
+    """The object names of a kind in the embedded store; [] when there is nothing cheap to read."""
+    from instancetype.store.base import default_state_path
+
+    path = default_state_path(_state_option(ctx))
+    if not path.exists():
+        return []
+    try:
+        from instancetype.store.sqlite import SqliteStore
+
+        with SqliteStore(path) as store:
+            return [(o.get("metadata") or {}).get("name", "") for o in store.list(kind, namespace)]
+    except Exception:  # noqa: BLE001 - completion must never print a traceback into the shell
+        return []
+
+
+def complete_resource_args(ctx: click.Context, param: click.Parameter, incomplete: str):
+    """`TYPE` then `NAME...`, or `TYPE/NAME`."""
+    from click.shell_completion import CompletionItem
+
+    from instancetype.api.kinds import resource_for
+
+    before = [a for a in (ctx.params.get(param.name) or ()) if a]
+    namespace = ctx.params.get("namespace")
+    if "/" in incomplete:
+        word, _, prefix = incomplete.partition("/")
+        res = resource_for(word)
+        if res is None:
+            return []
+        ns = None if not res.namespaced else namespace or "default"
+        return [CompletionItem(f"{word}/{n}") for n in _names(ctx, res.kind, ns) if n.startswith(prefix)]
+    if not before:
+        return [CompletionItem(w) for w in _resource_words() if w.startswith(incomplete)]
+    res = resource_for(before[0].split(",")[0])
+    if res is None or "/" in before[0]:
+        return []
+    ns = None if not res.namespaced else namespace or "default"
+    return [CompletionItem(n) for n in _names(ctx, res.kind, ns) if n.startswith(incomplete) and n not in before]
+
+
+def complete_vm_names(ctx: click.Context, param: click.Parameter, incomplete: str):
+    """The VirtualMachines of the namespace (virtctl start/stop/restart)."""
+    from click.shell_completion import CompletionItem
+
+    ns = ctx.params.get("namespace") or "default"
+    return [CompletionItem(n) for n in _names(ctx, "VirtualMachine", ns) if n.startswith(incomplete)]
