@@ -88,9 +88,10 @@ def release_pins(store: Store, namespace: str, names) -> None:
             pass
 
 
-def capture(store: Store, vm: dict, shared: bool | None = None) -> bool:
+def capture(store: Store, vm: dict, shared: bool | None = None, pinned: dict | None = None) -> bool:
     """Pin both sides of `vm` (mutated: spec revisionName, status refs). Returns whether the spec
-    changed. New pins are shared revisions when `shared` (None: as the cluster's KubeVirt says)."""
+    changed. New pins are shared revisions when `shared` (None: as the cluster's KubeVirt says).
+    `pinned`, when given, receives the revisions by name (what the VMI is built from)."""
     spec_changed = False
     ns = (vm.get("metadata") or {}).get("namespace") or "default"
     for side, ref_key, table, matcher_type, reason in SIDES:
@@ -106,6 +107,8 @@ def capture(store: Store, vm: dict, shared: bool | None = None) -> bool:
             m["revisionName"] = cr["metadata"]["name"]
             spec_changed = True
         vm.setdefault("status", {})[ref_key] = _ref(m, cr["metadata"]["name"])
+        if pinned is not None:
+            pinned[cr["metadata"]["name"]] = cr
     return spec_changed
 
 

@@ -1,0 +1,259 @@
+"""The VM controller on a real API server: VM starts per second, API writes per start, and the
+API server's own write ceiling in the same run.
+
+    python bench/cluster.py [--vms 1000] [--workers 4] [--clients 8] [--ceiling 2000]
+
+Starts the test environment's etcd + kube-apiserver + kube-controller-manager (tests/kube), the
+CRDs `install` applies, a cluster instancetype and preference, and `instancetype controller`.
+Then, with `--clients` threads of the project's own API client (KubeStore, one keep-alive
+connection each):
+
+1. ceiling: `--ceiling` plain ControllerRevision creates, as fast as they go (creates/s);
+2. `--vms` VMs (the typical VM, `runStrategy: Always`) created as fast as they go, timed until
+   every one is Running (an informer counts them; no polling);
+3. API writes by verb from the API server's `apiserver_request_total` (kubevirt.io VMs and VMIs,
+   ControllerRevisions) before and after, less the VM creates themselves;
+4. the controller's CPU seconds and peak RSS (/proc).
+
+The figure: starts/s × writes per start ÷ ceiling = the share of the API server's write capacity
+the controller turns into progress.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
+
+from instancetype.store.kube import Informer, KubeStore  # noqa: E402
+from tests.kube.cluster import Cluster  # noqa: E402
+from tests.kube.controller_env import apply_crds  # noqa: E402
+
+NS = "bench"
+IT = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+      "metadata": {"name": "bench.medium"}, "spec": {"cpu": {"guest": 2}, "memory": {"guest": "4Gi"}}}
+PREF = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterPreference",
+        "metadata": {"name": "bench.fedora"},
+        "spec": {"devices": {"preferredDiskBus": "virtio", "preferredInterfaceModel": "virtio", "preferredRng": {}},
+                 "features": {"preferredAcpi": {}, "preferredSmm": {}},
+                 "firmware": {"preferredUseEfi": True, "preferredUseSecureBoot": True}}}
+
+
+def typical_vm(name: str) -> dict:
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name, "namespace": NS},
+            "spec": {"runStrategy": "Always",
+                     "instancetype": {"kind": "VirtualMachineClusterInstancetype", "name": "bench.medium"},
+                     "preference": {"kind": "VirtualMachineClusterPreference", "name": "bench.fedora"},
+                     "template": {"spec": {"domain": {"devices": {}}, "volumes": [
+                         {"name": "containerdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:latest"}},
+                         {"name": "cloudinit", "cloudInitNoCloud": {"userData": "#cloud-config\n"}}]}}}}
+
+
+def revision(name: str) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+            "metadata": {"name": name, "namespace": "ceiling"}, "revision": 0,
+            "data": {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+                     "spec": IT["spec"]}}
+
+
+def bare_vmi(name: str) -> dict:
+    vm = typical_vm(name)
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+            "metadata": {"name": name, "namespace": "ceiling"},
+            "spec": {**vm["spec"]["template"]["spec"], "domain": {"cpu": {"cores": 2}, "memory": {"guest": "4Gi"},
+                                                                "devices": {}}}}
+
+
+def in_parallel_status(stores: list[KubeStore], names: list[str]) -> float:
+    """PUT a status on each of the VMs `names` (namespace ceiling), one thread per store."""
+    chunks = [names[i::len(stores)] for i in range(len(stores))]
+
+    def run(store: KubeStore, chunk: list[str]) -> None:
+        for name in chunk:
+            vm = store.get("VirtualMachine", name, "ceiling")
+            vm["status"] = {"printableStatus": "Running", "ready": True, "created": True}
+            store.update(vm, subresource="status")
+
+    threads = [threading.Thread(target=run, args=(s, c)) for s, c in zip(stores, chunks)]
+    t = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return time.perf_counter() - t
+
+
+def in_parallel(stores: list[KubeStore], objs: list[dict]) -> float:
+    """Create `objs` with one thread per store; returns the seconds it took."""
+    chunks = [objs[i::len(stores)] for i in range(len(stores))]
+
+    def run(store: KubeStore, chunk: list[dict]) -> None:
+        for obj in chunk:
+            store.create(obj)
+
+    threads = [threading.Thread(target=run, args=(s, c)) for s, c in zip(stores, chunks)]
+    t = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return time.perf_counter() - t
+
+
+_METRIC = re.compile(r'^apiserver_request_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$')
+WRITE_VERBS = {"POST", "PUT", "PATCH", "DELETE"}
+RESOURCES = {"virtualmachines", "virtualmachineinstances", "controllerrevisions"}
+
+
+def writes(kube: Cluster, namespace_note: str = "") -> dict[str, float]:
+    """apiserver_request_total of writes to the controller's resources, by verb/resource/subresource."""
+    text = kube.kubectl("get", "--raw", "/metrics", timeout=60).stdout
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        m = _METRIC.match(line)
+        if not m:
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group("labels")))
+        if labels.get("verb") in WRITE_VERBS and labels.get("resource") in RESOURCES:
+            key = f'{labels["verb"]} {labels["resource"]}{"/" + labels["subresource"] if labels.get("subresource") else ""}' \
+                  f' {labels.get("code", "")}'
+            out[key] = out.get(key, 0) + float(m.group("value"))
+    return out
+
+
+def proc_usage(pid: int) -> tuple[float, int]:
+    """(CPU seconds, peak RSS in MiB) of a process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    hwm = 0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1]) // 1024
+    return cpu, hwm
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vms", type=int, default=1000)
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--ceiling", type=int, default=2000)
+    ap.add_argument("--timeout", type=float, default=1800)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as d:
+        kube = Cluster(Path(d) / "kube").start()
+        ctl = None
+        try:
+            apply_crds(kube)
+            for ns in (NS, "ceiling"):
+                kube.kubectl("create", "namespace", ns)
+            kube.kubectl("create", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [IT, PREF]}))
+            stores = [KubeStore(str(kube.kubeconfig)) for _ in range(args.clients)]
+
+            # 1. the API server's ceiling, same client, same connections
+            in_parallel(stores, [revision(f"warm-{i}") for i in range(100)])
+            secs = in_parallel(stores, [revision(f"rev-{i}") for i in range(args.ceiling)])
+            ceiling = args.ceiling / secs
+            # ... and for the kinds of the controller's own writes (a VM is a far larger object
+            # with a far larger schema than a ControllerRevision): the mix of a start, 2 revision
+            # creates, 2 VM writes (the matcher patch, the status) and a VMI create.
+            k = max(50, args.ceiling // 4)
+            vm_create = k / in_parallel(stores, [dict(typical_vm(f"c-{i}"), metadata={"name": f"c-{i}",
+                                                   "namespace": "ceiling"}) for i in range(k)])
+            vm_status = k / in_parallel_status(stores, [f"c-{i}" for i in range(k)])
+            vmi_create = k / in_parallel(stores, [bare_vmi(f"c-{i}") for i in range(k)])
+            mix = 5 / (2 / ceiling + 2 / vm_status + 1 / vmi_create)
+            # not the controller's work: gone before it starts (bounded poll; kubectl's own wait can miss it)
+            kube.kubectl("delete", "-n", "ceiling", "vms,vmis", "--all", "--wait=false", timeout=300)
+            for _ in range(600):
+                if not kube.kubectl("get", "-n", "ceiling", "vms,vmis", "-o", "name").stdout.strip():
+                    break
+                time.sleep(0.5)
+
+            # 2. the controller, then the VMs
+            env = kube.env()
+            env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+            log = open(Path(d) / "controller.log", "wb")
+            ctl = subprocess.Popen([sys.executable, "-m", "instancetype", "controller", "--kubeconfig",
+                                    str(kube.kubeconfig), "--workers", str(args.workers), "--no-catalog", "-v"],
+                                   env=env, stdout=log, stderr=subprocess.STDOUT)
+            for _ in range(600):
+                if "running with" in (Path(d) / "controller.log").read_text():
+                    break
+                time.sleep(0.1)
+            cpu0, _ = proc_usage(ctl.pid)
+
+            running = set()
+            done = threading.Event()
+
+            def seen(obj, *_):
+                obj = _[-1] if _ else obj
+                if (obj.get("status") or {}).get("printableStatus") == "Running":
+                    running.add(obj["metadata"]["name"])
+                    if len(running) >= args.vms:
+                        done.set()
+
+            counter = Informer(stores[0], "VirtualMachine", NS, on_add=seen,
+                               on_update=lambda old, new: seen(new)).start()
+            counter.wait_for_sync(60)
+            before = writes(kube)
+            t0 = time.perf_counter()
+            create_secs = in_parallel(stores, [typical_vm(f"vm-{i:05d}") for i in range(args.vms)])
+            finished = done.wait(args.timeout)
+            elapsed = time.perf_counter() - t0
+            time.sleep(2)       # the last status writes land before the count
+            after = writes(kube)
+            cpu1, rss = proc_usage(ctl.pid)
+            counter.stop()
+
+            delta = {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
+            delta = {k: v for k, v in delta.items() if v}
+            vm_creates = sum(v for k, v in delta.items() if k.startswith("POST virtualmachines "))
+            controller_writes = sum(delta.values()) - vm_creates
+            ok_writes = sum(v for k, v in delta.items() if not k.startswith("POST virtualmachines ")
+                            and k.split()[-1].startswith("2"))
+            starts = len(running)
+            rate = starts / elapsed
+            per_start = controller_writes / max(starts, 1)
+            print(f"VMs: {args.vms}, running: {starts} ({'all' if finished else 'TIMED OUT'}), "
+                  f"controller workers: {args.workers}, client threads: {args.clients}")
+            print(f"ceiling: {ceiling:.0f} ControllerRevision creates/s ({args.ceiling} in {secs:.2f}s)")
+            print(f"  same client, the controller's kinds: VM creates {vm_create:.0f}/s, VM status PUTs (GET+PUT) "
+                  f"{vm_status:.0f}/s, VMI creates {vmi_create:.0f}/s; a start's mix of writes: {mix:.0f}/s")
+            print(f"VM creates: {args.vms} in {create_secs:.2f}s ({args.vms / create_secs:.0f}/s)")
+            print(f"starts: {rate:.1f}/s (all Running {elapsed:.2f}s after the first create)")
+            print(f"controller writes: {controller_writes:.0f} ({per_start:.2f} per start; "
+                  f"{ok_writes:.0f} succeeded, {ok_writes / max(starts, 1):.2f} per start)")
+            for k in sorted(delta):
+                print(f"    {k}: {delta[k]:.0f}")
+            print(f"share of the ceiling: {rate * per_start / ceiling:.0%} "
+                  f"(starts/s x writes per start / ceiling); of the mix's ceiling: {rate * per_start / mix:.0%}")
+            print(f"controller: {cpu1 - cpu0:.1f} CPU s for the run, peak RSS {rss} MiB")
+        finally:
+            if ctl is not None:
+                ctl.terminate()
+                try:
+                    ctl.wait(30)
+                except subprocess.TimeoutExpired:
+                    ctl.kill()
+                lines = (Path(d) / "controller.log").read_text(errors="replace").splitlines()
+                print(lines[-1] if lines else "")
+                retries = [line for line in lines if "(retry " in line]
+                print(f"controller log: {len(retries)} retries" + "".join(f"\n    {r}" for r in retries[:5]))
+            kube.stop()
+
+
+if __name__ == "__main__":
+    main()
