@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+# The cluster-mode fixtures (kube, kube_netns, namespace...): see tests/kube/conftest.py.
+pytest_plugins = ["tests.kube.plugin"]
+
 
 @pytest.fixture(autouse=True)
 def _isolated_state(monkeypatch, tmp_path_factory):

@@ -109,9 +109,44 @@ WEBHOOK_VM_MUTATOR = "virtualmachines-mutator.kubevirt.io"
 WEBHOOK_VM_VALIDATOR = "virtualmachine-validator.kubevirt.io"
 
 
+WEBHOOK_VMI_MUTATOR = "virtualmachineinstances-mutator.kubevirt.io"
+
+
 def type_validator_webhook(kind: str) -> str:
     """`virtualmachineinstancetype-validator.instancetype.kubevirt.io` and the other three."""
     return f"{kind.lower()}-validator.{GROUP}"
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """One admission webhook as virt-operator registers it and virt-api serves it: the name the
+    API server prefixes refusals with, virt-api's path, the kind it admits and on which operations.
+    `install` registers exactly these; `serve` answers exactly these paths."""
+    name: str
+    path: str
+    mutating: bool
+    kind: str
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+
+
+# pkg/virt-operator/resource/generate/components/webhooks.go (NewVirtAPIMutatingWebhookConfiguration,
+# NewVirtAPIValidatingWebhookConfiguration) and its path constants (VMMutatePath, ...), v1.9:
+# the part of virt-api this system is.
+WEBHOOKS: tuple[Webhook, ...] = (
+    Webhook(WEBHOOK_VM_MUTATOR, "/virtualmachines-mutate", True, "VirtualMachine"),
+    Webhook(WEBHOOK_VMI_MUTATOR, "/virtualmachineinstances-mutate", True, "VirtualMachineInstance"),
+    Webhook(WEBHOOK_VM_VALIDATOR, "/virtualmachines-validate", False, "VirtualMachine"),
+    Webhook(type_validator_webhook(INSTANCETYPE), "/virtualmachineinstancetypes-validate", False, INSTANCETYPE),
+    Webhook(type_validator_webhook(CLUSTER_INSTANCETYPE), "/virtualmachineclusterinstancetypes-validate", False,
+            CLUSTER_INSTANCETYPE),
+    Webhook(type_validator_webhook(PREFERENCE), "/virtualmachinepreferences-validate", False, PREFERENCE),
+    Webhook(type_validator_webhook(CLUSTER_PREFERENCE), "/virtualmachineclusterpreferences-validate", False,
+            CLUSTER_PREFERENCE),
+)
+WEBHOOK_BY_PATH: dict[str, Webhook] = {w.path: w for w in WEBHOOKS}
+# virt-operator's names of the two configurations (VirtAPIMutatingWebhookName, VirtAPIValidatingWebhookName).
+MUTATING_WEBHOOK_CONFIGURATION = "virt-api-mutator"
+VALIDATING_WEBHOOK_CONFIGURATION = "virt-api-validator"
 
 
 # Kinds a matcher may name (lowercase, singular or plural); empty means the cluster kind.

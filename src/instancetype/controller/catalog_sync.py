@@ -7,9 +7,15 @@ use, when this project's catalogue version changes, when the KubeVirt object cha
 (labels, annotations and spec compared), managed objects no longer in the catalogue are deleted,
 and with `spec.configuration.commonInstancetypesDeployment.enabled: false` every managed object
 is removed.
+
+The decision is store-independent so that `instancetype install` (deploy/) keeps the catalogue
+on a Kubernetes API server with the same code: `desired_objects(kubevirt, registry=...)` and
+`plan(want, get_live, managed_live) -> [Step]`; `sync(store)` carries the plan out in the
+embedded store.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from instancetype import __version__
@@ -32,9 +38,16 @@ class Change:
         return f"{res.qualified_singular}/{self.name} {self.action}"
 
 
+def config_of(kubevirt: dict | None) -> tuple[dict, int | None]:
+    """The KubeVirt object's `spec.configuration` and `metadata.generation` ({} and None without one)."""
+    if kubevirt is None:
+        return {}, None
+    return (kubevirt.get("spec") or {}).get("configuration") or {}, (kubevirt.get("metadata") or {}).get("generation")
+
+
 def _config(store: Store) -> tuple[dict, int | None]:
     for kv in store.list("KubeVirt"):
-        return (kv.get("spec") or {}).get("configuration") or {}, (kv.get("metadata") or {}).get("generation")
+        return config_of(kv)
     return {}, None
 
 
@@ -49,14 +62,22 @@ def _identifier() -> str:
     return f"common-instancetypes-{catalog.VERSION}"
 
 
-def desired(store: Store) -> list[dict]:
+def desired_objects(kubevirt: dict | None, *, registry: str) -> list[dict]:
+    """The catalogue objects virt-operator keeps for this KubeVirt object (none when its
+    configuration disables the deployment). `registry` names who deploys them (the
+    install-strategy-registry annotation): "embedded" for the embedded store."""
     from instancetype import catalog
 
-    config, generation = _config(store)
+    config, generation = config_of(kubevirt)
     if not enabled(config):
         return []
-    return catalog.cluster_objects(version=__version__, registry="embedded", identifier=_identifier(),
+    return catalog.cluster_objects(version=__version__, registry=registry, identifier=_identifier(),
                                    generation=generation)
+
+
+def desired(store: Store) -> list[dict]:
+    kubevirt = next(iter(store.list("KubeVirt")), None)
+    return desired_objects(kubevirt, registry="embedded")
 
 
 def needs_sync(store: Store) -> bool:
@@ -76,10 +97,51 @@ def needs_sync(store: Store) -> bool:
         ann.get(INSTALL_STRATEGY_IDENTIFIER) != _identifier()
 
 
-def _differs(live: dict, want: dict) -> bool:
+def differs(live: dict, want: dict) -> bool:
+    """What virt-operator compares before it restores a managed object: labels, annotations, spec."""
     lm, wm = live.get("metadata") or {}, want.get("metadata") or {}
     return (lm.get("labels") or {}) != (wm.get("labels") or {}) or \
         (lm.get("annotations") or {}) != (wm.get("annotations") or {}) or live.get("spec") != want.get("spec")
+
+
+# The kinds the catalogue has; managed objects of these kinds not in the catalogue are deleted.
+CATALOGUE_KINDS = (kinds.CLUSTER_INSTANCETYPE, kinds.CLUSTER_PREFERENCE)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One object's decision: `action` is created, configured, unchanged or deleted; `want` the
+    catalogue object (None for deleted), `live` what exists (None for created)."""
+    action: str
+    kind: str
+    name: str
+    want: dict | None
+    live: dict | None
+
+    @property
+    def change(self) -> Change:
+        return Change(self.action, self.kind, self.name)
+
+
+def plan(want: list[dict], get_live: Callable[[str, str], dict | None],
+         managed_live: Callable[[str], Iterable[dict]]) -> list[Step]:
+    """virt-operator's createOrUpdateInstancetypes decision, for any store or client: every wanted
+    object created when missing, restored (configured) when `differs`, else unchanged; then every
+    managed live object of CATALOGUE_KINDS not wanted, deleted. `get_live(kind, name)` returns the
+    live object or None; `managed_live(kind)` the live objects carrying MANAGED_SELECTOR."""
+    steps: list[Step] = []
+    names = {(o["kind"], o["metadata"]["name"]) for o in want}
+    for obj in want:
+        kind, name = obj["kind"], obj["metadata"]["name"]
+        live = get_live(kind, name)
+        action = "created" if live is None else "configured" if differs(live, obj) else "unchanged"
+        steps.append(Step(action, kind, name, obj, live))
+    for kind in CATALOGUE_KINDS:
+        for live in list(managed_live(kind)):
+            name = live["metadata"]["name"]
+            if (kind, name) not in names:
+                steps.append(Step("deleted", kind, name, None, live))
+    return steps
 
 
 def sync(store: Store, *, dry_run: bool = False) -> list[Change]:
@@ -89,29 +151,25 @@ def sync(store: Store, *, dry_run: bool = False) -> list[Change]:
 
     changes: list[Change] = []
     with store.transaction() as tx:
-        want = desired(tx)
-        names = {(o["kind"], o["metadata"]["name"]) for o in want}
-        for obj in want:
-            kind, name = obj["kind"], obj["metadata"]["name"]
+        def get_live(kind: str, name: str) -> dict | None:
             try:
-                live = tx.get(kind, name)
+                return tx.get(kind, name)
             except NotFound:
-                live = None
-            if live is None:
-                changes.append(Change("created", kind, name))
-                if not dry_run:
-                    tx.create(admit(tx, obj).obj)
-            elif _differs(live, obj):
-                changes.append(Change("configured", kind, name))
-                if not dry_run:
-                    replacement = clone(admit(tx, obj, operation="UPDATE", old=live).obj)
-                    replacement["metadata"]["resourceVersion"] = live["metadata"].get("resourceVersion")
-                    tx.update(replacement)
-        for kind in (kinds.CLUSTER_INSTANCETYPE, kinds.CLUSTER_PREFERENCE):
-            for live in list(tx.list(kind, label_selector=MANAGED_SELECTOR)):
-                name = live["metadata"]["name"]
-                if (kind, name) not in names:
-                    changes.append(Change("deleted", kind, name))
-                    if not dry_run:
-                        tx.delete(kind, name)
+                return None
+
+        steps = plan(desired(tx), get_live, lambda kind: tx.list(kind, label_selector=MANAGED_SELECTOR))
+        for step in steps:
+            if step.action == "unchanged":
+                continue
+            changes.append(step.change)
+            if dry_run:
+                continue
+            if step.action == "created":
+                tx.create(admit(tx, step.want).obj)
+            elif step.action == "configured":
+                replacement = clone(admit(tx, step.want, operation="UPDATE", old=step.live).obj)
+                replacement["metadata"]["resourceVersion"] = step.live["metadata"].get("resourceVersion")
+                tx.update(replacement)
+            else:
+                tx.delete(step.kind, step.name)
     return changes

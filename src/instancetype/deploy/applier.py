@@ -1,0 +1,291 @@
+"""Applying the manifests to a Kubernetes API server, and removing them (lightkube).
+
+`install`: server-side apply (field manager `instancetype`, conflicts forced: these objects are
+ours) of the CRDs, then a bounded wait until each is Established, then the namespace and RBAC,
+the KubeVirt object (only when the cluster has none), the catalogue (controller/catalog_sync's
+plan: created, restored or deleted as virt-operator does; unchanged objects are not written, so
+a second install sends nothing to the webhooks), and last the webhook configurations. Each object
+prints one kubectl-style line: `<resource>/<name> created|configured|unchanged|deleted`.
+
+A cluster where KubeVirt's own CRDs exist (kubevirt.io or instancetype.kubevirt.io, not labelled
+`app.kubernetes.io/managed-by: instancetype`) is refused: KubeVirt already serves these webhooks.
+Storage CRDs (CDI, snapshots) that another owner installed are left as they are.
+
+`uninstall`: webhook configurations first (so nothing is refused on the way), then RBAC, the
+catalogue, the KubeVirt object and `kubevirt` namespace if ours, our CRDs (waited for until gone),
+and the namespace. Only objects with our label are removed; absent ones are skipped.
+
+Public: `ClusterError`, `connect(kubeconfig, context) -> Client`, `install(client, ...)`,
+`uninstall(client, ...)`.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx2
+import yaml
+from lightkube import Client, codecs
+from lightkube.config.kubeconfig import KubeConfig
+from lightkube.core.exceptions import ApiError, ConfigError
+from lightkube.core.resource_registry import resource_registry
+from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+
+from instancetype.api import kinds
+from instancetype.errors import Error
+from instancetype.deploy import (KUBEVIRT_NAMESPACE, catalogue_objects, kubevirt_objects, namespace_object,
+                                 rbac_objects, webhook_configurations)
+from instancetype.deploy.crds import KUBEVIRT_KINDS, STORAGE_KINDS, generate_crds, is_ours
+from instancetype.deploy.webhooks import WebhookTarget
+
+FIELD_MANAGER = "instancetype"
+CRD_WAIT_SECONDS = 60.0
+Echo = Callable[[str], None]
+_CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+
+
+class ClusterError(Error):
+    """One line: what failed on the cluster, and why."""
+
+
+# --- the client -----------------------------------------------------------------------------------
+def connect(kubeconfig: str, context: str | None = None) -> Client:
+    """A lightkube Client for the kubeconfig's context; ClusterError when the file or context is bad
+    or the API server does not answer."""
+    try:
+        config = KubeConfig.from_file(kubeconfig)
+        single = config.get(context)
+        client = Client(single, field_manager=FIELD_MANAGER, trust_env=False,
+                        timeout=httpx2.Timeout(30.0, connect=10.0))
+    except FileNotFoundError:
+        raise ClusterError(f"cannot read --kubeconfig {kubeconfig}: no such file") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ConfigError, yaml.YAMLError) as exc:
+        what = f"context {context!r}: " if context else ""
+        raise ClusterError(f"invalid --kubeconfig {kubeconfig}: {what}{_reason(exc)}") from None
+    return client
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+# Generic resources for the custom kinds (lightkube's models cover the built-in ones).
+def _custom_class(api_version: str, kind: str):
+    group, _, version = api_version.rpartition("/")
+    r = kinds.BY_KIND.get(kind)
+    if r is None or r.group != group:
+        return None
+    make = create_namespaced_resource if r.namespaced else create_global_resource
+    return make(group, version, kind, r.plural)
+
+
+def _resource(obj: dict):
+    cls = _custom_class(obj["apiVersion"], obj["kind"])
+    return cls(obj) if cls is not None else codecs.from_dict(obj)
+
+
+def _class_of(api_version: str, kind: str):
+    cls = _custom_class(api_version, kind)
+    if cls is not None:
+        return cls
+    return resource_registry.load(api_version, kind)
+
+
+def _label(obj: dict) -> str:
+    """kubectl's `<kind>.<group>/<name>`."""
+    group = kinds.group_of(obj["apiVersion"])
+    kind = obj["kind"].lower()
+    return f"{kind}.{group}/{obj['metadata']['name']}" if group else f"{kind}/{obj['metadata']['name']}"
+
+
+def _as_dict(res) -> dict:
+    return res.to_dict() if hasattr(res, "to_dict") else dict(res)
+
+
+class _Cluster:
+    """The few calls install and uninstall make, with errors turned into one line."""
+
+    def __init__(self, client: Client):
+        self.client = client
+
+    def _call(self, what: str, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ApiError as exc:
+            raise ClusterError(f"{what}: {exc.status.message or exc.status.reason}") from None
+        except httpx2.HTTPError as exc:
+            url = getattr(getattr(self.client, "config", None), "cluster", None)
+            server = getattr(url, "server", "") if url is not None else ""
+            raise ClusterError(f"cannot reach the API server {server}: {_reason(exc)}".replace("  ", " ")) from None
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        cls = _class_of(api_version, kind)
+
+        def fetch():
+            try:
+                return _as_dict(self.client.get(cls, name, namespace=namespace))
+            except ApiError as exc:
+                if exc.status.code == 404:
+                    return None
+                raise
+        return self._call(f"get {kind} {name}", fetch)
+
+    def list(self, api_version: str, kind: str, labels: dict | None = None, namespace: str | None = None) -> list[dict]:
+        cls = _class_of(api_version, kind)
+        kw = {"namespace": namespace} if namespace is not None else {}
+        return self._call(f"list {kind}", lambda: [_as_dict(o) for o in self.client.list(cls, labels=labels, **kw)])
+
+    def apply(self, obj: dict) -> str:
+        """Server-side apply; created, configured or unchanged (by resourceVersion)."""
+        meta = obj["metadata"]
+        before = self.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+        after = self._call(f"apply {_label(obj)}", self.client.apply, _resource(obj),
+                           field_manager=FIELD_MANAGER, force=True)
+        if before is None:
+            return "created"
+        after_rv = _as_dict(after).get("metadata", {}).get("resourceVersion")
+        return "unchanged" if after_rv == before["metadata"].get("resourceVersion") else "configured"
+
+    def replace(self, obj: dict, resource_version: str) -> None:
+        want = dict(obj, metadata=dict(obj["metadata"], resourceVersion=resource_version))
+        self._call(f"update {_label(obj)}", self.client.replace, _resource(want), field_manager=FIELD_MANAGER)
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> bool:
+        cls = _class_of(api_version, kind)
+
+        def remove():
+            try:
+                self.client.delete(cls, name, namespace=namespace)
+                return True
+            except ApiError as exc:
+                if exc.status.code == 404:
+                    return False
+                raise
+        return self._call(f"delete {kind} {name}", remove)
+
+
+def _established(crd: dict | None) -> bool:
+    for cond in ((crd or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Established" and cond.get("status") == "True":
+            return True
+    return False
+
+
+# --- install --------------------------------------------------------------------------------------
+def _refuse_foreign(cluster: _Cluster) -> None:
+    for crd in generate_crds():
+        if crd["spec"]["group"] not in (kinds.GROUP, "kubevirt.io"):
+            continue
+        live = cluster.get(*_CRD, crd["metadata"]["name"])
+        if live is not None and not is_ours(live):
+            raise ClusterError(f"KubeVirt already serves these webhooks: customresourcedefinition "
+                               f"{crd['metadata']['name']} exists and is not managed by instancetype")
+
+
+def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo) -> None:
+    cluster = _Cluster(client)
+    _refuse_foreign(cluster)
+    # 1. CRDs, then wait until the API server serves them
+    names = []
+    for crd in generate_crds():
+        name = crd["metadata"]["name"]
+        if crd["spec"]["names"]["kind"] in STORAGE_KINDS:
+            live = cluster.get(*_CRD, name)
+            if live is not None and not is_ours(live):
+                echo(f"{_label(crd)} unchanged (installed by another owner)")
+                continue
+        echo(f"{_label(crd)} {cluster.apply(crd)}")
+        names.append(name)
+    deadline = time.monotonic() + CRD_WAIT_SECONDS
+    for name in names:
+        while not _established(cluster.get(*_CRD, name)):
+            if time.monotonic() > deadline:
+                raise ClusterError(f"customresourcedefinition {name} is not Established after "
+                                   f"{CRD_WAIT_SECONDS:.0f}s")
+            time.sleep(0.1)
+    # 2. namespace and RBAC
+    for obj in [namespace_object(namespace)] + rbac_objects(namespace):
+        echo(f"{_label(obj)} {cluster.apply(obj)}")
+    # 3. the KubeVirt object, only when the cluster has none
+    existing = cluster.list(kinds.KUBEVIRT_API_VERSION, "KubeVirt")
+    if existing:
+        kubevirt = existing[0]
+        echo(f"{_label(kubevirt)} unchanged")
+    else:
+        for obj in kubevirt_objects():
+            echo(f"{_label(obj)} {cluster.apply(obj)}")
+        kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", "kubevirt", KUBEVIRT_NAMESPACE)
+    # 4. the catalogue, as virt-operator keeps it
+    _sync_catalogue(cluster, kubevirt, echo)
+    # 5. the webhooks, last
+    for obj in webhook_configurations(target):
+        echo(f"{_label(obj)} {cluster.apply(obj)}")
+
+
+def _sync_catalogue(cluster: _Cluster, kubevirt: dict | None, echo: Echo) -> None:
+    from instancetype.catalog import MANAGED_SELECTOR
+    from instancetype.controller.catalog_sync import plan
+
+    def get_live(kind: str, name: str) -> dict | None:
+        return cluster.get(kinds.API_VERSION, kind, name)
+
+    def managed_live(kind: str) -> list[dict]:
+        return cluster.list(kinds.API_VERSION, kind, labels=MANAGED_SELECTOR)
+
+    for step in plan(catalogue_objects(kubevirt), get_live, managed_live):
+        obj = step.want or step.live
+        label = _label(dict(obj, apiVersion=kinds.API_VERSION))
+        if step.action == "created":
+            cluster.apply(step.want)
+        elif step.action == "configured":   # restored whole, as virt-operator replaces it
+            cluster.replace(step.want, step.live["metadata"]["resourceVersion"])
+        elif step.action == "deleted":
+            cluster.delete(kinds.API_VERSION, step.kind, step.name)
+        echo(f"{label} {step.action}")
+
+
+# --- uninstall ------------------------------------------------------------------------------------
+def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
+    cluster = _Cluster(client)
+
+    def remove(obj: dict, *, only_ours: bool = True) -> None:
+        meta = obj["metadata"]
+        live = cluster.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+        if live is None or (only_ours and not is_ours(live)) or live["metadata"].get("deletionTimestamp"):
+            return
+        if cluster.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace")):
+            echo(f"{_label(obj)} deleted")
+
+    for obj in webhook_configurations(WebhookTarget(url="https://unused")):
+        remove(obj)
+    for obj in reversed(rbac_objects(namespace)):
+        remove(obj)
+    crds = [c for c in generate_crds() if is_ours(cluster.get(*_CRD, c["metadata"]["name"]))]
+    crd_names = {c["metadata"]["name"] for c in crds}
+    if kinds.BY_KIND[kinds.CLUSTER_INSTANCETYPE].qualified in crd_names:
+        from instancetype.catalog import MANAGED_SELECTOR
+        from instancetype.controller.catalog_sync import CATALOGUE_KINDS
+
+        for kind in CATALOGUE_KINDS:
+            for live in cluster.list(kinds.API_VERSION, kind, labels=MANAGED_SELECTOR):
+                if cluster.delete(kinds.API_VERSION, kind, live["metadata"]["name"]):
+                    echo(f"{_label(dict(live, apiVersion=kinds.API_VERSION, kind=kind))} deleted")
+    ns_obj, kv_obj = kubevirt_objects()
+    if kinds.BY_KIND["KubeVirt"].qualified in crd_names:
+        remove(kv_obj)
+    remove(ns_obj)
+    for crd in reversed(crds):
+        if cluster.delete(*_CRD, crd["metadata"]["name"]):
+            echo(f"{_label(crd)} deleted")
+    deadline = time.monotonic() + CRD_WAIT_SECONDS
+    for crd in crds:
+        while cluster.get(*_CRD, crd["metadata"]["name"]) is not None:
+            if time.monotonic() > deadline:
+                raise ClusterError(f"customresourcedefinition {crd['metadata']['name']} is still terminating "
+                                   f"after {CRD_WAIT_SECONDS:.0f}s")
+            time.sleep(0.1)
+    remove(namespace_object(namespace))
+
+
+__all__ = ["ClusterError", "connect", "install", "uninstall", "FIELD_MANAGER", "KUBEVIRT_KINDS"]
