@@ -36,6 +36,7 @@ from instancetype.errors import Error
 from instancetype.deploy import (KUBEVIRT_NAMESPACE, catalogue_objects, kubevirt_objects, namespace_object,
                                  rbac_objects, webhook_configurations)
 from instancetype.deploy.crds import KUBEVIRT_KINDS, STORAGE_KINDS, generate_crds, is_ours
+from instancetype.deploy.apiservice import APISERVICE_NAME, TargetError, apiservice_objects, apiservice_rbac_objects
 from instancetype.deploy.webhooks import WebhookTarget
 
 FIELD_MANAGER = "instancetype"
@@ -205,7 +206,7 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
                                    f"{CRD_WAIT_SECONDS:.0f}s")
             time.sleep(0.1)
     # 2. namespace and RBAC
-    for obj in [namespace_object(namespace)] + rbac_objects(namespace):
+    for obj in [namespace_object(namespace)] + rbac_objects(namespace) + apiservice_rbac_objects(namespace):
         echo(f"{_label(obj)} {cluster.apply(obj)}")
     # 3. the KubeVirt object, only when the cluster has none
     existing = cluster.list(kinds.KUBEVIRT_API_VERSION, "KubeVirt")
@@ -220,6 +221,14 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
     _sync_catalogue(cluster, kubevirt, echo)
     # 5. the webhooks, last
     for obj in webhook_configurations(target):
+        echo(f"{_label(obj)} {cluster.apply(obj)}")
+    # 6. the subresource API (virt-api's APIService), where an aggregated API may be served
+    try:
+        subresource_api = apiservice_objects(namespace, target)
+    except TargetError as e:
+        echo(f"apiservice.apiregistration.k8s.io/{APISERVICE_NAME} not registered: {e}")
+        subresource_api = []
+    for obj in subresource_api:
         echo(f"{_label(obj)} {cluster.apply(obj)}")
 
 
@@ -257,9 +266,11 @@ def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
         if cluster.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace")):
             echo(f"{_label(obj)} deleted")
 
+    for obj in reversed(apiservice_objects(namespace, WebhookTarget(url="https://192.0.2.1"))):
+        remove(obj)
     for obj in webhook_configurations(WebhookTarget(url="https://unused")):
         remove(obj)
-    for obj in reversed(rbac_objects(namespace)):
+    for obj in reversed(rbac_objects(namespace) + apiservice_rbac_objects(namespace)):
         remove(obj)
     crds = [c for c in generate_crds() if is_ours(cluster.get(*_CRD, c["metadata"]["name"]))]
     crd_names = {c["metadata"]["name"] for c in crds}
