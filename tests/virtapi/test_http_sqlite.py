@@ -172,3 +172,28 @@ def test_expand_spec_of_a_stored_vm_that_cannot_expand_is_internal_error(env):
     assert status["message"].startswith("Internal error occurred: ") and "csmall" in status["message"]
     code, status = request(port, "GET", P + "/namespaces/default/virtualmachines/nope/expand-spec")
     assert (code, status["message"]) == (404, 'virtualmachine.kubevirt.io "nope" not found')
+
+
+def test_dry_run_overlay_keeps_the_rules_and_writes_nothing(tmp_path):
+    """The overlay used on stores that cannot roll back, over a real store."""
+    from instancetype.controller import vm as vmctl
+    from instancetype.store.base import Conflict
+    from instancetype.webhook.virtapi.dryrun import DryRunStore
+
+    path = str(tmp_path / "state.db")
+    with Cluster.open(path) as cluster:
+        for obj in (IT, PREF, vm()):
+            cluster.apply(obj, namespace="default")
+        base = cluster.store
+        before = base.get("VirtualMachine", "vm1", "default")
+        overlay = DryRunStore(base)
+        vmctl.start(overlay, overlay.get("VirtualMachine", "vm1", "default"))
+        # the overlay sees what the start wrote: the VMI, the revisions, the VM running
+        assert overlay.get("VirtualMachineInstance", "vm1", "default")["status"]["phase"] == "Running"
+        assert overlay.count("ControllerRevision", "default") == 2
+        with pytest.raises(Conflict, match="VM is already running"):
+            vmctl.start(overlay, overlay.get("VirtualMachine", "vm1", "default"))
+        # the base store has none of it
+        assert base.get("VirtualMachine", "vm1", "default") == before
+        assert base.count("VirtualMachineInstance", "default") == 0
+        assert base.count("ControllerRevision", "default") == 0

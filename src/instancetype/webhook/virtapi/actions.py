@@ -185,16 +185,13 @@ class _Undo(Exception):
 
 @contextmanager
 def dry_run(store: Store) -> Iterator[Store]:
-    """The writes run, admission and all, and nothing stays: a store that can undo a transaction
-    (the embedded one) rolls it back; one that offers `dry_run()` (the API server's dryRun=All)
-    uses that; any other refuses rather than write."""
-    own = getattr(store, "dry_run", None)
-    if own is not None:
-        with own() as tx:
-            yield tx
+    """The writes run and nothing stays: the embedded store undoes its transaction (admission and
+    all ran); any other store gets an overlay that keeps the writes (`dryrun.DryRunStore`)."""
+    if type(store).__name__ != "SqliteStore":
+        from .dryrun import DryRunStore
+
+        yield DryRunStore(store)
         return
-    if not getattr(store, "rolls_back", False) and type(store).__name__ != "SqliteStore":
-        raise BadRequest("dryRun is not supported by this server's store")
     try:
         with store.transaction() as tx:
             yield tx
