@@ -94,13 +94,15 @@ def _is_current(target: Path, stamp: Path, digest: str) -> bool:
     return stamp.read_text().strip() == digest
 
 
-def binary(name: str) -> Path:
+def binary(name: str, *, recipe: Recipe | None = None, module_dir: Path | None = None,
+           cache: Path | None = None) -> Path:
     """The path of the built binary `name` (one of RECIPES), building it first if needed.
+    (`recipe`, `module_dir`, `cache` override the defaults: for the build machinery's own tests.)
 
     Raises BuildError (with the build log's tail) when the build fails."""
-    recipe = RECIPES[name]
-    module_dir = ENV_DIR / recipe.module
-    cache = cache_dir()
+    recipe = recipe or RECIPES[name]
+    module_dir = module_dir or ENV_DIR / recipe.module
+    cache = cache or cache_dir()
     bindir, logdir = cache / "bin", cache / "logs"
     bindir.mkdir(parents=True, exist_ok=True)
     logdir.mkdir(parents=True, exist_ok=True)
@@ -136,6 +138,9 @@ def _build(name: str, recipe: Recipe, module_dir: Path, cache: Path, target: Pat
         except subprocess.TimeoutExpired:
             rc = "timeout"
         out.write(f"# exit {rc} after {time.monotonic() - started:.1f}s\n")
+    with open(cache / "logs" / "builds.txt", "a") as history:
+        history.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {name} exit={rc} "
+                      f"{time.monotonic() - started:.1f}s\n")
     if rc != 0:
         tmp.unlink(missing_ok=True)
         raise BuildError(f"building {name} failed (exit {rc}); log {log}, last lines:\n{_tail(log)}")
@@ -143,9 +148,9 @@ def _build(name: str, recipe: Recipe, module_dir: Path, cache: Path, target: Pat
     stamp.write_text(digest + "\n")
 
 
-def build_seconds(name: str) -> float | None:
+def build_seconds(name: str, cache: Path | None = None) -> float | None:
     """How long the last build of `name` took, from its log (None if it was not built here)."""
-    log = cache_dir() / "logs" / f"{name}.log"
+    log = (cache or cache_dir()) / "logs" / f"{name}.log"
     for line in reversed(_tail(log, 3).splitlines()):
         if line.startswith("# exit 0 after "):
             return float(line.removeprefix("# exit 0 after ").rstrip("s"))

@@ -67,7 +67,20 @@ class _Process:
         return self.popen is not None and self.popen.poll() is None
 
 
-@dataclass
+def eventually(check: Callable[[], object], seconds: float = 60.0, interval: float = 0.2,
+               what: str = "the condition") -> object:
+    """check()'s first truthy result, polling for at most `seconds`; AssertionError after."""
+    deadline = time.monotonic() + seconds
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what} did not hold within {seconds:.0f}s")
+        time.sleep(interval)
+
+
+@dataclass(repr=False)
 class Cluster:
     """One control plane. Attributes after `start()`:
 
@@ -87,6 +100,10 @@ class Cluster:
     tokens: dict[str, str] = field(default_factory=dict)
     _procs: dict[str, _Process] = field(default_factory=dict)
     _forward: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    def __repr__(self) -> str:
+        where = f" netns={self.netns.name}" if self.netns else ""
+        return f"<Cluster {getattr(self, 'server', '(not started)')}{where} {self.workdir}>"
 
     # ---- setup -----------------------------------------------------------------------------
 

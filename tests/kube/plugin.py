@@ -23,11 +23,23 @@ CLUSTER_FIXTURES = {"kube", "kube_netns", "namespace", "netns_namespace", "virtc
 _RUNNING: list[Cluster] = []
 
 
+def _uses_cluster_fixture(item: pytest.Item) -> bool:
+    """A fixture of this plugin among the item's fixtures (a parametrised argument or a local
+    fixture of the same name does not count)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    for name in CLUSTER_FIXTURES & set(info.names_closure):
+        defs = info.name2fixturedefs.get(name) or ()
+        if defs and getattr(defs[-1].func, "__module__", None) == __name__:
+            return True
+    return False
+
+
 @pytest.hookimpl(tryfirst=True)  # before the mark plugin applies -m
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        in_kube_dir = KUBE_DIR in Path(str(item.path)).resolve().parents
-        if in_kube_dir or CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if KUBE_DIR in Path(str(item.path)).resolve().parents or _uses_cluster_fixture(item):
             item.add_marker(pytest.mark.cluster)
 
 

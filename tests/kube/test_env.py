@@ -2,24 +2,22 @@
 a restart that keeps the data, the network-namespace variant, virtctl, lightkube."""
 from __future__ import annotations
 
+import base64
 import json
-import time
+import subprocess
+import sys
+from pathlib import Path
 
 import lightkube
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Namespace
 
-from tests.kube.cluster import USERS
+from tests.kube.cluster import USERS, eventually
 
 
 def _wait_gone(kube, *args: str, seconds: float = 90) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        proc = kube.kubectl("get", *args, "--ignore-not-found", "-o", "name")
-        if not proc.stdout.strip():
-            return True
-        time.sleep(0.5)
-    return False
+    return bool(eventually(lambda: not kube.kubectl("get", *args, "--ignore-not-found", "-o", "name")
+                           .stdout.strip(), seconds=seconds, interval=0.5, what=f"{args} gone"))
 
 
 def test_the_api_server_answers_kubectl(kube):
@@ -47,13 +45,9 @@ def test_an_unprivileged_token_is_refused_by_rbac(kube, namespace):
     kube.kubectl("create", "role", "read-secrets", "--verb=list", "--resource=secrets", "-n", namespace)
     kube.kubectl("create", "rolebinding", "read-secrets", "--role=read-secrets",
                  f"--user={USERS[0]}", "-n", namespace)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if kube.kubectl("get", "secrets", "-n", namespace, user=USERS[0], check=False).returncode == 0:
-            break
-        time.sleep(0.2)
-    else:
-        raise AssertionError("the RoleBinding did not take effect")
+    eventually(lambda: kube.kubectl("get", "secrets", "-n", namespace, user=USERS[0],
+                                    check=False).returncode == 0, seconds=30,
+               what="the RoleBinding taking effect")
     assert kube.kubectl("get", "secrets", "-n", namespace, user=USERS[1], check=False).returncode == 1
 
 
@@ -105,3 +99,52 @@ def test_the_netns_cluster_answers_inside_its_namespace(kube_netns, netns_namesp
 def test_virtctl_runs(kube):
     proc = kube.virtctl("version", "--client")
     assert 'GitVersion:"v1.7.0"' in proc.stdout
+
+
+def _apiservice_manifests(namespace: str, address: str, port: int, ca: Path) -> str:
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "echo", "namespace": namespace},
+               "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]}}
+    # No kube-proxy: the aggregator routes to the endpoint itself (--enable-aggregator-routing),
+    # which may not be a loopback address.
+    slice_ = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+              "metadata": {"name": "echo", "namespace": namespace,
+                           "labels": {"kubernetes.io/service-name": "echo"}},
+              "addressType": "IPv4",
+              "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+              "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}
+    apiservice = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                  "metadata": {"name": "v1.echo.instancetype.test"},
+                  "spec": {"group": "echo.instancetype.test", "version": "v1",
+                           "service": {"namespace": namespace, "name": "echo", "port": 443},
+                           "caBundle": base64.b64encode(ca.read_bytes()).decode(),
+                           "groupPriorityMinimum": 1000, "versionPriority": 15}}
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": [service, slice_, apiservice]})
+
+
+def test_an_aggregated_api_server_in_the_netns_is_reached_through_the_api_server(
+        kube_netns, netns_namespace, make_certs, tmp_path):
+    address, port = kube_netns.netns.address, 8443
+    # The aggregator verifies the serving certificate for the Service's DNS name.
+    certs = make_certs(address, f"echo.{netns_namespace}.svc")
+    log = open(tmp_path / "echo.log", "wb")
+    server = kube_netns.popen([sys.executable, Path(__file__).with_name("echo_apiserver.py"), address,
+                               port, certs.cert, certs.key, kube_netns.front_proxy_ca.cert],
+                              stdout=log, stderr=subprocess.STDOUT)
+    try:
+        kube_netns.kubectl("apply", "-f", "-",
+                           input=_apiservice_manifests(netns_namespace, address, port, certs.ca))
+        kube_netns.kubectl("wait", "apiservice/v1.echo.instancetype.test",
+                           "--for=condition=Available", "--timeout=60s")
+        who = json.loads(kube_netns.kubectl("get", "--raw", "/apis/echo.instancetype.test/v1/whoami").stdout)
+        # The API server authenticated the caller and passed it on with its front-proxy cert.
+        assert who["user"] == "admin" and "system:masters" in who["groups"]
+        assert who["proxyClient"] == "front-proxy-client"
+        denied = kube_netns.kubectl("get", "--raw", "/apis/echo.instancetype.test/v1/whoami",
+                                    user=USERS[0], check=False)
+        assert denied.returncode == 1 and "Forbidden" in denied.stderr
+    finally:
+        kube_netns.kubectl("delete", "apiservice", "v1.echo.instancetype.test", "--ignore-not-found",
+                           check=False)
+        server.terminate()
+        server.wait(timeout=10)
+        log.close()
