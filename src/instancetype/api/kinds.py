@@ -76,6 +76,13 @@ RESOURCES: tuple[Resource, ...] = (
 
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
 
+# Kinds only a cluster has (the controller's leader election): not part of the embedded store.
+CLUSTER_ONLY_RESOURCES: tuple[Resource, ...] = (
+    Resource("Lease", "coordination.k8s.io", "v1", "leases", "lease", True, ()),
+)
+# Every kind the Kubernetes store serves, by kind.
+CLUSTER_BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES + CLUSTER_ONLY_RESOURCES}
+
 
 def resource_for(word: str) -> Resource | None:
     """A resource by kind, plural, singular or short name, any case, optionally `.group`-qualified."""
@@ -119,19 +126,23 @@ def type_validator_webhook(kind: str) -> str:
 
 @dataclass(frozen=True)
 class Webhook:
-    """One admission webhook as virt-operator registers it and virt-api serves it: the name the
-    API server prefixes refusals with, virt-api's path, the kind it admits and on which operations.
-    `install` registers exactly these; `serve` answers exactly these paths."""
+    """One admission webhook of KubeVirt's virt-api, as `install` registers it and `serve` answers
+    it: `path` is virt-api's (pkg/virt-operator/resource/generate/components/webhooks.go)."""
+
     name: str
     path: str
     mutating: bool
-    kind: str
+    kind: str                      # the kind it admits
     operations: tuple[str, ...] = ("CREATE", "UPDATE")
 
+    @property
+    def resource(self) -> Resource:
+        return BY_KIND[self.kind]
 
-# pkg/virt-operator/resource/generate/components/webhooks.go (NewVirtAPIMutatingWebhookConfiguration,
-# NewVirtAPIValidatingWebhookConfiguration) and its path constants (VMMutatePath, ...), v1.9:
-# the part of virt-api this system is.
+
+# NewVirtAPIMutatingWebhookConfiguration / NewVirtAPIValidatingWebhookConfiguration at v1.9: the
+# webhooks of the kinds this system serves (the VM mutator and validator, the VMI mutator, the
+# four type validators); all are failurePolicy Fail, sideEffects None.
 WEBHOOKS: tuple[Webhook, ...] = (
     Webhook(WEBHOOK_VM_MUTATOR, "/virtualmachines-mutate", True, "VirtualMachine"),
     Webhook(WEBHOOK_VMI_MUTATOR, "/virtualmachineinstances-mutate", True, "VirtualMachineInstance"),

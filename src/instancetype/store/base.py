@@ -12,6 +12,8 @@ A store behaves like a (tiny) Kubernetes API server holding plain dicts:
 * `delete` removes dependents through `metadata.ownerReferences` (garbage collection); deleting a
   Namespace deletes what it holds.
 * `changes` / `watch` give the change feed (ADDED / MODIFIED / DELETED with resourceVersions).
+  A resourceVersion is an int in the embedded store and an opaque string on a cluster
+  (`ResourceVersion`): callers only hand it back (`changes(since=...)`), never compare or add.
 * `transaction()` groups writes; it yields a handle with these same methods, and nests.
 
 The rules that do not depend on the storage (selectors, merge patch, metadata on create/update)
@@ -155,6 +157,9 @@ def default_state_path(option: str | os.PathLike | None = None) -> Path:
 
 # --- the change feed -------------------------------------------------------------------------------
 
+# The embedded store's resourceVersions are integers; Kubernetes' are opaque strings.
+ResourceVersion = int | str
+
 @dataclass(frozen=True)
 class Event:
     """One change. `object` is the object as it is now (ADDED/MODIFIED; None when deleted since)
@@ -165,7 +170,7 @@ class Event:
     namespace: str
     name: str
     uid: str
-    resource_version: int
+    resource_version: ResourceVersion
     object: dict | None
 
 
@@ -428,11 +433,12 @@ class Store(ABC):
         `propagation="Orphan"`."""
 
     @abstractmethod
-    def changes(self, since: int = 0, *, kind: str | None = None, namespace: str | None = None) -> Iterator[Event]:
-        """Events with resourceVersion > since, oldest first (does not wait)."""
+    def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
+                namespace: str | None = None) -> Iterator[Event]:
+        """Events after resourceVersion `since`, oldest first (does not wait)."""
 
     @abstractmethod
-    def resource_version(self) -> int:
+    def resource_version(self) -> ResourceVersion:
         """The latest resourceVersion handed out (start a watch from here)."""
 
     @abstractmethod
@@ -457,7 +463,7 @@ class Store(ABC):
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def watch(self, kind: str | None = None, namespace: str | None = None, *, since: int | None = None,
+    def watch(self, kind: str | None = None, namespace: str | None = None, *, since: ResourceVersion | None = None,
               timeout: float | None = None, poll: float = 0.05) -> Iterator[Event]:
         """Events as they happen (from `since`, default now), until `timeout` seconds pass idle."""
         since = self.resource_version() if since is None else since

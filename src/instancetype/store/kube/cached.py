@@ -1,0 +1,165 @@
+"""`CachedStore`: reads from informers, writes to the API server.
+
+The webhook's lookups (instancetypes, preferences, revisions, claims, DataVolumes, DataSources,
+the KubeVirt configuration) and the controller's reads are served from memory: no request per
+admission. Reads of a kind without an informer go to the API server (one request each).
+
+The cache is what the API server said last: a read just after this process's own write may not
+see that write yet (as with client-go's listers); writers use resourceVersions (optimistic
+concurrency) and retry on Conflict.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from instancetype.api import kinds
+from instancetype.jsonutil import clone
+from instancetype.store.base import (
+    Event, NotFound, ResourceVersion, Store, fields_match, labels_match, not_found, parse_field_selector,
+    parse_label_selector,
+)
+
+from .client import resource_of
+from .informer import Informer, InformerSet
+from .store import KubeStore
+
+KUBEVIRT_NAMESPACE = "kubevirt"
+# What admission looks up: the four types, the revisions a VM is pinned to, what inference reads,
+# and the KubeVirt object whose spec.configuration holds the cluster settings.
+ADMISSION_KINDS = (
+    kinds.INSTANCETYPE, kinds.CLUSTER_INSTANCETYPE, kinds.PREFERENCE, kinds.CLUSTER_PREFERENCE,
+    "ControllerRevision", "PersistentVolumeClaim", "DataVolume", "DataSource", "KubeVirt",
+)
+
+
+class CachedStore(Store):
+    """A `Store` whose reads come from `informers` (an InformerSet on `store`'s cluster)."""
+
+    def __init__(self, store: KubeStore, informers: InformerSet):
+        self.api = store
+        self.informers = informers
+        self.default_namespace = store.default_namespace
+
+    @classmethod
+    def start(cls, store: KubeStore, kinds_: tuple[str, ...] | list[str] = ADMISSION_KINDS, **kw: Any) -> "CachedStore":
+        """Informers of `kinds_` started on `store` (call `wait_for_sync` before trusting reads)."""
+        return cls(store, InformerSet(store, kinds_, **kw).start())
+
+    def informer(self, kind: str) -> Informer | None:
+        return self.informers.informers.get(kind)
+
+    @property
+    def has_synced(self) -> bool:
+        return self.informers.has_synced
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self.informers.wait_for_sync(timeout)
+
+    def stop(self) -> None:
+        self.informers.stop()
+
+    def close(self) -> None:
+        self.informers.stop()
+        self.api.close()
+
+    # --- reads: from memory --------------------------------------------------------------------
+
+    def _ns(self, kind: str, namespace: str | None) -> str:
+        res = resource_of(kind)
+        return (namespace or self.default_namespace) if res.namespaced else ""
+
+    def peek(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """The cached object itself (not a copy: the caller must not change it), or None. Only
+        `namespace`'s object: a namespaced kind is never looked up in another namespace."""
+        inf = self.informers.informers.get(kind)
+        if inf is None:
+            try:
+                return self.api.get(kind, name, namespace)
+            except NotFound:
+                return None
+        return inf.get(name, self._ns(kind, namespace))
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        obj = self.peek(kind, name, namespace)
+        if obj is None:
+            raise not_found(resource_of(kind), name)
+        return clone(obj)
+
+    def list(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
+             field_selector: Any = None) -> Iterator[dict]:
+        inf = self.informers.informers.get(kind)
+        if inf is None:
+            return self.api.list(kind, namespace, label_selector=label_selector, field_selector=field_selector)
+        labels = parse_label_selector(label_selector)
+        fields = parse_field_selector(field_selector)
+        ns = namespace if resource_of(kind).namespaced else None
+        return (clone(o) for o in inf.list(ns)
+                if (not labels or labels_match((o.get("metadata") or {}).get("labels"), labels))
+                and (not fields or fields_match(o, fields)))
+
+    def count(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
+              field_selector: Any = None) -> int:
+        return sum(1 for _ in self.list(kind, namespace, label_selector=label_selector, field_selector=field_selector))
+
+    def kubevirt_config(self) -> dict | None:
+        """`spec.configuration` of the cluster's KubeVirt object (`kubevirt/kubevirt` as KubeVirt
+        installs it; else the first one), from the cache; None when there is none (all defaults)."""
+        inf = self.informers.informers.get("KubeVirt")
+        kv = None
+        if inf is not None:
+            kv = inf.get("kubevirt", KUBEVIRT_NAMESPACE) or next(iter(inf.list()), None)
+        else:
+            kv = next(iter(self.api.list("KubeVirt")), None)
+        if kv is None:
+            return None
+        return (kv.get("spec") or {}).get("configuration") or {}
+
+    def objects(self) -> "CachedObjects":
+        """The engine's `ObjectSource` over the cache (no copies: the engine never changes its inputs)."""
+        return CachedObjects(self)
+
+    # --- writes: to the API server --------------------------------------------------------------
+
+    def create(self, obj: Mapping, *, namespace: str | None = None) -> dict:
+        return self.api.create(obj, namespace=namespace)
+
+    def update(self, obj: Mapping, *, subresource: str | None = None) -> dict:
+        return self.api.update(obj, subresource=subresource)
+
+    def patch(self, kind: str, name: str, patch: Mapping, namespace: str | None = None, *,
+              subresource: str | None = None) -> dict:
+        return self.api.patch(kind, name, patch, namespace, subresource=subresource)
+
+    def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
+               resource_version: str | None = None, uid: str | None = None) -> dict:
+        return self.api.delete(kind, name, namespace, propagation=propagation, resource_version=resource_version,
+                               uid=uid)
+
+    def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
+                namespace: str | None = None) -> Iterator[Event]:
+        return self.api.changes(since, kind=kind, namespace=namespace)
+
+    def resource_version(self) -> str:
+        return self.api.resource_version()
+
+    def transaction(self) -> AbstractContextManager["Store"]:
+        """A no-op context (the API server has no multi-object transactions)."""
+        return nullcontext(self)
+
+
+class CachedObjects:
+    """An `ObjectSource` (engine.objects) over a CachedStore's informers."""
+
+    __slots__ = ("cached",)
+
+    def __init__(self, cached: CachedStore):
+        self.cached = cached
+
+    def lookup(self, kind: str, name: str, namespace: str) -> Mapping | None:
+        try:
+            return self.cached.peek(kind, name, namespace or None)
+        except NotFound:            # a kind the cluster does not serve
+            return None
+

@@ -1,0 +1,170 @@
+"""The Kubernetes API through lightkube: kubeconfig, resource classes, and Kubernetes' errors as the
+store's exception types.
+
+lightkube does the plumbing (kubeconfig and token/cert auth, TLS, URLs, paging, watch streams);
+objects stay plain dicts: every kind is a lightkube *generic* resource built from `api.kinds`'
+table, so no kind is spelt twice.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+import httpx2
+import lightkube
+from lightkube.config.kubeconfig import KubeConfig
+from lightkube.core.exceptions import ApiError, ConfigError
+from lightkube.core.generic_client import GenericSyncClient
+from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+
+from instancetype.api import kinds, names
+from instancetype.api.kinds import Resource
+from instancetype.errors import StoreError
+from instancetype.store.base import (
+    AlreadyExists, APIError, BadRequest, Conflict, Forbidden, Invalid, NotFound,
+)
+
+FIELD_MANAGER = "instancetype"
+DEFAULT_TIMEOUT = 10.0
+
+
+class Unreachable(StoreError):
+    """The API server cannot be reached, or refused our credentials (one line, no traceback)."""
+
+
+class Gone(APIError):
+    """410: the resourceVersion asked for is older than the API server keeps (a watch relists)."""
+
+    code, reason = 410, "Expired"
+
+
+# --- kinds ------------------------------------------------------------------------------------
+
+def resource_of(kind: Any, api_version: Any = None) -> Resource:
+    """The Resource of a kind the cluster store serves; `api_version` chooses a served version of
+    the same group (the instancetype kinds' v1alpha1/v1alpha2), and `flavor.kubevirt.io`'s kinds
+    are served by their own group."""
+    if not isinstance(kind, str) or not kind:
+        raise BadRequest("Object 'Kind' is missing in the request body")
+    group = kinds.group_of(api_version) if isinstance(api_version, str) and api_version else None
+    if group == kinds.FLAVOR_GROUP and kind in kinds.FLAVOR_KINDS:
+        twin = kinds.BY_KIND[kinds.FLAVOR_KINDS[kind]]
+        version = api_version.rsplit("/", 1)[1]
+        return Resource(kind, kinds.FLAVOR_GROUP, version, kind.lower() + "s", kind.lower(), twin.namespaced)
+    res = kinds.CLUSTER_BY_KIND.get(kind)
+    if res is None:
+        raise NotFound(f'no matches for kind "{kind}"', kind=kind)
+    if group == res.group and "/" in api_version:
+        version = api_version.rsplit("/", 1)[1]
+        if version != res.version:
+            return Resource(res.kind, res.group, version, res.plural, res.singular, res.namespaced,
+                            res.short_names)
+    return res
+
+
+@lru_cache(maxsize=None)
+def resource_class(res: Resource) -> type:
+    """lightkube's generic resource class of `res` (its `.Status` is the status subresource)."""
+    make = create_namespaced_resource if res.namespaced else create_global_resource
+    return make(res.group, res.version, res.kind, res.plural)
+
+
+# --- connecting -------------------------------------------------------------------------------
+
+def load_config(kubeconfig: str | os.PathLike | None = None, context: str | None = None):
+    """The kubeconfig's context (`--kubeconfig`, else $KUBECONFIG, else ~/.kube/config): a
+    lightkube SingleConfig. A missing or unreadable file is one StoreError line."""
+    try:
+        if kubeconfig is not None:
+            cfg = KubeConfig.from_file(kubeconfig)
+        else:
+            env = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+            cfg = KubeConfig.from_file(env or "~/.kube/config")
+        return cfg.get(context_name=context)
+    except ConfigError as e:
+        raise Unreachable(f"kubeconfig: {e}") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        raise Unreachable(f"kubeconfig {where}: cannot be read ({type(e).__name__}: {e})") from None
+
+
+def make_client(config, *, timeout: float = DEFAULT_TIMEOUT, field_manager: str = FIELD_MANAGER) -> lightkube.Client:
+    try:
+        return lightkube.Client(config, timeout=httpx2.Timeout(timeout), field_manager=field_manager,
+                                trust_env=False)
+    except (ConfigError, OSError, ValueError, AssertionError) as e:
+        raise Unreachable(f"kubeconfig: cannot use context {getattr(config, 'context_name', '')!r}: {e}") from None
+
+
+def generic(client: lightkube.Client) -> GenericSyncClient:
+    """lightkube's request layer (URL building, auth, paging, watch) under a Client."""
+    return client._client
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+_BY_CODE = {404: NotFound, 400: BadRequest, 403: Forbidden, 410: Gone}
+
+
+def api_error(status: Any) -> APIError:
+    """A Kubernetes `Status` (lightkube's model or a dict) as the store's exception, with the API
+    server's message; 409 is AlreadyExists or Conflict by its reason, 422 carries its causes."""
+    if not isinstance(status, Mapping):
+        status = status.to_dict() if hasattr(status, "to_dict") else {}
+    code = status.get("code") or 500
+    reason = status.get("reason") or ""
+    message = status.get("message") or reason or f"HTTP {code}"
+    details = status.get("details") or {}
+    attrs = {"kind": details.get("kind", ""), "name": details.get("name", ""), "status_body": dict(status)}
+    if code == 409:
+        cls = AlreadyExists if reason == "AlreadyExists" else Conflict
+        return cls(message, **attrs)
+    if code == 422:
+        raw = [c for c in details.get("causes") or () if isinstance(c, Mapping)]
+        causes = [names.FieldError(c.get("field", ""), c.get("message", "")) for c in raw]
+        return Invalid(message, causes=causes, status_causes=raw, **attrs)
+    cls = _BY_CODE.get(code)
+    if cls is not None:
+        return cls(message, **attrs)
+    return APIError(message, code=code, reason=reason or "InternalError", **attrs)
+
+
+def describe_server(config) -> str:
+    try:
+        return config.cluster.server
+    except AttributeError:
+        return "the Kubernetes API server"
+
+
+@contextmanager
+def api_errors(server: str, res: Resource | None = None) -> Iterator[None]:
+    """Kubernetes' refusals as the store's exceptions; a server that cannot be reached, or that
+    refuses our credentials, as one `Unreachable` line. A 404 without a Status (the kind `res` is
+    not served: its CRD is not installed) is a NotFound naming the resource."""
+    try:
+        yield
+    except ApiError as e:
+        status = e.status
+        code = getattr(status, "code", None)
+        if code == 401:
+            raise Unreachable(f"the Kubernetes API server at {server} refused the credentials "
+                              "(401 Unauthorized)") from None
+        raise api_error(status) from None
+    except httpx2.HTTPStatusError as e:
+        resp = e.response
+        if resp.status_code == 401:
+            raise Unreachable(f"the Kubernetes API server at {server} refused the credentials "
+                              "(401 Unauthorized)") from None
+        if resp.status_code == 404:
+            what = f" ({res.qualified}/{res.version})" if res is not None else ""
+            raise NotFound(f"the server could not find the requested resource{what}") from None
+        body = resp.text.strip().splitlines()
+        raise api_error({"code": resp.status_code, "message": body[0] if body else resp.reason_phrase}) from None
+    except httpx2.TransportError as e:
+        detail = str(e) or type(e).__name__
+        raise Unreachable(f"cannot reach the Kubernetes API server at {server}: {detail}") from None
+    except ConfigError as e:
+        raise Unreachable(f"kubeconfig: {e}") from None

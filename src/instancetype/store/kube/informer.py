@@ -1,0 +1,266 @@
+"""An informer: one kind listed and then watched into memory, as client-go's shared informer.
+
+A thread per informer runs client-go's reflector loop:
+  list (paged) -> replace the cache, telling the handlers what was added, changed or removed
+  watch from the list's resourceVersion, with bookmarks -> apply each event to the cache
+  the server closes the stream (its timeout) -> watch again from the last resourceVersion seen
+  410 Gone (the version was compacted) -> list again
+  any other error -> wait (exponential backoff, bounded) and watch again from the last version
+Reads (`get`, `list`) never make a request. Handlers run on the informer's thread, in event order;
+an exception in a handler is logged and does not stop the informer.
+
+The watch stream blocks a connection: each informer has its own lightkube Client; `stop()` aborts
+the open stream (a blocked read returns at once) and closes the client.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from instancetype.errors import StoreError
+
+from .client import Gone, Unreachable, resource_of
+from .store import KubeStore, meta_of
+
+log = logging.getLogger("instancetype.informer")
+
+Handler = Callable[..., None]
+BACKOFF_START = 0.2      # seconds before the first retry after an error
+BACKOFF_MAX = 10.0       # the longest wait between retries
+WATCH_TIMEOUT = 300      # seconds the API server keeps one watch request open (then it is reopened)
+
+
+def key_of(obj: dict) -> tuple[str, str]:
+    meta = meta_of(obj)
+    return meta.get("namespace") or "", meta.get("name") or ""
+
+
+class Informer:
+    """The objects of one kind (optionally one namespace / label selector), kept current.
+
+    `on_add(obj)`, `on_update(old, new)`, `on_delete(obj)` are called for every change, from
+    the first list on (a relist reports its differences the same way). `has_synced` is true
+    once the first list is in the cache; `wait_for_sync(timeout)` waits for it.
+    """
+
+    def __init__(self, store: KubeStore, kind: str, namespace: str | None = None, *,
+                 label_selector: str | None = None, on_add: Handler | None = None,
+                 on_update: Handler | None = None, on_delete: Handler | None = None,
+                 backoff_start: float = BACKOFF_START, backoff_max: float = BACKOFF_MAX,
+                 watch_timeout: int = WATCH_TIMEOUT):
+        self.store = store
+        self.res = resource_of(kind)
+        self.kind = self.res.kind
+        self.namespace = namespace if self.res.namespaced else None
+        self.label_selector = label_selector
+        self.backoff_start, self.backoff_max = backoff_start, backoff_max
+        self.watch_timeout = watch_timeout
+        self._cache: dict[tuple[str, str], dict] = {}
+        self._lock = threading.RLock()
+        self._handlers: list[tuple[Handler | None, Handler | None, Handler | None]] = []
+        if on_add or on_update or on_delete:
+            self._handlers.append((on_add, on_update, on_delete))
+        self._synced = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._client = None
+        self._stream = None
+        self.resource_version = ""     # the last resourceVersion seen (list, event or bookmark)
+        self.lists = 0                 # how many times the kind was listed (1 + relists)
+        self.errors = 0                # errors survived (each followed by a backoff)
+        self.last_error: str = ""
+
+    # --- life ------------------------------------------------------------------------------------
+
+    def add_handler(self, on_add: Handler | None = None, on_update: Handler | None = None,
+                    on_delete: Handler | None = None) -> None:
+        """More handlers; added before `start()` they see every object, later ones only what changes."""
+        with self._lock:
+            self._handlers.append((on_add, on_update, on_delete))
+
+    def start(self) -> "Informer":
+        if self._thread is None:
+            self._client = self.store.new_client()
+            self._thread = threading.Thread(target=self._run, name=f"informer-{self.kind}", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        stream = self._stream
+        if stream is not None:
+            stream.abort()               # ends a blocked watch read at once
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self._client is not None:
+            self._client.close()
+
+    @property
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self._synced.wait(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # --- reads (no request) ------------------------------------------------------------------------
+
+    def get(self, name: str, namespace: str | None = None) -> dict | None:
+        """The cached object (shared: do not change it), or None."""
+        ns = (namespace or "") if self.res.namespaced else ""
+        return self._cache.get((ns, name))
+
+    def list(self, namespace: str | None = None) -> list[dict]:
+        """Cached objects (shared), ordered by namespace then name; `namespace=None`: all."""
+        with self._lock:
+            items = [(k, v) for k, v in self._cache.items() if namespace is None or k[0] == namespace]
+        items.sort(key=lambda kv: kv[0])
+        return [v for _, v in items]
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    # --- the reflector loop ---------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff = self.backoff_start
+        need_list = True
+        while not self._stop.is_set():
+            try:
+                if need_list:
+                    self._relist()
+                    need_list = False
+                self._watch()
+                backoff = self.backoff_start
+            except Gone:
+                need_list = True         # the version was compacted: list again, at once
+                continue
+            except Exception as e:       # the server went away, a bad answer: retry, bounded
+                if self._stop.is_set():
+                    return
+                self.errors += 1
+                self.last_error = str(e) if isinstance(e, StoreError) else f"{type(e).__name__}: {e}"
+                log.warning("informer %s: %s (retrying in %.1fs)", self.kind, self.last_error, backoff)
+                if self._stop.wait(backoff):
+                    return
+                backoff = min(backoff * 2, self.backoff_max)
+                if not self.resource_version:
+                    need_list = True
+
+    def _relist(self) -> None:
+        items, rv = self.store.list_at(self.kind, self.namespace, label_selector=self.label_selector)
+        fresh = {key_of(o): o for o in items}
+        with self._lock:
+            old = self._cache
+            self._cache = fresh
+            self.resource_version = rv
+            self.lists += 1
+        for key, obj in fresh.items():
+            before = old.get(key)
+            if before is None:
+                self._emit(0, obj)
+            elif meta_of(before).get("resourceVersion") != meta_of(obj).get("resourceVersion"):
+                self._emit(1, before, obj)
+        for key, obj in old.items():
+            if key not in fresh:
+                self._emit(2, obj)
+        self._synced.set()
+
+    def _events(self) -> Iterator[tuple[str, dict]]:
+        self._stream = self.store.open_watch(self.kind, self.namespace, since=self.resource_version,
+                                             server_timeout=self.watch_timeout, client=self._client,
+                                             label_selector=self.label_selector)
+        if self._stop.is_set():
+            return iter(())
+        return iter(self._stream)
+
+    def _watch(self) -> None:
+        for etype, obj in self._events():
+            if self._stop.is_set():
+                return
+            rv = meta_of(obj).get("resourceVersion")
+            if etype == "BOOKMARK":
+                if rv:
+                    self.resource_version = rv
+                continue
+            key = key_of(obj)
+            obj.setdefault("apiVersion", self.res.api_version)
+            obj.setdefault("kind", self.kind)
+            with self._lock:
+                before = self._cache.get(key)
+                if etype == "DELETED":
+                    self._cache.pop(key, None)
+                else:
+                    self._cache[key] = obj
+                if rv:
+                    self.resource_version = rv
+            if etype == "DELETED":
+                self._emit(2, before or obj)
+            elif before is None:
+                self._emit(0, obj)
+            else:
+                self._emit(1, before, obj)
+
+    def _emit(self, which: int, *args: Any) -> None:
+        for handlers in list(self._handlers):
+            fn = handlers[which]
+            if fn is None:
+                continue
+            try:
+                fn(*args)
+            except Exception:            # a handler's bug must not stop the cache
+                log.exception("informer %s: handler failed", self.kind)
+
+
+class InformerSet:
+    """Informers of several kinds on one store, started and waited for together."""
+
+    def __init__(self, store: KubeStore, kinds: list[str] | tuple[str, ...], **kw: Any):
+        self.store = store
+        self.informers: dict[str, Informer] = {}
+        for kind in kinds:
+            inf = Informer(store, kind, **kw)
+            self.informers[inf.kind] = inf
+
+    def __getitem__(self, kind: str) -> Informer:
+        return self.informers[kind]
+
+    def __contains__(self, kind: str) -> bool:
+        return kind in self.informers
+
+    def start(self) -> "InformerSet":
+        for inf in self.informers.values():
+            inf.start()
+        return self
+
+    def stop(self) -> None:
+        for inf in self.informers.values():
+            inf._stop.set()
+        for inf in self.informers.values():
+            inf.stop()
+
+    @property
+    def has_synced(self) -> bool:
+        return all(inf.has_synced for inf in self.informers.values())
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """True once every informer has listed its kind; False if `timeout` passes first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for inf in self.informers.values():
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not inf.wait_for_sync(left):
+                return False
+        return True
+
+    def failures(self) -> list[str]:
+        """Why informers that have not synced are failing (for a readiness answer or an error line)."""
+        return [f"{k}: {inf.last_error}" for k, inf in self.informers.items() if not inf.has_synced and inf.last_error]
+
+
+__all__ = ["Informer", "InformerSet", "Unreachable"]

@@ -1,0 +1,388 @@
+"""`KubeStore`: the `Store` interface over a Kubernetes API server (lightkube, synchronous).
+
+Every call is one request (two for an `update` without a resourceVersion); the API server does
+what the embedded store does itself: metadata on create, optimistic concurrency on
+`metadata.resourceVersion`, the status subresource, JSON merge patch, garbage collection of
+dependents (kube-controller-manager's garbage collector, `propagationPolicy`). Its refusals are the
+store's exceptions with the API server's own texts (`client.api_error`).
+
+resourceVersions are Kubernetes' opaque strings. There are no multi-object transactions on a
+cluster: `transaction()` is a no-op context that yields the store itself.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+import httpx2
+import msgspec
+from lightkube.core.generic_client import ALL_NS
+
+from instancetype.api.kinds import Resource
+from instancetype.store.base import (
+    DEFAULT_NAMESPACE, BadRequest, Conflict, Event, ResourceVersion, Store, check_json, check_metadata,
+    parse_field_selector, parse_label_selector,
+)
+
+from .client import (
+    DEFAULT_TIMEOUT, FIELD_MANAGER, Gone, api_errors, describe_server, generic, load_config, make_client,
+    resource_class, resource_of,
+)
+
+_decode = msgspec.json.decode
+_encode = msgspec.json.encode
+PAGE = 500                      # objects per list request (the API server pages with `continue`)
+UPDATE_RETRIES = 5              # an update without a resourceVersion retries this often on a conflict
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+_HTTP = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE"}
+
+
+def selector_text(selector: Any, *, fields: bool = False) -> str | None:
+    """A label or field selector for the API server: checked as the embedded store checks it (same
+    400 texts), then sent as Kubernetes' string form."""
+    if selector is None:
+        return None
+    (parse_field_selector if fields else parse_label_selector)(selector)
+    if isinstance(selector, Mapping):
+        return ",".join(f"{k}={v}" for k, v in selector.items()) or None
+    return selector or None
+
+
+def meta_of(obj: Mapping) -> Mapping:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+class KubeStore(Store):
+    """Objects on a Kubernetes API server. `namespace=None` means the kubeconfig context's
+    namespace (else `default`) for one object, and all namespaces for a list."""
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None, *, config: Any = None,
+                 timeout: float = DEFAULT_TIMEOUT, field_manager: str = FIELD_MANAGER):
+        self.config = config if config is not None else load_config(kubeconfig, context)
+        self.timeout = timeout
+        self.field_manager = field_manager
+        self.client = make_client(self.config, timeout=timeout, field_manager=field_manager)
+        self._gc = generic(self.client)
+        self.server = describe_server(self.config)
+        self.default_namespace = self._gc.namespace or DEFAULT_NAMESPACE
+
+    def new_client(self, *, timeout: float | None = None):
+        """Another lightkube Client on the same cluster and credentials (its own connections: an
+        informer's watch stream blocks one)."""
+        return make_client(self.config, timeout=timeout or self.timeout, field_manager=self.field_manager)
+
+    def close(self) -> None:
+        self.client.close()
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def _ns(self, res: Resource, namespace: str | None) -> str | None:
+        if not res.namespaced:
+            return None
+        if namespace is not None and not isinstance(namespace, str):
+            raise BadRequest(f"namespace: must be a string, not {type(namespace).__name__}")
+        return namespace or self.default_namespace
+
+    def _send(self, method: str, res: Resource, *, name: str | None = None, namespace: str | None = None,
+              body: Any = None, content_type: str | None = None, params: dict | None = None,
+              subresource: str | None = None) -> Any:
+        """One request; the decoded JSON answer. `method` is lightkube's verb (get, post, put, patch,
+        delete); the URL is lightkube's for the generic resource of `res`."""
+        if subresource not in (None, "status"):
+            raise BadRequest(f'the server could not find the requested resource (subresource "{subresource}")')
+        cls = resource_class(res)
+        if subresource == "status":
+            cls = cls.Status
+        if name is not None and (not isinstance(name, str) or not name):
+            raise BadRequest("resource name may not be empty")
+        gc = self._gc
+        with api_errors(self.server, res):
+            # lightkube's URL for the object (the collection for a create); the body goes as given.
+            br = gc.prepare_request("list" if method == "post" else "get", cls,
+                                    name=None if method == "post" else name,
+                                    namespace=namespace if res.namespaced else None)
+            br.method = _HTTP[method]
+            br.params = {k: v for k, v in (params or {}).items() if v is not None}
+            if method in ("post", "put", "patch"):
+                br.params.setdefault("fieldManager", self.field_manager)
+            br.data = body
+            br.headers = {"Content-Type": content_type or "application/json"} if body is not None else None
+            resp = gc.send(gc.build_adapter_request(br))
+            gc.raise_for_status(resp)
+        try:
+            return _decode(resp.content) if resp.content else {}
+        except msgspec.DecodeError:
+            raise BadRequest(f"the API server's answer is not JSON: {resp.text[:200]!r}") from None
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        res = resource_of(kind)
+        return self._send("get", res, name=name, namespace=self._ns(res, namespace))
+
+    def list(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
+             field_selector: Any = None) -> Iterator[dict]:
+        items, _ = self.list_at(kind, namespace, label_selector=label_selector, field_selector=field_selector)
+        return iter(items)
+
+    def list_at(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
+                field_selector: Any = None, api_version: str | None = None) -> tuple[list[dict], str]:
+        """Every object of `kind` (paged), ordered by namespace then name as the API server keeps
+        them, and the list's resourceVersion (where a watch of the same kind starts)."""
+        res = resource_of(kind, api_version)
+        params = {"limit": PAGE, "labelSelector": selector_text(label_selector),
+                  "fieldSelector": selector_text(field_selector, fields=True)}
+        if namespace is not None and not isinstance(namespace, str):
+            raise BadRequest(f"namespace: must be a string, not {type(namespace).__name__}")
+        ns = (namespace or ALL_NS) if res.namespaced else None
+        items: list[dict] = []
+        rv = ""
+        gc = self._gc
+        with api_errors(self.server, res):
+            br = gc.prepare_request("list", resource_class(res), namespace=ns, params=params)
+            listing = gc.list(br)
+            for item in listing:
+                obj = dict(item)
+                obj.setdefault("apiVersion", res.api_version)
+                obj.setdefault("kind", res.kind)
+                items.append(obj)
+            try:
+                rv = listing.resourceVersion
+            except Exception:     # an empty list: lightkube has no version before the first item
+                rv = getattr(listing, "_resourceVersion", None) or ""
+        return items, rv
+
+    def count(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
+              field_selector: Any = None) -> int:
+        return len(self.list_at(kind, namespace, label_selector=label_selector, field_selector=field_selector)[0])
+
+    def resource_version(self, kind: str = "Namespace") -> str:
+        """The API server's current resourceVersion (a one-item list of `kind`): a watch of any
+        kind can start there."""
+        res = resource_of(kind)
+        gc = self._gc
+        with api_errors(self.server, res):
+            br = gc.prepare_request("list", resource_class(res), namespace=ALL_NS if res.namespaced else None,
+                                    params={"limit": 1})
+            req = gc.build_adapter_request(br)
+            resp = gc.send(req)
+            gc.raise_for_status(resp)
+        return (_decode(resp.content).get("metadata") or {}).get("resourceVersion", "")
+
+    # --- writes --------------------------------------------------------------------------------
+
+    def create(self, obj: Mapping, *, namespace: str | None = None, dry_run: bool = False) -> dict:
+        if not isinstance(obj, Mapping):
+            raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object")
+        check_json(obj)
+        res = resource_of(obj.get("kind"), obj.get("apiVersion"))
+        body = dict(obj)
+        meta = dict(meta_of(obj))
+        check_metadata(meta)
+        if res.namespaced:
+            given = meta.get("namespace")
+            if given and namespace and given != namespace:
+                raise BadRequest("the namespace of the provided object does not match the namespace sent on the request")
+            meta["namespace"] = given or namespace or self.default_namespace
+        body["metadata"] = meta
+        body.setdefault("apiVersion", res.api_version)
+        return self._send("post", res, namespace=meta.get("namespace") if res.namespaced else None, body=body,
+                          params={"dryRun": "All"} if dry_run else None)
+
+    def update(self, obj: Mapping, *, subresource: str | None = None) -> dict:
+        if not isinstance(obj, Mapping) or not isinstance(obj.get("metadata", {}), Mapping):
+            raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
+        check_json(obj)
+        res = resource_of(obj.get("kind"), obj.get("apiVersion"))
+        meta = dict(meta_of(obj))
+        check_metadata(meta)
+        name = meta.get("name") or ""
+        ns = self._ns(res, meta.get("namespace"))
+        body = dict(obj)
+        body["metadata"] = meta
+        if res.namespaced:
+            meta["namespace"] = ns
+        if meta.get("resourceVersion"):
+            return self._send("put", res, name=name, namespace=ns, body=body, subresource=subresource)
+        # No resourceVersion: an unconditional replace (Kubernetes needs one for an update).
+        for attempt in range(UPDATE_RETRIES):
+            current = self.get(res.kind, name, ns)
+            meta["resourceVersion"] = meta_of(current).get("resourceVersion")
+            try:
+                return self._send("put", res, name=name, namespace=ns, body=body, subresource=subresource)
+            except Conflict:
+                if attempt == UPDATE_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def patch(self, kind: str, name: str, patch: Mapping, namespace: str | None = None, *,
+              subresource: str | None = None) -> dict:
+        """JSON merge patch (RFC 7386); a `metadata.resourceVersion` in it is a precondition."""
+        if not isinstance(patch, Mapping):
+            raise BadRequest("a merge patch must be a JSON object")
+        check_json(patch)
+        res = resource_of(kind)
+        return self._send("patch", res, name=name, namespace=self._ns(res, namespace), body=dict(patch),
+                          content_type=MERGE_PATCH, subresource=subresource)
+
+    def json_patch(self, kind: str, name: str, operations: list, namespace: str | None = None, *,
+                   subresource: str | None = None) -> dict:
+        """RFC 6902 JSON patch (a `test` operation is a precondition)."""
+        res = resource_of(kind)
+        return self._send("patch", res, name=name, namespace=self._ns(res, namespace), body=list(operations),
+                          content_type=JSON_PATCH, subresource=subresource)
+
+    def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
+               resource_version: str | None = None, uid: str | None = None) -> dict:
+        """Delete with `propagationPolicy` (Background, Foreground, Orphan) and preconditions. Returns
+        the object as the API server answered it; for kinds whose DELETE answers a Status, an object
+        with the kind, name, namespace and uid the Status names."""
+        res = resource_of(kind)
+        ns = self._ns(res, namespace)
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
+        pre = {k: v for k, v in (("resourceVersion", resource_version), ("uid", uid)) if v}
+        if pre:
+            options["preconditions"] = pre
+        out = self._send("delete", res, name=name, namespace=ns, body=options)
+        if isinstance(out, dict) and out.get("kind") == "Status":
+            details = out.get("details") or {}
+            meta = {"name": details.get("name", name), "uid": details.get("uid", "")}
+            if ns:
+                meta["namespace"] = ns
+            return {"apiVersion": res.api_version, "kind": res.kind, "metadata": meta}
+        return out
+
+    def transaction(self) -> AbstractContextManager["Store"]:
+        """A no-op context yielding this store: the API server has no multi-object transactions;
+        each write lands (or is refused) on its own, and optimistic concurrency on
+        resourceVersions is what keeps concurrent writers apart."""
+        return nullcontext(self)
+
+    # --- the change feed -------------------------------------------------------------------------
+
+    def open_watch(self, kind: str, namespace: str | None = None, *, since: str | None = None,
+                   idle: float | None = None, server_timeout: int | None = None, bookmarks: bool = True,
+                   client: Any = None, label_selector: Any = None) -> "WatchStream":
+        """Kubernetes' watch of one kind from resourceVersion `since` (one request): iterate it for
+        (type, object) pairs, BOOKMARK events included. It ends when the server closes it
+        (`server_timeout`), or once `idle` seconds pass with no event; 410 Gone raises `Gone`;
+        `abort()` (from any thread) ends it at once."""
+        res = resource_of(kind)
+        params = {"resourceVersion": since or None, "allowWatchBookmarks": "true" if bookmarks else None,
+                  "timeoutSeconds": server_timeout, "labelSelector": selector_text(label_selector)}
+        ns = (namespace or ALL_NS) if res.namespaced else None
+        gc = generic(client) if client is not None else self._gc
+        with api_errors(self.server):
+            br = gc.prepare_request("list", resource_class(res), namespace=ns, watch=True, params=params)
+        return WatchStream(self, gc, br, idle, res)
+
+    def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
+                namespace: str | None = None) -> Iterator[Event]:
+        """Events of `kind` after resourceVersion `since` (a watch that ends once 0.25 s pass with
+        no event). A cluster has no feed of all kinds at once: `kind` is required. An Informer
+        is the way to follow changes continuously."""
+        if not kind:
+            raise BadRequest("changes: a cluster's change feed is per kind: name the kind")
+        yield from self.watch(kind, namespace, since=str(since) if since else None, timeout=0.25)
+
+    def watch(self, kind: str | None = None, namespace: str | None = None, *, since: ResourceVersion | None = None,
+              timeout: float | None = None, poll: float = 0.05) -> Iterator[Event]:
+        """Events of `kind` as they happen (from `since`, default now), until `timeout` seconds pass idle."""
+        if not kind:
+            raise BadRequest("watch: a cluster's change feed is per kind: name the kind")
+        res = resource_of(kind)
+        since = self.resource_version(kind) if since is None else since
+        for etype, obj in self.open_watch(kind, namespace, since=str(since), idle=timeout):
+            if etype not in ("ADDED", "MODIFIED", "DELETED"):
+                continue
+            meta = meta_of(obj)
+            yield Event(etype, res.kind, meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", ""),
+                        meta.get("resourceVersion", ""), obj)
+
+    # --- cluster facts -------------------------------------------------------------------------------
+
+    def ping(self) -> str:
+        """The API server's version (`/version`): proves it can be reached with these credentials."""
+        gc = self._gc
+        with api_errors(self.server):
+            resp = gc.send(gc._client.build_request("GET", "/version"))
+            gc.raise_for_status(resp)
+        return _decode(resp.content).get("gitVersion", "")
+
+
+class WatchStream:
+    """One watch request's events as (type, dict) pairs (see `KubeStore.open_watch`)."""
+
+    def __init__(self, store: KubeStore, gc: Any, br: Any, idle: float | None, res: Resource):
+        self.store, self._gc, self._br, self._idle, self._res = store, gc, br, idle, res
+        self._resp = None
+        self._aborted = False
+
+    def __iter__(self) -> Iterator[tuple[str, dict]]:
+        gc = self._gc
+        timeout = httpx2.Timeout(self.store.timeout)
+        timeout.read = self._idle        # None: a watch waits for events as long as it is open
+        with api_errors(self.store.server, self._res):
+            if self._aborted:
+                return
+            req = gc._client.build_request(self._br.method, self._br.url, params=self._br.params, timeout=timeout)
+            resp = self._resp = gc.send(req, stream=True)
+            try:
+                if resp.status_code >= 400:
+                    resp.read()
+                    gc.raise_for_status(resp)
+                for line in resp.iter_lines():
+                    if not line:
+                        continue
+                    event = _decode(line)
+                    etype, obj = event.get("type"), event.get("object") or {}
+                    if etype == "ERROR":
+                        from .client import api_error
+                        raise api_error(obj)
+                    yield etype, obj
+            except httpx2.ReadTimeout:
+                if self._idle is None:
+                    raise
+            except (httpx2.TransportError, OSError, ValueError):
+                if not self._aborted:
+                    raise
+            finally:
+                resp.close()
+
+    def abort(self) -> None:
+        """End the stream now (another thread's blocked read returns)."""
+        self._aborted = True
+        resp = self._resp
+        if resp is None:
+            return
+        stream = resp.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            import socket
+
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def wait_deleted(store: KubeStore, kind: str, name: str, namespace: str | None = None, *,
+                 timeout: float = 30.0) -> bool:
+    """Poll until the object is gone (finalizers, the garbage collector); bounded by `timeout`."""
+    from instancetype.store.base import NotFound
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            store.get(kind, name, namespace)
+        except NotFound:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+__all__ = ["KubeStore", "WatchStream", "Gone", "selector_text", "wait_deleted"]
