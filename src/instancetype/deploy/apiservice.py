@@ -18,7 +18,9 @@ RBAC:
   `extension-apiserver-authentication-reader` Role;
 - users: `instancetype:subresources-edit` (start, stop, restart; aggregated into the `admin` and
   `edit` roles) and `instancetype:subresources-view` (the two expansions; into `view`), the
-  subresource rules of KubeVirt's kubevirt.io:admin/edit/view cluster roles.
+  subresource rules of KubeVirt's kubevirt.io:admin/edit/view cluster roles; and every
+  authenticated user may read the `version` (kubevirt.io:default: virtctl reads it after an error
+  to compare its version with the server's).
 
 Public: `SERVICE_NAME`, `APISERVICE_NAME`, `apiservice_objects(namespace, target)`,
 `apiservice_rbac_objects(namespace)`.
@@ -39,6 +41,7 @@ APISERVICE_NAME = f"{VERSION}.{GROUP}"
 SERVICE_NAME = "virt-api"               # virt-operator's VirtApiServiceName
 SERVICE_PORT = 443
 RBAC_API = "rbac.authorization.k8s.io/v1"
+DEFAULT_ROLE = "instancetype:subresources-default"   # kubevirt.io:default's subresource rule
 
 
 class TargetError(Error):
@@ -131,4 +134,9 @@ def apiservice_rbac_objects(namespace: str) -> list[dict]:
          "metadata": meta("instancetype:subresources-view", extra={"rbac.authorization.k8s.io/aggregate-to-view": "true"}),
          "rules": [{"apiGroups": [GROUP], "resources": ["virtualmachines/expand-spec"], "verbs": ["get"]},
                    {"apiGroups": [GROUP], "resources": ["expand-vm-spec"], "verbs": ["update"]}]},
+        {"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": meta(DEFAULT_ROLE),
+         "rules": [{"apiGroups": [GROUP], "resources": ["version"], "verbs": ["get", "list"]}]},
+        {"apiVersion": RBAC_API, "kind": "ClusterRoleBinding", "metadata": meta(DEFAULT_ROLE),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": DEFAULT_ROLE},
+         "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "system:authenticated"}]},
     ]

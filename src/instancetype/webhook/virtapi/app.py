@@ -177,3 +177,23 @@ class VirtAPI:
         attrs = Attributes("update", discovery.GROUP, discovery.VERSION, "expand-vm-spec", ns)
         body = await request.read()
         return await self._answer(request, attrs, actions.expand_posted, ns, body, ok=200)
+
+
+def for_cluster(store: Store, client: Any) -> VirtAPI:
+    """The subresource API of a cluster: the front-proxy settings read from
+    `kube-system/extension-apiserver-authentication` (virt-api's readRequestHeader), decisions by
+    SubjectAccessReviews, `healthz` from the API server's version (KubeStore.ping). `client` is a sync lightkube
+    Client of the serve identity (reviews and the ConfigMap go through it, from worker threads).
+    Raises `auth.AuthConfigError` when the ConfigMap has no front-proxy CA.
+    The serving TLS context must then ask for client certificates: `auth.client_auth_context(ctx,
+    api.requestheader)`."""
+    from lightkube.resources.core_v1 import ConfigMap
+
+    from .auth import CONFIGMAP_NAME, CONFIGMAP_NAMESPACE, SubjectAccessReviewer
+
+    cm = client.get(ConfigMap, CONFIGMAP_NAME, namespace=CONFIGMAP_NAMESPACE)
+    config = RequestHeaderConfig.from_configmap_data(cm.data or {})
+
+    ping = getattr(store, "ping", None)     # KubeStore: the API server's /version gitVersion
+    return VirtAPI(store, requestheader=config, authorize=SubjectAccessReviewer.lightkube(client),
+                   apiserver_version=(lambda: {"gitVersion": ping()}) if ping is not None else None)
