@@ -41,6 +41,7 @@ from instancetype.deploy.webhooks import WebhookTarget
 
 FIELD_MANAGER = "instancetype"
 CRD_WAIT_SECONDS = 60.0
+RETRY_SECONDS = 30.0
 Echo = Callable[[str], None]
 _CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 
@@ -71,11 +72,14 @@ def _reason(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+_CUSTOM_GROUPS = {c["spec"]["group"] for c in generate_crds()}
+
+
 # Generic resources for the custom kinds (lightkube's models cover the built-in ones).
 def _custom_class(api_version: str, kind: str):
     group, _, version = api_version.rpartition("/")
     r = kinds.BY_KIND.get(kind)
-    if r is None or r.group != group:
+    if r is None or r.group != group or group not in _CUSTOM_GROUPS:
         return None
     make = create_namespaced_resource if r.namespaced else create_global_resource
     return make(group, version, kind, r.plural)
@@ -111,14 +115,21 @@ class _Cluster:
         self.client = client
 
     def _call(self, what: str, fn, *args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except ApiError as exc:
-            raise ClusterError(f"{what}: {exc.status.message or exc.status.reason}") from None
-        except httpx2.HTTPError as exc:
-            url = getattr(getattr(self.client, "config", None), "cluster", None)
-            server = getattr(url, "server", "") if url is not None else ""
-            raise ClusterError(f"cannot reach the API server {server}: {_reason(exc)}".replace("  ", " ")) from None
+        deadline = time.monotonic() + RETRY_SECONDS
+        while True:
+            try:
+                return fn(*args, **kwargs)
+            except ApiError as exc:
+                # 429/503/504 are the API server asking to come back (a new CRD's storage still
+                # initialising answers 429 "storage is (re)initializing"): retried, bounded.
+                if exc.status.code in (429, 503, 504) and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                    continue
+                raise ClusterError(f"{what}: {exc.status.message or exc.status.reason}") from None
+            except httpx2.HTTPError as exc:
+                cluster = getattr(getattr(self.client, "config", None), "cluster", None)
+                server = getattr(cluster, "server", "") or "(unknown)"
+                raise ClusterError(f"cannot reach the API server {server}: {_reason(exc)}") from None
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict | None:
         cls = _class_of(api_version, kind)
@@ -205,7 +216,8 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
                 raise ClusterError(f"customresourcedefinition {name} is not Established after "
                                    f"{CRD_WAIT_SECONDS:.0f}s")
             time.sleep(0.1)
-    # 2. namespace and RBAC
+    # 2. namespace and RBAC (a namespace an uninstall left terminating is waited for first)
+    _wait_not_terminating(cluster, namespace)
     for obj in [namespace_object(namespace)] + rbac_objects(namespace) + apiservice_rbac_objects(namespace):
         echo(f"{_label(obj)} {cluster.apply(obj)}")
     # 3. the KubeVirt object, only when the cluster has none
@@ -214,6 +226,7 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
         kubevirt = existing[0]
         echo(f"{_label(kubevirt)} unchanged")
     else:
+        _wait_not_terminating(cluster, KUBEVIRT_NAMESPACE)
         for obj in kubevirt_objects():
             echo(f"{_label(obj)} {cluster.apply(obj)}")
         kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", "kubevirt", KUBEVIRT_NAMESPACE)
@@ -230,6 +243,17 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
         subresource_api = []
     for obj in subresource_api:
         echo(f"{_label(obj)} {cluster.apply(obj)}")
+
+
+def _wait_not_terminating(cluster: _Cluster, namespace: str) -> None:
+    deadline = time.monotonic() + CRD_WAIT_SECONDS
+    while True:
+        live = cluster.get("v1", "Namespace", namespace)
+        if live is None or not live["metadata"].get("deletionTimestamp"):
+            return
+        if time.monotonic() > deadline:
+            raise ClusterError(f"namespace {namespace} is still terminating after {CRD_WAIT_SECONDS:.0f}s")
+        time.sleep(0.2)
 
 
 def _sync_catalogue(cluster: _Cluster, kubevirt: dict | None, echo: Echo) -> None:

@@ -52,7 +52,7 @@ def _mark(crd: dict) -> dict:
 
 def _crd(group: str, kind: str, plural: str, singular: str, namespaced: bool, versions: list[dict], *,
          short_names: tuple[str, ...] = (), categories: tuple[str, ...] = (), labels: dict | None = None,
-         conversion: bool = False) -> dict:
+         conversion: bool = False, annotations: dict | None = None) -> dict:
     names: dict = {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": singular}
     if short_names:
         names["shortNames"] = list(short_names)
@@ -62,9 +62,12 @@ def _crd(group: str, kind: str, plural: str, singular: str, namespaced: bool, ve
     if conversion:
         spec["conversion"] = {"strategy": "None"}
     spec["versions"] = versions
+    meta: dict = {"name": f"{plural}.{group}", "labels": dict(labels or {})}
+    if annotations:
+        meta["annotations"] = dict(annotations)
     # a copy: no two places of a manifest share an object (YAML would print an alias)
     return clone(_mark({"apiVersion": CRD_API_VERSION, "kind": "CustomResourceDefinition",
-                        "metadata": {"name": f"{plural}.{group}", "labels": dict(labels or {})}, "spec": spec}))
+                        "metadata": meta, "spec": spec}))
 
 
 # --- instancetype.kubevirt.io and flavor.kubevirt.io ----------------------------------------------
@@ -196,7 +199,9 @@ def kubevirt_crd(kind: str) -> dict:
                     [_version("v1", _preserved_kind("VolumeSnapshot is a user's request for either creating a "
                                                     "point-in-time snapshot of a persistent volume, or binding to "
                                                     "a pre-existing snapshot."), columns)],
-                    short_names=r.short_names)
+                    short_names=r.short_names, annotations={
+                        # a *.k8s.io group needs an approval annotation; the external-snapshotter's
+                        "api-approved.kubernetes.io": "https://github.com/kubernetes-csi/external-snapshotter/pull/814"})
     raise KeyError(kind)
 
 
