@@ -20,6 +20,7 @@ Public: `ClusterError`, `connect(kubeconfig, context) -> Client`, `install(clien
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 
@@ -238,8 +239,8 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
     # 6. the subresource API (virt-api's APIService), where an aggregated API may be served
     try:
         subresource_api = apiservice_objects(namespace, target)
-    except TargetError as e:
-        echo(f"apiservice.apiregistration.k8s.io/{APISERVICE_NAME} not registered: {e}")
+    except TargetError as e:    # the webhooks work there; virtctl's subresources will not (a warning, stderr)
+        print(f"Warning: apiservice.apiregistration.k8s.io/{APISERVICE_NAME} not registered: {e}", file=sys.stderr)
         subresource_api = []
     for obj in subresource_api:
         echo(f"{_label(obj)} {cluster.apply(obj)}")
