@@ -20,6 +20,7 @@ Public: `ClusterError`, `connect(kubeconfig, context) -> Client`, `install(clien
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -42,6 +43,10 @@ from instancetype.deploy.webhooks import WebhookTarget
 
 FIELD_MANAGER = "instancetype"
 CRD_WAIT_SECONDS = 60.0
+# A deleted CRD goes when the API server's finalizer has emptied it; on a CRD whose storage is
+# being set up again that finalizer backs off (crd_finalizer "storage is (re)initializing") for
+# tens of seconds at times.
+CRD_DELETE_SECONDS = 300.0
 RETRY_SECONDS = 30.0
 Echo = Callable[[str], None]
 _CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
@@ -55,6 +60,8 @@ class ClusterError(Error):
 def connect(kubeconfig: str, context: str | None = None) -> Client:
     """A lightkube Client for the kubeconfig's context; ClusterError when the file or context is bad
     or the API server does not answer."""
+    if not os.path.isfile(kubeconfig):
+        raise ClusterError(f"cannot read --kubeconfig {kubeconfig}: no such file")
     try:
         config = KubeConfig.from_file(kubeconfig)
         single = config.get(context)
@@ -199,7 +206,13 @@ def _refuse_foreign(cluster: _Cluster) -> None:
 def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo) -> None:
     cluster = _Cluster(client)
     _refuse_foreign(cluster)
-    # 1. CRDs, then wait until the API server serves them
+    # 1. CRDs (after any of ours an uninstall left terminating), then wait until they are served
+    terminating = []
+    for crd in generate_crds():
+        live = cluster.get(*_CRD, crd["metadata"]["name"])
+        if live is not None and is_ours(live) and live["metadata"].get("deletionTimestamp"):
+            terminating.append(crd["metadata"]["name"])
+    _wait_gone(cluster, terminating)
     names = []
     for crd in generate_crds():
         name = crd["metadata"]["name"]
@@ -244,6 +257,16 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
         subresource_api = []
     for obj in subresource_api:
         echo(f"{_label(obj)} {cluster.apply(obj)}")
+
+
+def _wait_gone(cluster: _Cluster, names: list[str]) -> None:
+    deadline = time.monotonic() + CRD_DELETE_SECONDS
+    for name in names:
+        while cluster.get(*_CRD, name) is not None:
+            if time.monotonic() > deadline:
+                raise ClusterError(f"customresourcedefinition {name} is still terminating after "
+                                   f"{CRD_DELETE_SECONDS:.0f}s")
+            time.sleep(0.2)
 
 
 def _wait_not_terminating(cluster: _Cluster, namespace: str) -> None:
@@ -314,13 +337,7 @@ def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
     for crd in reversed(crds):
         if cluster.delete(*_CRD, crd["metadata"]["name"]):
             echo(f"{_label(crd)} deleted")
-    deadline = time.monotonic() + CRD_WAIT_SECONDS
-    for crd in crds:
-        while cluster.get(*_CRD, crd["metadata"]["name"]) is not None:
-            if time.monotonic() > deadline:
-                raise ClusterError(f"customresourcedefinition {crd['metadata']['name']} is still terminating "
-                                   f"after {CRD_WAIT_SECONDS:.0f}s")
-            time.sleep(0.1)
+    _wait_gone(cluster, [c["metadata"]["name"] for c in crds])
     remove(namespace_object(namespace))
 
 
