@@ -5,6 +5,10 @@ deprecation warning), the CRD's structural schema checks run, then KubeVirt's
 webhooks: the validating webhook of the four instancetype kinds, or the VM
 mutating and validating webhooks. A refused object raises `Refused`, which carries
 the webhook's `AdmissionResult` and the webhook's name, and changes nothing.
+
+`admit` is the embedded store's driver; the webhooks themselves (`admit_type`, `admit_vm_object`)
+take an `ObjectSource` for their lookups, so `webhook.review` answers a cluster's
+AdmissionReviews with this same code.
 """
 from __future__ import annotations
 
@@ -53,7 +57,7 @@ def admit(store: Store, obj: dict, *, operation: str = "CREATE", old: dict | Non
     if kind in kinds.ALL_TYPE_KINDS and group == kinds.GROUP:
         return _admit_type(obj, operation, old, warnings)
     if kind == "VirtualMachine" and group == "kubevirt.io":
-        return _admit_vm(store, obj, operation, old, config, warnings)
+        return _admit_vm(StoreObjects(store), obj, operation, old, config, warnings)
     if kind == "KubeVirt" and group == "kubevirt.io":
         _check_kubevirt_schema(obj)
     return Admitted(clone(obj), warnings)
@@ -85,6 +89,20 @@ def _json_type(v: Any) -> str:
     return "string" if isinstance(v, str) else "array" if isinstance(v, list) else "object"
 
 
+def admit_type(obj: dict, *, operation: str = "CREATE", old: dict | None = None) -> Admitted:
+    """The validating webhook of the four instancetype kinds (after the CRD schema check): the
+    object as stored (pruned) and the warnings, or `Refused`."""
+    return _admit_type(obj, operation, old, [])
+
+
+def admit_vm_object(objects: Any, vm: dict, *, operation: str = "CREATE", old: dict | None = None,
+                    config: dict | None = None) -> Admitted:
+    """KubeVirt's VM mutating then validating webhook, looking objects up in `objects` (an
+    `ObjectSource`): the VM as stored and the warnings, or `Refused` (`.result.stage` says
+    which webhook refused; a refusal by the validator carries the mutated VM in `.result.vm`)."""
+    return _admit_vm(objects, vm, operation, old, config, [])
+
+
 def _admit_type(obj: dict, operation: str, old: dict | None, warnings: list[str]) -> Admitted:
     from instancetype.engine.validation import review
 
@@ -96,17 +114,22 @@ def _admit_type(obj: dict, operation: str, old: dict | None, warnings: list[str]
     return Admitted(pruned, warnings + list(result.warnings))
 
 
-def _admit_vm(store: Store, vm: dict, operation: str, old: dict | None, config: dict | None,
+def _admit_vm(objects: Any, vm: dict, operation: str, old: dict | None, config: dict | None,
               warnings: list[str]) -> Admitted:
     import instancetype
 
-    result = instancetype.admit_vm(vm, operation=operation, old=old, objects=StoreObjects(store), config=config)
+    result = instancetype.admit_vm(vm, operation=operation, old=old, objects=objects, config=config)
     if not result.allowed:
         webhook = VM_MUTATOR if result.stage == "mutate" else VM_VALIDATOR
         raise Refused(result.message, result=result, webhook=webhook)
-    stored = result.vm if result.vm is not None else clone(vm)
-    _kind_inferred_matchers(vm, stored)
-    return Admitted(stored, warnings + list(result.warnings))
+    return Admitted(stored_vm(vm, result.vm), warnings + list(result.warnings))
+
+
+def stored_vm(submitted: dict, mutated: dict | None) -> dict:
+    """The VM the mutating webhook leaves (`mutated`: admit_vm's `.vm`), as this system stores it."""
+    stored = mutated if mutated is not None else clone(submitted)
+    _kind_inferred_matchers(submitted, stored)
+    return stored
 
 
 def _kind_inferred_matchers(submitted: dict, stored: dict) -> None:

@@ -1,0 +1,70 @@
+"""`instancetype serve`: KubeVirt's admission webhooks for a cluster (see webhook/server.py).
+
+    instancetype serve --kubeconfig PATH [--context NAME] --bind-address 127.0.0.1
+        --secure-port PORT --tls-cert-file CERT --tls-private-key-file KEY
+
+A cluster that cannot be reached (or refuses the credentials), a certificate that cannot be
+loaded, a port that cannot be bound: one `error: ...` line, exit status 1. Once listening it
+prints `serving KubeVirt's admission webhooks on https://HOST:PORT` (PORT 0 picks a free port:
+the line says which), and `ready` once the informer caches are synced; it stops cleanly on
+SIGTERM or SIGINT.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+import click
+
+from instancetype.errors import CLIError
+
+
+@click.command("serve")
+@click.option("--kubeconfig", metavar="PATH", default=None,
+              help="The kubeconfig of the cluster (default: $KUBECONFIG, else ~/.kube/config).")
+@click.option("--context", metavar="NAME", default=None, help="The kubeconfig context (default: its current one).")
+@click.option("--bind-address", metavar="IP", default="127.0.0.1", show_default=True,
+              help="The address to listen on.")
+@click.option("--secure-port", metavar="PORT", type=int, default=8443, show_default=True,
+              help="The HTTPS port (0: a free one).")
+@click.option("--tls-cert-file", metavar="CERT", required=True, help="The serving certificate (PEM); re-read when it changes.")
+@click.option("--tls-private-key-file", metavar="KEY", required=True, help="Its private key (PEM).")
+@click.option("--sync-timeout", metavar="SECONDS", type=float, default=120.0, show_default=True,
+              help="How long the informer caches may take to sync before `serve` gives up.")
+def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, secure_port: int,
+              tls_cert_file: str, tls_private_key_file: str, sync_timeout: float) -> None:
+    """Serve KubeVirt's admission webhooks (virt-api's) for a cluster, over HTTPS."""
+    from instancetype.store.kube import CachedStore, KubeStore
+    from instancetype.webhook.server import ReloadingTLS, run
+
+    if not 0 <= secure_port <= 65535:
+        raise CLIError(f"--secure-port: {secure_port} is not a port (0-65535)")
+    tls = ReloadingTLS(tls_cert_file, tls_private_key_file)
+    store = KubeStore(kubeconfig, context)
+    store.ping()
+    cached = CachedStore.start(store)
+    failed: list[str] = []
+
+    def ready(server) -> None:
+        print(f"serving KubeVirt's admission webhooks on https://{server.host}:{server.port}", file=sys.stderr,
+              flush=True)
+
+        def wait() -> None:
+            if cached.wait_for_sync(sync_timeout):
+                print("ready", file=sys.stderr, flush=True)
+                return
+            failed.extend(cached.informers.failures() or ["the informer caches did not sync in time"])
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGTERM)
+        threading.Thread(target=wait, daemon=True).start()
+
+    try:
+        run(cached, tls, host=bind_address, port=secure_port, ready=ready)
+    except OSError as e:
+        raise CLIError(f"cannot listen on {bind_address}:{secure_port}: {e.strerror or e}") from None
+    finally:
+        cached.close()
+    if failed:
+        raise CLIError(f"the informer caches did not sync in {sync_timeout:g}s: {'; '.join(failed)}")
