@@ -171,7 +171,9 @@ def test_malformed_shapes_without_matchers_are_defaulted(vm):
     """Without a matcher there is nothing to infer or apply: KubeVirt only defaults the template."""
     res = it.infer(vm, WEIRD_OBJECTS)
     assert (res.instancetype, res.preference, res.vm) == (None, None, vm)
-    adm = it.admit_vm(vm, objects=WEIRD_OBJECTS)
+    # the instancetype part of admission (whole=False): the whole VM admission would refuse
+    # these shapes earlier, at the CRD schema
+    adm = it.admit_vm(vm, objects=WEIRD_OBJECTS, whole=False)
     assert (adm.allowed, adm.stage) == (True, "validate")
     tspec = adm.vm["spec"]["template"]["spec"]
     assert tspec["architecture"] == "amd64" and tspec["domain"] == {"machine": {"type": "q35"}}
@@ -200,7 +202,7 @@ def test_malformed_shapes_with_matchers_are_refused(vm, error, message, vmi_erro
     with pytest.raises(error) as e:
         it.infer(vm, WEIRD_OBJECTS)
     assert str(e.value) == message
-    adm = it.admit_vm(vm, objects=WEIRD_OBJECTS).to_dict()
+    adm = it.admit_vm(vm, objects=WEIRD_OBJECTS, whole=False).to_dict()
     assert (adm["allowed"], adm["code"], adm["stage"], adm["message"]) == (False, 400, "mutate", message)
     with pytest.raises(vmi_error) as e:
         it.build_vmi(vm, objects=WEIRD_OBJECTS)

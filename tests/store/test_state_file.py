@@ -133,7 +133,7 @@ def test_a_write_failing_during_a_cli_apply_is_one_clear_line(tmp_path):
     assert _cli("--state", str(state), "get", "vm").returncode == 0
     manifest = tmp_path / "vms.json"
     manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
-                                    "items": [{**_vm(i), "spec": {**_vm(i)["spec"], "pad": "x" * 4000}}
+                                    "items": [{**_vm(i), "metadata": {**_vm(i)["metadata"], "annotations": {"pad": "x" * 4000}}}
                                               for i in range(1500)]}))
     r = _cli("--state", str(state), "apply", "-f", str(manifest), preexec_fn=_limit_file_size)
     assert r.returncode == 1

@@ -75,9 +75,9 @@ def desired_objects(kubevirt: dict | None, *, registry: str) -> list[dict]:
                                    generation=generation)
 
 
-def desired(store: Store) -> list[dict]:
+def desired(store: Store, *, registry: str = "embedded") -> list[dict]:
     kubevirt = next(iter(store.list("KubeVirt")), None)
-    return desired_objects(kubevirt, registry="embedded")
+    return desired_objects(kubevirt, registry=registry)
 
 
 def needs_sync(store: Store) -> bool:
@@ -144,8 +144,9 @@ def plan(want: list[dict], get_live: Callable[[str, str], dict | None],
     return steps
 
 
-def sync(store: Store, *, dry_run: bool = False) -> list[Change]:
-    """Bring the managed catalogue objects in line with the catalogue; returns what changed."""
+def sync(store: Store, *, dry_run: bool = False, registry: str = "embedded") -> list[Change]:
+    """Bring the managed catalogue objects in line with the catalogue; returns what changed.
+    `registry`: who deploys them (the cluster's controller passes install's)."""
     from instancetype.catalog import MANAGED_SELECTOR
     from instancetype.webhook.admission import admit
 
@@ -157,7 +158,7 @@ def sync(store: Store, *, dry_run: bool = False) -> list[Change]:
             except NotFound:
                 return None
 
-        steps = plan(desired(tx), get_live, lambda kind: tx.list(kind, label_selector=MANAGED_SELECTOR))
+        steps = plan(desired(tx, registry=registry), get_live, lambda kind: tx.list(kind, label_selector=MANAGED_SELECTOR))
         for step in steps:
             if step.action == "unchanged":
                 continue

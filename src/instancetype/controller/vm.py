@@ -1,8 +1,13 @@
 """The VM controller, written against the store: run strategies, start, stop, restart.
 
-There is no daemon. Every write that can change what a VM should be runs `reconcile` on that
-VM inside the same transaction, so a stored VM and the work it triggers (its revisions, its
-VMI) land together or not at all. `reconcile` is idempotent: running it twice changes nothing.
+`reconcile(store, vm, config)` is the one copy of KubeVirt's VM sync (pkg/virt-controller/watch/vm),
+level-triggered and idempotent: running it twice changes nothing. It has two drivers:
+
+* the embedded store (`cluster.Cluster`): every write that can change what a VM should be runs
+  `reconcile` on that VM inside the same transaction, so a stored VM and the work it triggers
+  (its revisions, its VMI) land together or not at all;
+* a Kubernetes API server (`controller.kube`): informers feed a work queue of VM keys and
+  workers run `reconcile` against the cluster's store, retrying a Conflict from a fresh read.
 """
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from typing import Any
 
 from instancetype.errors import Error, VMIError
 from instancetype.jsonutil import clone
-from instancetype.store.base import Conflict, NotFound, Store, now
+from instancetype.store.base import AlreadyExists, Conflict, NotFound, Store, now
 from instancetype.store.source import StoreObjects
 
 from . import node, revisions
@@ -64,21 +69,48 @@ def _wants_vmi(vm: dict, vmi: dict | None) -> bool | None:
 
 
 def reconcile(store: Store, vm: dict, config: dict | None = None) -> dict:
-    """Bring the VMI and status of `vm` (as stored) in line with its spec; returns the stored VM."""
-    vm = clone(vm)
-    changed = revisions.sync_status_refs(vm)
+    """Bring the VMI and status of `vm` (as stored) in line with its spec; returns the stored VM.
+
+    Level-triggered and idempotent: it looks only at what is stored, so the embedded store runs it
+    inline after a write and the cluster's controller (`controller.kube`) from a work queue, and
+    running it again changes nothing. Every write is conditional on the resourceVersion read
+    (`vm` as given is what the writes are checked against): a VM changed meanwhile is a
+    `Conflict`, to be retried from a fresh read, never overwritten.
+    """
+    return _reconcile(store, clone(vm), config, vm)
+
+
+def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dict:
+    """`vm` is ours to change; `stored` is the VM as last read or written (resourceVersion, status)."""
+    revisions.sync_status_refs(vm)
     policy = _reference_policy(config)
     if policy in ("expand", "expandAll") and _has_matchers(vm):
         if policy == "expandAll" or not _has_pinned_refs(vm):
             return _expand_in_place(store, vm, config)
     vmi = _vmi(store, vm)
+    if vmi is not None and _foreign(vm, vmi):
+        # An earlier VM of the same name still has its VMI (being collected): retried later.
+        raise _conflict(vm, "a VirtualMachineInstance of another owner still exists")
+    if vmi is not None and node.terminating(vmi):
+        # A VMI on its way out (its deletion waits on finalizers): let it go; a new one, if the
+        # run strategy wants one, is started once it is gone.
+        release_vmi(store, vmi)
+        return _write_status(store, vm, None, stored)
     want = _wants_vmi(vm, vmi)
     if want and vmi is None:
-        return _start_vmi(store, vm, config)
+        return _start_vmi(store, vm, config, stored)
     if want is False and vmi is not None:
         _delete_vmi(store, vm)
         vmi = None
-    return _write_status(store, vm, vmi, changed)
+    return _write_status(store, vm, vmi, stored)
+
+
+def _foreign(vm: dict, vmi: dict) -> bool:
+    """The VMI's controller is another VM (an earlier one of the same name)."""
+    uid = (vm.get("metadata") or {}).get("uid")
+    owners = [r.get("uid") for r in (vmi.get("metadata") or {}).get("ownerReferences") or ()
+              if isinstance(r, dict) and r.get("controller") and r.get("uid")]
+    return bool(uid and owners and uid not in owners)
 
 
 def _has_matchers(vm: dict) -> bool:
@@ -104,8 +136,9 @@ def _expand_in_place(store: Store, vm: dict, config: dict | None) -> dict:
                               f"unsupported error: error encountered while expanding into VirtualMachine: {e}")
     expanded.pop("status", None)
     stored = store.update({**expanded, "status": vm.get("status") or {}})
+    without_refs = clone(stored)
     for k in ("instancetypeRef", "preferenceRef"):
-        (stored.get("status") or {}).pop(k, None)
+        (without_refs.get("status") or {}).pop(k, None)
     _, ns = _name(vm)
     for name in old_refs:
         if name:
@@ -113,34 +146,82 @@ def _expand_in_place(store: Store, vm: dict, config: dict | None) -> dict:
                 store.delete("ControllerRevision", name, ns)
             except NotFound:
                 pass
-    return reconcile(store, stored, {**(config or {}), "instancetype": {"referencePolicy": "reference"}})
+    return _reconcile(store, without_refs, {**(config or {}), "instancetype": {"referencePolicy": "reference"}},
+                      stored)
 
 
-def _start_vmi(store: Store, vm: dict, config: dict | None) -> dict:
+def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict) -> dict:
     import instancetype
 
     try:
         if _reference_policy(config) == "reference" and revisions.capture(store, vm):
-            status = vm.pop("status", None) or {}
-            vm = store.update(vm)
+            status = vm.get("status") or {}
+            stored = _patch_revision_names(store, vm, stored)
+            vm = clone(stored)
             vm["status"] = status
     except revisions.SyncError as e:
-        return _write_failure(store, vm, e.reason, str(e))
+        return _write_failure(store, vm, e.reason, str(e), stored)
     try:
         vmi = instancetype.build_vmi(vm, objects=StoreObjects(store), config=config)
     except VMIError as e:
         reason = {"autoattach": "FailedFindPreference", "apply": "FailedFindInstancetype"}.get(e.stage, "FailedCreate")
-        return _write_failure(store, vm, reason, str(e))
+        return _write_failure(store, vm, reason, str(e), stored)
     except Error as e:
-        return _write_failure(store, vm, "FailedCreate", str(e))
-    created = store.create(node.schedule(vmi, now()))
-    return _write_status(store, vm, created, True)
+        return _write_failure(store, vm, "FailedCreate", str(e), stored)
+    return _write_status(store, vm, _create_vmi(store, vm, vmi), stored)
+
+
+def _patch_revision_names(store: Store, vm: dict, stored: dict) -> dict:
+    """The matchers' new `revisionName`s, as KubeVirt's `storeControllerRevisions` patches them:
+    only those fields, on the resourceVersion read (a VM changed meanwhile is a Conflict)."""
+    name, ns = _name(vm)
+    spec = vm.get("spec") or {}
+    patch: dict = {"metadata": {"resourceVersion": (stored.get("metadata") or {}).get("resourceVersion")}}
+    for side, *_ in revisions.SIDES:
+        m = spec.get(side)
+        was = ((stored.get("spec") or {}).get(side) or {})
+        if isinstance(m, dict) and m.get("revisionName") and m.get("revisionName") != was.get("revisionName"):
+            patch.setdefault("spec", {})[side] = {"revisionName": m["revisionName"]}
+    return store.patch("VirtualMachine", name, patch, ns)
+
+
+def _create_vmi(store: Store, vm: dict, vmi: dict) -> dict:
+    """Create the VMI, scheduled on the simulated node. A VMI of that name may exist though the
+    read said none (a cache behind the API server): ours is used as it is; another VM's (an
+    earlier VM of the same name, not yet collected) is a Conflict to retry later."""
+    name, ns = _name(vm)
+    scheduled = node.schedule(vmi, now())
+    try:
+        created = store.create(scheduled)
+    except AlreadyExists:
+        created = store.get("VirtualMachineInstance", name, ns)
+        if _foreign(vm, created) or node.terminating(created):
+            raise _conflict(vm, "the previous VirtualMachineInstance still exists") from None
+    if (created.get("status") or {}).get("phase") != "Running":
+        # A VMI kind served with a status subresource drops the status on create: report it.
+        created["status"] = scheduled["status"]
+        created = store.update(created, subresource="status")
+    return created
 
 
 def _delete_vmi(store: Store, vm: dict) -> None:
     name, ns = _name(vm)
     try:
-        store.delete("VirtualMachineInstance", name, ns)
+        deleted = store.delete("VirtualMachineInstance", name, ns)
+    except NotFound:
+        return
+    if node.terminating(deleted):
+        release_vmi(store, deleted)
+
+
+def release_vmi(store: Store, vmi: dict) -> None:
+    """The simulated node's part in a VMI's deletion: no guest to stop, so KubeVirt's finalizers
+    go at once (on the resourceVersion read: a Conflict is retried)."""
+    updated = node.released(vmi)
+    if updated is None:
+        return
+    try:
+        store.update(updated)
     except NotFound:
         pass
 
@@ -160,7 +241,7 @@ def _condition(kind: str, status: str, reason: str, message: str, stamp: str) ->
             "lastTransitionTime": stamp}
 
 
-def _write_status(store: Store, vm: dict, vmi: dict | None, force: bool = False,
+def _write_status(store: Store, vm: dict, vmi: dict | None, stored: dict,
                   failure: tuple[str, str] | None = None) -> dict:
     """The VM's status from its VMI (Running on the simulated node, or none), plus a `Failure`
     condition `(reason, message)` when the last reconcile could not start it."""
@@ -177,11 +258,11 @@ def _write_status(store: Store, vm: dict, vmi: dict | None, force: bool = False,
     if failure is not None:
         conditions.append(_condition("Failure", "True", failure[0], failure[1], stamp))
     status["conditions"] = conditions
-    return _put_status(store, vm, status, force)
+    return _put_status(store, stored, status)
 
 
-def _write_failure(store: Store, vm: dict, reason: str, message: str) -> dict:
-    return _write_status(store, vm, None, True, failure=(reason, message))
+def _write_failure(store: Store, vm: dict, reason: str, message: str, stored: dict) -> dict:
+    return _write_status(store, vm, None, stored, failure=(reason, message))
 
 
 def _same_ignoring_times(a: Any, b: Any) -> bool:
@@ -193,11 +274,12 @@ def _same_ignoring_times(a: Any, b: Any) -> bool:
     return strip(a or {}) == strip(b or {})
 
 
-def _put_status(store: Store, vm: dict, status: dict, force: bool) -> dict:
-    name, ns = _name(vm)
-    current = store.get("VirtualMachine", name, ns)
-    if _same_ignoring_times(current.get("status"), status):
-        return current
+def _put_status(store: Store, stored: dict, status: dict) -> dict:
+    """Write `status` through the status subresource on `stored`'s resourceVersion (nothing when
+    it is what is stored, apart from transition times)."""
+    if _same_ignoring_times(stored.get("status"), status):
+        return stored
+    current = clone(stored)
     # A condition keeps its lastTransitionTime while its status does not change (Kubernetes' rule).
     before = {c.get("type"): c for c in (current.get("status") or {}).get("conditions") or ()}
     for c in status.get("conditions") or ():
@@ -235,7 +317,7 @@ def start(store: Store, vm: dict, config: dict | None = None) -> dict:
         raise _conflict(vm, f"{strategy} does not support manual start requests")
     if strategy == "Halted":
         return _set_running(store, vm, True, config)
-    return _start_vmi(store, clone(vm), config)  # Manual, RerunOnFailure: a start request
+    return _start_vmi(store, clone(vm), config, vm)  # Manual, RerunOnFailure: a start request
 
 
 def stop(store: Store, vm: dict, config: dict | None = None) -> dict:
@@ -248,7 +330,7 @@ def stop(store: Store, vm: dict, config: dict | None = None) -> dict:
     if strategy in ("Always", "Once"):
         return _set_running(store, vm, False, config)
     _delete_vmi(store, vm)
-    return _write_status(store, clone(vm), None)
+    return _write_status(store, clone(vm), None, vm)
 
 
 def restart(store: Store, vm: dict, config: dict | None = None) -> dict:
@@ -258,4 +340,4 @@ def restart(store: Store, vm: dict, config: dict | None = None) -> dict:
     if _vmi(store, vm) is None:
         raise _conflict(vm, "VM is not running: Halted")
     _delete_vmi(store, vm)
-    return _start_vmi(store, clone(vm), config)
+    return _start_vmi(store, clone(vm), config, vm)

@@ -1,0 +1,367 @@
+"""The VM controller as a long-running process: the second driver of `vm.reconcile`.
+
+Where the embedded store runs `reconcile` inline in the transaction of every write, a cluster's
+controller (KubeVirt's virt-controller, pkg/virt-controller/watch/vm) learns of changes from
+informers and works them off a queue:
+
+    informer events ──> keys ──> WorkQueue ──> N workers ──> vm.reconcile(store, vm, config)
+
+* Keys are `(kind, namespace, name)`: `("VirtualMachine", ns, name)` for a VM, `CATALOG_KEY` for
+  the catalogue deployment. A VMI or ControllerRevision event enqueues its owner VM; an
+  instancetype, preference or lookup object enqueues the VMs that failed for want of one; the
+  KubeVirt object (the cluster configuration) enqueues every VM and the catalogue.
+* The queue gives per-key exclusivity (never two workers on one VM) and rate-limited retries: a
+  Conflict, an object not found, an unreachable API server are retried from a fresh read with
+  exponential backoff, never overwritten.
+* Expectations (KubeVirt's `ControllerExpectations`): reads come from caches that lag behind the
+  writes a worker just made, so after processing a key its writes are remembered and the key is
+  not processed again until the caches show them (or `EXPECTATION_TIMEOUT` passes). A worker
+  thus never re-creates a VMI it has just created or writes a status on a resourceVersion it
+  has just replaced.
+* `may_write` (the leader election's fence): every write first asks it; once the lease is lost
+  no write leaves the process.
+
+The runner knows nothing of Kubernetes: any `Store` and any source of events drive it (the
+tests run it on the embedded store; `controller.kube` wires it to informers on an API server).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, Callable, Iterable
+
+from instancetype.api import kinds
+from instancetype.store.base import APIError, NotFound, Store
+
+from . import vm as vmctl
+from .workqueue import RateLimiter, WorkQueue
+
+log = logging.getLogger("instancetype.controller")
+
+VM = "VirtualMachine"
+VMI = "VirtualMachineInstance"
+CATALOG_KEY = ("CommonInstancetypes", "", "deployment")
+# How long a key waits for the caches to show its last writes before it is processed anyway
+# (KubeVirt's ExpectationsTimeout is 5 minutes; a lost event here costs a short wait only).
+EXPECTATION_TIMEOUT = 10.0
+# Objects whose appearance lets a VM that failed for want of it start.
+LOOKUP_KINDS = frozenset({"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot"})
+# The kinds the controller watches.
+WATCHED_KINDS = (VM, VMI, "ControllerRevision", "KubeVirt", *kinds.ALL_TYPE_KINDS)
+
+Key = tuple[str, str, str]
+
+
+class NotLeading(APIError):
+    """A write was attempted after the leader lease was lost: refused before it leaves the process."""
+
+    code, reason = 503, "NotLeader"
+
+
+def vm_key(obj: Mapping) -> Key:
+    meta = obj.get("metadata") or {}
+    return (VM, meta.get("namespace") or "default", meta.get("name") or "")
+
+
+def owner_vm_key(obj: Mapping) -> Key | None:
+    """The VM that controls `obj` (its controller ownerReference), if any."""
+    meta = obj.get("metadata") or {}
+    for ref in meta.get("ownerReferences") or ():
+        if isinstance(ref, Mapping) and ref.get("kind") == VM and ref.get("controller"):
+            return (VM, meta.get("namespace") or "default", ref.get("name") or "")
+    return None
+
+
+# --- expectations --------------------------------------------------------------------------------
+
+class _Expectation:
+    """What a worker's writes must look like in the caches: `(kind, ns, name, test)`."""
+
+    __slots__ = ("deadline", "checks")
+
+    def __init__(self, checks: list[tuple[str, str, str, Callable[[dict | None], bool]]], deadline: float):
+        self.checks, self.deadline = checks, deadline
+
+
+class _RecordingStore(Store):
+    """`store` with every write fenced by `may_write` and remembered as an expectation."""
+
+    def __init__(self, store: Store, may_write: Callable[[], bool]):
+        self._store = store
+        self._may_write = may_write
+        self.checks: list[tuple[str, str, str, Callable[[dict | None], bool]]] = []
+        self.writes = 0
+
+    # reads
+    def get(self, kind, name, namespace=None):
+        return self._store.get(kind, name, namespace)
+
+    def list(self, kind, namespace=None, **kw):
+        return self._store.list(kind, namespace, **kw)
+
+    def count(self, kind, namespace=None, **kw):
+        return self._store.count(kind, namespace, **kw)
+
+    def changes(self, since=0, **kw):
+        return self._store.changes(since, **kw)
+
+    def resource_version(self):
+        return self._store.resource_version()
+
+    def transaction(self):
+        return _Same(self)
+
+    # writes
+    def _fence(self) -> None:
+        if not self._may_write():
+            raise NotLeading("not the leader: the lease was lost; no write is made")
+        self.writes += 1
+
+    def _expect_seen(self, obj: dict, before_rv: Any = None) -> None:
+        meta = obj.get("metadata") or {}
+        uid, rv = meta.get("uid"), meta.get("resourceVersion")
+        ns = meta.get("namespace") or ""
+
+        def seen(cached: dict | None) -> bool:
+            if cached is None:
+                return False
+            cm = cached.get("metadata") or {}
+            if cm.get("uid") != uid:
+                return True            # replaced since: nothing of ours left to wait for
+            return cm.get("resourceVersion") == rv or (before_rv is not None and cm.get("resourceVersion") != before_rv)
+
+        self.checks.append((obj.get("kind") or "", ns, meta.get("name") or "", seen))
+
+    def create(self, obj, *, namespace=None):
+        self._fence()
+        created = self._store.create(obj, namespace=namespace)
+        self._expect_seen(created)
+        return created
+
+    def update(self, obj, *, subresource=None):
+        self._fence()
+        before = (obj.get("metadata") or {}).get("resourceVersion")
+        updated = self._store.update(obj, subresource=subresource)
+        self._expect_seen(updated, before)
+        return updated
+
+    def patch(self, kind, name, patch, namespace=None, *, subresource=None):
+        self._fence()
+        before = ((patch or {}).get("metadata") or {}).get("resourceVersion")
+        patched = self._store.patch(kind, name, patch, namespace, subresource=subresource)
+        self._expect_seen(patched, before)
+        return patched
+
+    def delete(self, kind, name, namespace=None, **kw):
+        self._fence()
+        deleted = self._store.delete(kind, name, namespace, **kw)
+        meta = deleted.get("metadata") or {}
+        uid = meta.get("uid")
+        self.checks.append((kind, meta.get("namespace") or "", name,
+                            lambda cached: cached is None or (cached.get("metadata") or {}).get("uid") != uid))
+        return deleted
+
+
+class _Same:
+    """A transaction on the cluster is each write on its own (the API server has no others)."""
+
+    def __init__(self, store: Store):
+        self._store = store
+
+    def __enter__(self) -> Store:
+        return self._store
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+# --- the controller ------------------------------------------------------------------------------
+
+class VMController:
+    """Workers running `vm.reconcile` off a queue fed by `handle(kind, type, obj)`.
+
+    `store`: reads (a cache on a cluster) and writes; `may_write`: the leader's fence;
+    `catalog`: keep the common-instancetypes deployment (the leader's job, as virt-operator's).
+    """
+
+    def __init__(self, store: Store, *, workers: int = 2, may_write: Callable[[], bool] = lambda: True,
+                 catalog: bool = False, catalog_registry: str = "embedded", rate_limiter: RateLimiter | None = None):
+        self.store = store
+        self.workers = max(1, int(workers))
+        self.may_write = may_write
+        self.catalog = catalog
+        self.catalog_registry = catalog_registry
+        self.queue: WorkQueue[Key] = WorkQueue(rate_limiter)
+        self._expect: dict[Key, _Expectation] = {}
+        self._expect_lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._stopping = threading.Event()
+        self.stats = {"reconciles": 0, "writes": 0, "retries": 0, "errors": 0}
+        self._stats_lock = threading.Lock()
+
+    # --- events -> keys -------------------------------------------------------------------------
+
+    def handle(self, kind: str, event_type: str, obj: Mapping | None) -> None:
+        """An informer's event (ADDED, MODIFIED, DELETED) for `obj` of `kind`."""
+        if obj is None:
+            return
+        if kind == VM:
+            self.queue.add(vm_key(obj))
+        elif kind in (VMI, "ControllerRevision"):
+            key = owner_vm_key(obj)
+            if key is None and kind == VMI:
+                key = vm_key(obj)
+            if key is not None:
+                self.queue.add(key)
+        elif kind == "KubeVirt":
+            self.enqueue_all()
+        elif kind in kinds.ALL_TYPE_KINDS or kind in LOOKUP_KINDS:
+            meta = obj.get("metadata") or {}
+            self._enqueue_failed(meta.get("namespace") or None)
+            if self.catalog and kind in (kinds.CLUSTER_INSTANCETYPE, kinds.CLUSTER_PREFERENCE):
+                self.queue.add(CATALOG_KEY)      # a managed object edited or deleted: restore it
+
+    def enqueue_all(self) -> None:
+        for vm in self.store.list(VM):
+            self.queue.add(vm_key(vm))
+        if self.catalog:
+            self.queue.add(CATALOG_KEY)
+
+    def _enqueue_failed(self, namespace: str | None) -> None:
+        for vm in self.store.list(VM, namespace):
+            if vmctl.failed(vm):
+                self.queue.add(vm_key(vm))
+
+    # --- workers --------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.catalog:
+            self.queue.add(CATALOG_KEY)
+        for i in range(self.workers):
+            t = threading.Thread(target=self._work, name=f"vm-worker-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop taking keys; wait (bounded) for the workers to finish the key they hold."""
+        self._stopping.set()
+        self.queue.shutdown()
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    def _work(self) -> None:
+        while not self._stopping.is_set():
+            key = self.queue.get()
+            if key is None:
+                return
+            try:
+                self.process(key)
+            finally:
+                self.queue.done(key)
+
+    def process(self, key: Key) -> None:
+        """One key: wait for expectations, reconcile, and retry with backoff on failure."""
+        if not self._expectations_met(key):
+            self.queue.add_after(key, 0.2)
+            return
+        recording = _RecordingStore(self.store, self.may_write)
+        try:
+            self._sync(recording, key)
+        except NotLeading:
+            return          # the leader's job now; this process stops
+        except Exception as e:  # noqa: BLE001 -- a worker survives anything and retries the key
+            self._count("retries" if isinstance(e, APIError) and e.code < 500 else "errors")
+            level = logging.DEBUG if isinstance(e, APIError) and e.code == 409 else logging.INFO
+            log.log(level, "%s %s/%s: %s (retry %d)", key[0], key[1], key[2], e, self.queue.retries(key),
+                    exc_info=not isinstance(e, (APIError, OSError)))
+            self.queue.add_rate_limited(key)
+        else:
+            self.queue.forget(key)
+        finally:
+            self._count("writes", recording.writes)
+            if recording.checks:
+                with self._expect_lock:
+                    self._expect[key] = _Expectation(recording.checks, time.monotonic() + EXPECTATION_TIMEOUT)
+
+    def _sync(self, store: Store, key: Key) -> None:
+        if key == CATALOG_KEY:
+            from . import catalog_sync
+
+            catalog_sync.sync(store, registry=self.catalog_registry)
+            return
+        _, ns, name = key
+        try:
+            vm = self.store.get(VM, name, ns)
+        except NotFound:
+            # Deleted: the garbage collector removes its VMI and revisions; a VMI it is deleting
+            # waits on KubeVirt's finalizers, which the simulated node releases.
+            self._release_orphan_vmi(store, ns, name)
+            return
+        if (vm.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        self._count("reconciles")
+        vmctl.reconcile(store, vm, self.config())
+
+    def _release_orphan_vmi(self, store: Store, ns: str, name: str) -> None:
+        try:
+            vmi = self.store.get(VMI, name, ns)
+        except NotFound:
+            return
+        if vmctl.node.terminating(vmi):
+            vmctl.release_vmi(store, vmi)
+
+    def config(self) -> dict | None:
+        """`spec.configuration` of the KubeVirt object (None: all defaults)."""
+        for kv in self.store.list("KubeVirt"):
+            return (kv.get("spec") or {}).get("configuration") or {}
+        return None
+
+    def _expectations_met(self, key: Key) -> bool:
+        with self._expect_lock:
+            exp = self._expect.get(key)
+        if exp is None:
+            return True
+        if time.monotonic() < exp.deadline:
+            for kind, ns, name, seen in exp.checks:
+                try:
+                    cached = self.store.get(kind, name, ns or None)
+                except NotFound:
+                    cached = None
+                except Exception:   # noqa: BLE001 -- an unreadable cache: process the key anyway
+                    break
+                if not seen(cached):
+                    return False
+        with self._expect_lock:
+            if self._expect.get(key) is exp:
+                del self._expect[key]
+        return True
+
+    def _count(self, what: str, n: int = 1) -> None:
+        with self._stats_lock:
+            self.stats[what] += n
+
+    def idle(self) -> bool:
+        """Nothing queued or in flight and no expectation pending."""
+        with self._expect_lock:
+            pending = bool(self._expect)
+        return self.queue.idle() and not pending
+
+
+def feed_from_store(store: Store, controller: VMController, kinds_: Iterable[str] = WATCHED_KINDS, *,
+                    stop: threading.Event, poll: float = 0.05) -> None:
+    """Drive `controller` from a store's change feed (the embedded store, or any `Store`): the
+    objects that exist first (an informer's initial list), then every change, until `stop`."""
+    wanted = set(kinds_)
+    since = store.resource_version()
+    for kind in wanted:
+        for obj in store.list(kind):
+            controller.handle(kind, "ADDED", obj)
+    while not stop.is_set():
+        for ev in store.changes(since):
+            since = ev.resource_version
+            if ev.kind in wanted:
+                controller.handle(ev.kind, ev.type, ev.object)
+        stop.wait(poll)

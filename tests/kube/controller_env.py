@@ -1,0 +1,110 @@
+"""Helpers for the VM controller's cluster tests: CRDs, controller processes, bounded waits."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from instancetype.deploy.crds import generate_crds
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def apply_crds(kube) -> None:
+    """install's CRDs (server-side applied as install applies them), Established."""
+    # (snapshot.storage.k8s.io is a protected group: its CRD is the CSI snapshotter's to install)
+    crds = [c for c in generate_crds() if not c["spec"]["group"].endswith(".k8s.io")]
+    kube.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=instancetype", "-f", "-",
+                 input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds}))
+    kube.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                 *[f"crd/{c['metadata']['name']}" for c in crds])
+
+
+def ensure_namespace(kube, name: str) -> None:
+    if kube.kubectl("get", "namespace", name, check=False).returncode != 0:
+        kube.kubectl("create", "namespace", name, check=False)
+
+
+def until(cond: Callable[[], object], timeout: float = 90.0, what: str = "condition", every: float = 0.25):
+    """Poll `cond` until it returns something truthy (returned), at most `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = cond()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+
+
+def get_json(kube, *args: str) -> dict:
+    return json.loads(kube.kubectl("get", *args, "-o", "json").stdout)
+
+
+class Controllers:
+    """`instancetype controller` processes on `kube`; each logs to a file; all stopped at the end."""
+
+    def __init__(self, kube, workdir: Path):
+        self.kube, self.workdir = kube, workdir
+        self.procs: list[tuple[subprocess.Popen, Path]] = []
+
+    def start(self, *args: str, workers: int = 4, catalog: bool = False) -> subprocess.Popen:
+        log = self.workdir / f"controller-{len(self.procs)}.log"
+        env = self.kube.env()
+        env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+        argv = [sys.executable, "-m", "instancetype", "controller", "--kubeconfig", str(self.kube.kubeconfig),
+                "--workers", str(workers), "-v", *args]
+        if not catalog:
+            argv.append("--no-catalog")
+        with open(log, "wb") as f:
+            proc = self.kube.popen(argv, env=env, stdout=f, stderr=subprocess.STDOUT)
+        self.procs.append((proc, log))
+        return proc
+
+    def log(self, proc: subprocess.Popen) -> str:
+        for p, path in self.procs:
+            if p is proc:
+                return path.read_text(errors="replace")
+        return ""
+
+    def leading(self, proc: subprocess.Popen) -> bool:
+        return "controller: running with" in self.log(proc)
+
+    def kill(self, proc: subprocess.Popen) -> None:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+
+    def stop(self, proc: subprocess.Popen, timeout: float = 30) -> int:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+        return proc.returncode
+
+    def stop_all(self) -> None:
+        for proc, _ in self.procs:
+            self.stop(proc)
+
+    def tails(self) -> str:
+        return "\n".join(f"--- {path.name} (exit {p.poll()})\n" + "\n".join(path.read_text(errors="replace")
+                                                                          .splitlines()[-30:])
+                         for p, path in self.procs)
+
+
+@pytest.fixture
+def controllers(kube, tmp_path):
+    apply_crds(kube)
+    c = Controllers(kube, tmp_path)
+    yield c
+    c.stop_all()
+    print(c.tails())        # shown by pytest only when the test failed

@@ -1,0 +1,135 @@
+"""The VM controller on a real API server, driven with the real kubectl: seed 003's versioning,
+seed 001's VMI, `kubectl wait --for=condition=Ready`, deletion through the garbage collector."""
+from __future__ import annotations
+
+import json
+
+from instancetype.controller import Cluster
+
+from .controller_env import controllers, get_json, until  # noqa: F401 -- the fixture
+
+CSMALL = {"apiVersion": "instancetype.kubevirt.io/v1alpha1", "kind": "VirtualMachineInstancetype",
+          "metadata": {"name": "csmall"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "128Mi"}}}
+# KubeVirt's examples/vm-cirros-csmall.yaml, as seed 003 applies it.
+VM_CIRROS_CSMALL = {
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm-cirros-csmall"},
+    "spec": {"instancetype": {"kind": "VirtualMachineInstancetype", "name": "csmall"}, "running": False,
+             "template": {"spec": {"domain": {"devices": {"disks": [{"disk": {"bus": "virtio"}, "name": "containerdisk"}]}},
+                                   "terminationGracePeriodSeconds": 0,
+                                   "volumes": [{"containerDisk": {"image": "registry:5000/kubevirt/cirros-container-disk-demo:devel"},
+                                                "name": "containerdisk"}]}}}}
+
+# Seed 001's fedora example.
+CMEDIUM = {"apiVersion": "instancetype.kubevirt.io/v1alpha1", "kind": "VirtualMachineInstancetype",
+           "metadata": {"name": "cmedium"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
+FEDORA_PREF = {"apiVersion": "instancetype.kubevirt.io/v1alpha1", "kind": "VirtualMachinePreference",
+               "metadata": {"name": "fedora"},
+               "spec": {"devices": {"preferredDiskBus": "virtio", "preferredInterfaceModel": "virtio", "preferredRng": {}},
+                        "features": {"preferredAcpi": {}, "preferredSmm": {}},
+                        "firmware": {"preferredUseEfi": True, "preferredUseSecureBoot": True}}}
+FEDORA_VM = {
+    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "fedora"},
+    "spec": {"instancetype": {"name": "cmedium", "kind": "virtualMachineInstancetype"},
+             "preference": {"name": "fedora", "kind": "virtualMachinePreference"}, "runStrategy": "Always",
+             "template": {"spec": {"domain": {"devices": {}}, "volumes": [
+                 {"containerDisk": {"image": "quay.io/containerdisks/fedora:latest"}, "name": "containerdisk"},
+                 {"cloudInitNoCloud": {"userData": "#cloud-config\nusers:\n  - name: admin\n"}, "name": "cloudinit"}]}}}}
+
+
+def _apply(kube, namespace, *objs):
+    return kube.kubectl("apply", "-n", namespace, "-f", "-",
+                        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)})).stdout
+
+
+def _vm(kube, namespace, name):
+    return get_json(kube, "-n", namespace, f"vm/{name}")
+
+
+def _vmi_or_none(kube, namespace, name):
+    r = kube.kubectl("get", "-n", namespace, f"vmi/{name}", "-o", "json", check=False)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def test_seed_003_versioning(kube, namespace, controllers):
+    controllers.start()
+    out = _apply(kube, namespace, CSMALL, VM_CIRROS_CSMALL)
+    assert "virtualmachineinstancetype.instancetype.kubevirt.io/csmall created" in out
+    assert "virtualmachine.kubevirt.io/vm-cirros-csmall created" in out
+    assert _vm(kube, namespace, "vm-cirros-csmall")["spec"]["instancetype"] == {
+        "kind": "VirtualMachineInstancetype", "name": "csmall"}       # not started: nothing pinned
+
+    # virtctl start (a VM using `running`): spec.running true
+    kube.kubectl("patch", "-n", namespace, "vm/vm-cirros-csmall", "--type=merge", "-p", '{"spec":{"running":true}}')
+    matcher = until(lambda: (_vm(kube, namespace, "vm-cirros-csmall")["spec"]["instancetype"]
+                             if "revisionName" in _vm(kube, namespace, "vm-cirros-csmall")["spec"]["instancetype"]
+                             else None), what="revisionName")
+    it_uid = get_json(kube, "-n", namespace, "virtualmachineinstancetype/csmall")["metadata"]["uid"]
+    vm = _vm(kube, namespace, "vm-cirros-csmall")
+    name = f"vm-cirros-csmall-csmall-{it_uid}-1"
+    assert matcher == {"kind": "VirtualMachineInstancetype", "name": "csmall", "revisionName": name}
+
+    cr = json.loads(kube.kubectl("get", "-n", namespace, f"controllerrevision/{name}", "-o", "json").stdout)
+    assert cr["apiVersion"] == "apps/v1" and cr["kind"] == "ControllerRevision"
+    assert cr["metadata"]["ownerReferences"] == [{"apiVersion": "kubevirt.io/v1", "blockOwnerDeletion": True,
+                                                  "controller": True, "kind": "VirtualMachine",
+                                                  "name": "vm-cirros-csmall", "uid": vm["metadata"]["uid"]}]
+    assert cr["data"]["apiVersion"] == "instancetype.kubevirt.io/v1beta1"
+    assert cr["data"]["kind"] == "VirtualMachineInstancetype"
+    assert cr["data"]["spec"]["memory"]["guest"] == "128Mi"
+    ref = until(lambda: (_vm(kube, namespace, "vm-cirros-csmall").get("status") or {}).get("instancetypeRef"),
+                what="status.instancetypeRef")
+    assert ref == {"kind": "VirtualMachineInstancetype", "name": "csmall", "controllerRevisionRef": {"name": name}}
+
+    vmi = until(lambda: _vmi_or_none(kube, namespace, "vm-cirros-csmall"), what="the VMI")
+    assert vmi["spec"]["domain"]["memory"]["guest"] == "128Mi"
+    assert vmi["metadata"]["ownerReferences"][0]["uid"] == vm["metadata"]["uid"]
+
+    # Editing the instancetype changes neither the running VM nor the restarted one.
+    kube.kubectl("patch", "-n", namespace, "virtualmachineinstancetype/csmall", "--type=merge",
+                 "-p", '{"spec":{"memory":{"guest":"256Mi"}}}')
+    kube.kubectl("patch", "-n", namespace, "vm/vm-cirros-csmall", "--type=merge", "-p", '{"spec":{"running":false}}')
+    until(lambda: _vmi_or_none(kube, namespace, "vm-cirros-csmall") is None, what="the VMI to go")
+    kube.kubectl("patch", "-n", namespace, "vm/vm-cirros-csmall", "--type=merge", "-p", '{"spec":{"running":true}}')
+    vmi = until(lambda: _vmi_or_none(kube, namespace, "vm-cirros-csmall"), what="the VMI again")
+    assert vmi["spec"]["domain"]["memory"]["guest"] == "128Mi"
+    assert _vm(kube, namespace, "vm-cirros-csmall")["spec"]["instancetype"]["revisionName"] == name
+    revs = get_json(kube, "-n", namespace, "controllerrevisions")["items"]
+    assert [r["metadata"]["name"] for r in revs] == [name]
+
+    # Deleting the VM removes the revision (Kubernetes' garbage collector, no client cascade).
+    kube.kubectl("delete", "-n", namespace, "vm/vm-cirros-csmall")
+
+    def gone():
+        r = kube.kubectl("get", "-n", namespace, f"controllerrevision/{name}", check=False)
+        return r.returncode != 0 and r.stderr
+
+    err = until(gone, what="the revision to be collected")
+    assert err.strip() == f'Error from server (NotFound): controllerrevisions.apps "{name}" not found'
+    until(lambda: _vmi_or_none(kube, namespace, "vm-cirros-csmall") is None, what="the VMI to be collected")
+
+
+def test_seed_001_vmi_equals_the_embedded_stores(kube, namespace, controllers, tmp_path):
+    controllers.start()
+    _apply(kube, namespace, CMEDIUM, FEDORA_PREF, FEDORA_VM)
+    vmi = until(lambda: _vmi_or_none(kube, namespace, "fedora"), what="the VMI")
+    with Cluster.open(str(tmp_path / "state.db"), catalog=False) as c:
+        for obj in (CMEDIUM, FEDORA_PREF, FEDORA_VM):
+            c.apply(obj)
+        embedded = c.get("VirtualMachineInstance", "fedora")
+    assert vmi["spec"] == embedded["spec"]
+    assert vmi["spec"]["domain"]["firmware"]["uuid"] == "98f07cdd-96da-5880-b6c7-1a5700b73dc4"   # the seed's
+
+
+def test_kubectl_wait_ready_and_the_simulated_node(kube, namespace, controllers):
+    controllers.start()
+    vm = json.loads(json.dumps(FEDORA_VM))
+    vm["metadata"]["name"] = "example"
+    _apply(kube, namespace, CMEDIUM, FEDORA_PREF, vm)
+    r = kube.kubectl("wait", "-n", namespace, "vms/example", "--for=condition=Ready", "--timeout=90s")
+    assert r.stdout.strip() == "virtualmachine.kubevirt.io/example condition met"
+    vmi = get_json(kube, "-n", namespace, "vmi/example")
+    assert vmi["status"]["phase"] == "Running" and vmi["status"]["nodeName"] == "simulated-node"
+    ready = [c for c in vmi["status"]["conditions"] if c["type"] == "Ready"][0]
+    assert ready["status"] == "True" and "no guest runs" in ready["message"]
+    status = _vm(kube, namespace, "example")["status"]
+    assert status["printableStatus"] == "Running" and status["ready"] is True
