@@ -1,8 +1,9 @@
 """The real virtctl (KubeVirt v1.7.0) and kubectl against the subresource API
-`subresources.kubevirt.io/v1`, registered by `instancetype install` as an APIService and served
-inside the test's network namespace (the aggregator refuses loopback endpoints) over the
-cluster's store, as the ServiceAccount `install` made: start, stop, restart, both expansions,
-and RBAC on the subresources (403 without it, allowed with it)."""
+`subresources.kubevirt.io/v1`, registered by `instancetype install` as an APIService and served by
+`instancetype serve` inside the test's network namespace (the aggregator refuses loopback
+endpoints), with `instancetype controller` beside it, both as the ServiceAccount `install` made:
+seeds 002 and 003, start, stop, restart, dry runs, both expansions equal to the offline
+`instancetype expand`, and RBAC on the subresources (403 without it, allowed with it)."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.cli.test_seed_002 import EXAMPLE
+from tests.cli.test_seed_003 import CSMALL, OVERRIDE, VM_CIRROS_CSMALL
 from tests.kube.certs import make_webhook_certs
+from tests.kube.controller_env import until
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_NS = "instancetype-system"
@@ -44,9 +48,18 @@ def _sa_kubeconfig(kube, path: Path) -> Path:
     return path
 
 
+def _log_tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
 @pytest.fixture(scope="module")
 def subresource_api(kube_netns, tmp_path_factory):
-    """install (APIService at ADDRESS:PORT), then the subresource API served in the namespace."""
+    """`instancetype install` (the APIService at ADDRESS:PORT), then `instancetype serve` (the
+    webhooks and the subresource API) and `instancetype controller` inside the namespace, both as
+    the ServiceAccount install made."""
     kube = kube_netns
     work = tmp_path_factory.mktemp("virtapi")
     address = kube.netns.address
@@ -56,24 +69,39 @@ def subresource_api(kube_netns, tmp_path_factory):
     r = _instancetype("install", "--kubeconfig", str(kube.kubeconfig), "--webhook-url",
                       f"https://{address}:{PORT}", "--ca-bundle", str(certs.ca), env=env)
     assert r.returncode == 0, r.stderr
-    assert f"apiservice.apiregistration.k8s.io/v1.subresources.kubevirt.io created" in r.stdout
-    # The admission webhooks are `serve`'s; this server answers the subresource API only.
-    kube.kubectl("delete", "mutatingwebhookconfiguration", "virt-api-mutator", "--ignore-not-found")
-    kube.kubectl("delete", "validatingwebhookconfiguration", "virt-api-validator", "--ignore-not-found")
-    log = open(work / "virtapi.log", "wb")
-    server = kube.popen([sys.executable, Path(__file__).with_name("virtapi_server.py"), address, PORT,
-                         certs.cert, certs.key, _sa_kubeconfig(kube, work / "sa.kubeconfig")],
-                        stdout=log, stderr=subprocess.STDOUT, env=env)
+    assert "apiservice.apiregistration.k8s.io/v1.subresources.kubevirt.io created" in r.stdout
+    sa = str(_sa_kubeconfig(kube, work / "sa.kubeconfig"))
+    logs = {name: work / f"{name}.log" for name in ("serve", "controller")}
+    argv = {"serve": ["serve", "--kubeconfig", sa, "--bind-address", address, "--secure-port", str(PORT),
+                      "--tls-cert-file", str(certs.cert), "--tls-private-key-file", str(certs.key)],
+            "controller": ["controller", "--kubeconfig", sa, "--no-catalog"]}
+    procs = {}
     try:
-        kube.kubectl("wait", "apiservice/v1.subresources.kubevirt.io", "--for=condition=Available",
-                     "--timeout=90s")
+        for name in ("serve", "controller"):
+            with open(logs[name], "wb") as log:
+                procs[name] = kube.popen([sys.executable, "-m", "instancetype", *argv[name]], env=env,
+                                         stdout=log, stderr=subprocess.STDOUT)
+        until(lambda: "ready" in _log_tail(logs["serve"]).splitlines() or procs["serve"].poll() is not None,
+              timeout=120, what="serve to be ready")
+        assert procs["serve"].poll() is None, _log_tail(logs["serve"])
+        wait = kube.kubectl("wait", "apiservice/v1.subresources.kubevirt.io", "--for=condition=Available",
+                            "--timeout=90s", check=False)
+        assert wait.returncode == 0, wait.stderr + _log_tail(logs["serve"])
         yield kube
     finally:
-        # The APIService goes before the server stops (an unavailable one blocks namespace deletion).
+        # VMs go while the controller runs (it lets their VMIs' finalizers go); then the
+        # APIService goes before serve stops (an unavailable one blocks namespace deletion).
+        kube.kubectl("delete", "vm", "--all", "--all-namespaces", "--wait=true", "--timeout=120s", check=False)
+        kube.kubectl("wait", "vmi", "--all", "--all-namespaces", "--for=delete", "--timeout=120s", check=False)
         _instancetype("uninstall", "--kubeconfig", str(kube.kubeconfig), env=env)
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
+        for proc in procs.values():
+            proc.terminate()
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
 
 
 def _objects(namespace: str) -> str:
@@ -197,3 +225,44 @@ def test_rbac_on_the_subresources(subresource_api, vm_namespace):
     assert _vmi_uid(kube, ns) is not None
     # start is not stop: bob still may not, and alice's permission is only in this namespace
     assert kube.virtctl("stop", "vm1", "-n", ns, user="bob", check=False).returncode == 1
+
+
+def test_seed_002_start_and_wait(subresource_api, netns_namespace):
+    kube, ns = subresource_api, netns_namespace
+    kube.kubectl("apply", "-n", ns, "-f", "-", input=EXAMPLE)
+    assert kube.virtctl("start", "example", "-n", ns).stdout == "VM example was scheduled to start\n"
+    r = kube.kubectl("wait", "vms/example", "-n", ns, "--for=condition=Ready", "--timeout=60s")
+    assert r.stdout == "virtualmachine.kubevirt.io/example condition met\n"
+    vmi = json.loads(kube.kubectl("get", "vmis/example", "-n", ns, "-o", "json").stdout)
+    devices = vmi["spec"]["domain"]["devices"]
+    assert devices["disks"] == [{"disk": {"bus": "virtio"}, "name": "containerdisk"},
+                                {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"}]
+    assert devices["interfaces"] == [{"bridge": {}, "model": "virtio", "name": "default"}]
+    assert vmi["spec"]["domain"]["cpu"]["sockets"] == 2
+
+
+def test_seed_003_user_override_and_versioning(subresource_api, netns_namespace, tmp_path):
+    kube, ns = subresource_api, netns_namespace
+    kube.kubectl("apply", "-n", ns, "-f", "-", input=OVERRIDE)
+    r = kube.virtctl("start", "example-preference-user-override", "-n", ns)
+    assert r.stdout == "VM example-preference-user-override was scheduled to start\n"
+    vmi = json.loads(kube.kubectl("get", "vmis/example-preference-user-override", "-n", ns, "-o", "json").stdout)
+    assert vmi["spec"]["domain"]["devices"]["disks"] == [
+        {"disk": {"bus": "sata"}, "name": "containerdisk"}, {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"}]
+
+    (tmp_path / "csmall.yaml").write_text(CSMALL)
+    (tmp_path / "vm-cirros-csmall.yaml").write_text(VM_CIRROS_CSMALL)
+    kube.kubectl("apply", "-n", ns, "-f", str(tmp_path / "csmall.yaml"), "-f", str(tmp_path / "vm-cirros-csmall.yaml"))
+    assert kube.virtctl("start", "vm-cirros-csmall", "-n", ns).stdout == "VM vm-cirros-csmall was scheduled to start\n"
+    vm = json.loads(kube.kubectl("get", "vm/vm-cirros-csmall", "-n", ns, "-o", "json").stdout)
+    uid = kube.kubectl("get", "virtualmachineinstancetype/csmall", "-n", ns, "-o", "jsonpath={.metadata.uid}").stdout
+    name = f"vm-cirros-csmall-csmall-{uid}-1"
+    assert vm["spec"]["instancetype"] == {"kind": "VirtualMachineInstancetype", "name": "csmall", "revisionName": name}
+    cr = json.loads(kube.kubectl("get", f"controllerrevision/{name}", "-n", ns, "-o", "json").stdout)
+    assert cr["metadata"]["ownerReferences"] == [{
+        "apiVersion": "kubevirt.io/v1", "blockOwnerDeletion": True, "controller": True, "kind": "VirtualMachine",
+        "name": "vm-cirros-csmall", "uid": vm["metadata"]["uid"]}]
+    # The revision goes with the VM (Kubernetes' garbage collector).
+    kube.kubectl("delete", "vm/vm-cirros-csmall", "-n", ns)
+    until(lambda: kube.kubectl("get", f"controllerrevision/{name}", "-n", ns, check=False).returncode != 0,
+          timeout=90, what="the revision to be collected")

@@ -43,6 +43,7 @@ def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, se
     store = KubeStore(kubeconfig, context)
     store.ping()
     cached = CachedStore.start(store)
+    subresources = _subresource_api(kubeconfig, context, tls)
     failed: list[str] = []
 
     def ready(server) -> None:
@@ -61,10 +62,30 @@ def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, se
         threading.Thread(target=wait, daemon=True).start()
 
     try:
-        run(cached, tls, host=bind_address, port=secure_port, ready=ready)
+        run(cached, tls, host=bind_address, port=secure_port, ready=ready, subresources=subresources)
     except OSError as e:
         raise CLIError(f"cannot listen on {bind_address}:{secure_port}: {e.strerror or e}") from None
     finally:
         cached.close()
     if failed:
         raise CLIError(f"the informer caches did not sync in {sync_timeout:g}s: {'; '.join(failed)}")
+
+
+def _subresource_api(kubeconfig: str | None, context: str | None, tls) -> object | None:
+    """The aggregated API subresources.kubevirt.io over its own KubeStore, the TLS server asking
+    for the API server's front-proxy certificate; None (with a warning line) when the cluster's
+    front-proxy settings cannot be read: the webhooks are served, the subresources are not."""
+    from instancetype.store.kube import KubeStore
+    from instancetype.webhook.virtapi.app import for_cluster
+    from instancetype.webhook.virtapi.auth import client_auth_context
+
+    actions = KubeStore(kubeconfig, context)
+    try:
+        api = for_cluster(actions, actions.new_client())
+    except Exception as e:      # no ConfigMap, no RBAC to read it, no front-proxy CA in it
+        actions.close()
+        print(f"warning: not serving subresources.kubevirt.io: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+              file=sys.stderr, flush=True)
+        return None
+    client_auth_context(tls.context, api.requestheader)
+    return api

@@ -19,6 +19,8 @@ from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, St
 
 UNMARSHAL_ERROR = "Can not unmarshal Request body to struct, error: {}"   # unmarshalRequestErrFmt
 VM_GROUP, VM_RESOURCE = "kubevirt.io", "virtualmachine"                   # v1.Resource("virtualmachine")
+MODIFIED = "the object has been modified"      # a resourceVersion precondition failed (client-go's RetryOnConflict)
+CONFLICT_RETRIES = 5
 
 
 class InternalError(APIError):
@@ -239,10 +241,21 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes)
             # The simulated node has no paused state to start a VMI into.
             raise BadRequest("startPaused is not supported: this cluster's node does not pause VMIs")
     dry = dry_run_of(options)
-    config = cluster_config(store)
-    with (dry_run(store) if dry else store.transaction()) as tx:
-        vm = fetch_vm(tx, name, namespace)
-        getattr(vmctl, action)(tx, vm, config)
+    # On the embedded store the controller runs inside the request's transaction; on an API
+    # server the controller watching it carries a run strategy change out (as virt-controller
+    # does virt-api's patch), and the request is retried from a fresh read when another writer
+    # (that controller writing the status) changed the VM between the read and the write.
+    embedded = type(store).__name__ == "SqliteStore"
+    for attempt in range(1 if embedded else CONFLICT_RETRIES):
+        config = cluster_config(store)
+        try:
+            with (dry_run(store) if dry else store.transaction()) as tx:
+                vm = fetch_vm(tx, name, namespace)
+                getattr(vmctl, action)(tx, vm, config, inline=embedded)
+            return
+        except Conflict as e:
+            if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
+                raise
 
 
 def expand_stored(store: Store, namespace: str, name: str) -> dict:
