@@ -272,3 +272,9 @@ def test_seed_003_user_override_and_versioning(subresource_api, netns_namespace,
     kube.kubectl("delete", "vm/vm-cirros-csmall", "-n", ns)
     until(lambda: kube.kubectl("get", f"controllerrevision/{name}", "-n", ns, check=False).returncode != 0,
           timeout=90, what="the revision to be collected")
+
+
+def test_virtctl_version_reads_the_server(subresource_api):
+    out = subresource_api.virtctl("version").stdout.splitlines()
+    assert out[0].startswith('Client Version: version.Info{GitVersion:"v1.7.0"')
+    assert out[1].startswith('Server Version: version.Info{GitVersion:"v1.9.0", GitCommit:"", GitTreeState:"clean"')

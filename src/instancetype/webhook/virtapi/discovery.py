@@ -16,6 +16,7 @@ GROUP_VERSION = f"{GROUP}/{VERSION}"
 PREFIX = f"/apis/{GROUP_VERSION}"
 
 # The subresources answered here (virt-api lists more: vnc, console, pause, migrate...).
+_GOARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le", "s390x": "s390x"}
 RESOURCES = ("expand-vm-spec", "virtualmachines/start", "virtualmachines/stop", "virtualmachines/restart",
              "virtualmachines/expand-spec")
 
@@ -46,7 +47,7 @@ def version_info() -> dict:
     """client-go/version.Info of the KubeVirt this server answers as (virtctl compares major.minor)."""
     return {"gitVersion": KUBEVIRT_VERSION, "gitCommit": "", "gitTreeState": "clean",
             "buildDate": "1970-01-01T00:00:00Z", "goVersion": f"python{platform.python_version()}",
-            "compiler": f"instancetype-{__version__}", "platform": f"{platform.system().lower()}/{platform.machine()}"}
+            "compiler": f"instancetype-{__version__}", "platform": f"{platform.system().lower()}/{_GOARCH.get(platform.machine(), platform.machine())}"}
 
 
 def healthz(apiserver_version: dict | None, error: str | None = None) -> tuple[int, dict]:
