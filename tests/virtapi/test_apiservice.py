@@ -56,3 +56,30 @@ def test_rbac_is_least_privilege():
     assert edit["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"] == "true"
     assert {"virtualmachines/start", "virtualmachines/stop", "virtualmachines/restart"} <= {
         r for rule in edit["rules"] for r in rule["resources"]}
+
+
+def _print(*args):
+    import subprocess
+    import sys
+
+    import yaml
+
+    proc = subprocess.run([sys.executable, "-m", "instancetype", "install", "--print", *args],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return list(yaml.safe_load_all(proc.stdout))
+
+
+def test_install_print_registers_the_subresource_api_before_the_webhooks(tmp_path):
+    ca = tmp_path / "ca.pem"
+    ca.write_bytes(PEM)
+    objs = _print("--webhook-url", "https://10.123.0.1:8443", "--ca-bundle", str(ca))
+    kinds = [o["kind"] for o in objs]
+    assert kinds[-5:] == ["Service", "EndpointSlice", "APIService", "MutatingWebhookConfiguration",
+                          "ValidatingWebhookConfiguration"]
+    # a loopback webhook URL (fine for admission webhooks) registers no APIService
+    objs = _print("--webhook-url", "https://127.0.0.1:8443", "--ca-bundle", str(ca))
+    assert "APIService" not in [o["kind"] for o in objs]
+    # a Service target: the APIService names it
+    api = next(o for o in _print("--service", "virt/hooks") if o["kind"] == "APIService")
+    assert api["spec"]["service"] == {"namespace": "virt", "name": "hooks", "port": 443}

@@ -51,7 +51,7 @@ def catalogue_objects(kubevirt: dict | None) -> list[dict]:
 
 def manifests(namespace: str = DEFAULT_NAMESPACE, target: WebhookTarget | None = None) -> list[dict]:
     """Everything `install` applies, in its order: CRDs, the namespace and RBAC, the KubeVirt
-    object, the catalogue, and last the webhook configurations (so that nothing above waits for
+    object, the catalogue, the subresource API's APIService, and last the webhook configurations (so that nothing above waits for
     a webhook that is not serving yet)."""
     target = target or WebhookTarget(service=(namespace, "instancetype-webhook"))
     kv = kubevirt_objects()
@@ -62,8 +62,8 @@ def manifests(namespace: str = DEFAULT_NAMESPACE, target: WebhookTarget | None =
     except TargetError:
         subresource_api = []
     return (generate_crds() + [namespace_object(namespace)] + rbac_objects(namespace)
-            + apiservice_rbac_objects(namespace) + kv + catalogue_objects(kv[1]) + webhook_configurations(target)
-            + subresource_api)
+            + apiservice_rbac_objects(namespace) + kv + catalogue_objects(kv[1]) + subresource_api
+            + webhook_configurations(target))
 
 
 __all__ = [

@@ -4,14 +4,16 @@
 ours) of the CRDs, then a bounded wait until each is Established, then the namespace and RBAC,
 the KubeVirt object (only when the cluster has none), the catalogue (controller/catalog_sync's
 plan: created, restored or deleted as virt-operator does; unchanged objects are not written, so
-a second install sends nothing to the webhooks), and last the webhook configurations. Each object
+a second install sends nothing to the webhooks), the subresource API's APIService (deploy/apiservice;
+only for an address the aggregator may dial, else a warning on stderr), and last the webhook
+configurations. Each object
 prints one kubectl-style line: `<resource>/<name> created|configured|unchanged|deleted`.
 
 A cluster where KubeVirt's own CRDs exist (kubevirt.io or instancetype.kubevirt.io, not labelled
 `app.kubernetes.io/managed-by: instancetype`) is refused: KubeVirt already serves these webhooks.
 Storage CRDs (CDI, snapshots) that another owner installed are left as they are.
 
-`uninstall`: webhook configurations first (so nothing is refused on the way), then RBAC, the
+`uninstall`: the APIService and webhook configurations first (so nothing is refused on the way), then RBAC, the
 catalogue, the KubeVirt object and `kubevirt` namespace if ours, our CRDs (waited for until gone),
 and the namespace. Only objects with our label are removed; absent ones are skipped.
 
@@ -246,16 +248,16 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
         kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", "kubevirt", KUBEVIRT_NAMESPACE)
     # 4. the catalogue, as virt-operator keeps it
     _sync_catalogue(cluster, kubevirt, echo)
-    # 5. the webhooks, last
-    for obj in webhook_configurations(target):
-        echo(f"{_label(obj)} {cluster.apply(obj)}")
-    # 6. the subresource API (virt-api's APIService), where an aggregated API may be served
+    # 5. the subresource API (virt-api's APIService), where an aggregated API may be served
     try:
         subresource_api = apiservice_objects(namespace, target)
     except TargetError as e:    # the webhooks work there; virtctl's subresources will not (a warning, stderr)
         print(f"Warning: apiservice.apiregistration.k8s.io/{APISERVICE_NAME} not registered: {e}", file=sys.stderr)
         subresource_api = []
     for obj in subresource_api:
+        echo(f"{_label(obj)} {cluster.apply(obj)}")
+    # 6. the webhooks, last
+    for obj in webhook_configurations(target):
         echo(f"{_label(obj)} {cluster.apply(obj)}")
 
 

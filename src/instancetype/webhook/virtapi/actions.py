@@ -185,11 +185,18 @@ class _Undo(Exception):
     pass
 
 
+def embedded(store: Store) -> bool:
+    """The embedded store: one transaction can hold the request and the controller's work."""
+    from instancetype.store.sqlite import SqliteStore
+
+    return isinstance(store, SqliteStore)
+
+
 @contextmanager
 def dry_run(store: Store) -> Iterator[Store]:
     """The writes run and nothing stays: the embedded store undoes its transaction (admission and
     all ran); any other store gets an overlay that keeps the writes (`dryrun.DryRunStore`)."""
-    if type(store).__name__ != "SqliteStore":
+    if not embedded(store):
         from .dryrun import DryRunStore
 
         yield DryRunStore(store)
@@ -245,13 +252,13 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes)
     # server the controller watching it carries a run strategy change out (as virt-controller
     # does virt-api's patch), and the request is retried from a fresh read when another writer
     # (that controller writing the status) changed the VM between the read and the write.
-    embedded = type(store).__name__ == "SqliteStore"
-    for attempt in range(1 if embedded else CONFLICT_RETRIES):
+    inline = embedded(store)
+    for attempt in range(1 if inline else CONFLICT_RETRIES):
         config = cluster_config(store)
         try:
             with (dry_run(store) if dry else store.transaction()) as tx:
                 vm = fetch_vm(tx, name, namespace)
-                getattr(vmctl, action)(tx, vm, config, inline=embedded)
+                getattr(vmctl, action)(tx, vm, config, inline=inline)
             return
         except Conflict as e:
             if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
