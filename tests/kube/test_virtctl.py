@@ -91,17 +91,24 @@ def subresource_api(kube_netns, tmp_path_factory):
     finally:
         # VMs go while the controller runs (it lets their VMIs' finalizers go); then the
         # APIService goes before serve stops (an unavailable one blocks namespace deletion).
-        kube.kubectl("delete", "vm", "--all", "--all-namespaces", "--wait=true", "--timeout=120s", check=False)
-        kube.kubectl("wait", "vmi", "--all", "--all-namespaces", "--for=delete", "--timeout=120s", check=False)
-        _instancetype("uninstall", "--kubeconfig", str(kube.kubeconfig), env=env)
-        for proc in procs.values():
-            proc.terminate()
-        for proc in procs.values():
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=30)
+        try:
+            kube.kubectl("delete", "vm", "--all", "--all-namespaces", "--wait=true", "--timeout=120s", check=False)
+            kube.kubectl("wait", "vmi", "--all", "--all-namespaces", "--for=delete", "--timeout=120s", check=False)
+            _instancetype("uninstall", "--kubeconfig", str(kube.kubeconfig), env=env)
+        finally:
+            _stop(procs)
+
+
+def _stop(procs: dict) -> None:
+    """Stop what the fixture started, whatever happened before."""
+    for proc in procs.values():
+        proc.terminate()
+    for proc in procs.values():
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
 
 
 def _objects(namespace: str) -> str:
