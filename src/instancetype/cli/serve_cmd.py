@@ -8,6 +8,12 @@ loaded, a port that cannot be bound: one `error: ...` line, exit status 1. Once 
 prints `serving KubeVirt's admission webhooks on https://HOST:PORT` (PORT 0 picks a free port:
 the line says which), and `ready` once the informer caches are synced; it stops cleanly on
 SIGTERM or SIGINT.
+
+The same server answers virt-api's aggregated API `subresources.kubevirt.io/v1` (virtctl start,
+stop, restart, expand; webhook/virtapi) that `install` registers as an APIService: it then asks
+TLS clients for the API server's front-proxy certificate (the CA of the cluster's
+`kube-system/extension-apiserver-authentication` ConfigMap). When that ConfigMap cannot be read,
+one `warning:` line says so and only the webhooks are served.
 """
 from __future__ import annotations
 
