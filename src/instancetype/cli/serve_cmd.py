@@ -8,6 +8,12 @@ loaded, a port that cannot be bound: one `error: ...` line, exit status 1. Once 
 prints `serving KubeVirt's admission webhooks on https://HOST:PORT` (PORT 0 picks a free port:
 the line says which), and `ready` once the informer caches are synced; it stops cleanly on
 SIGTERM or SIGINT.
+
+The same server answers virt-api's aggregated API `subresources.kubevirt.io/v1` (virtctl start,
+stop, restart, expand; webhook/virtapi) that `install` registers as an APIService: it then asks
+TLS clients for the API server's front-proxy certificate (the CA of the cluster's
+`kube-system/extension-apiserver-authentication` ConfigMap). When that ConfigMap cannot be read,
+one `warning:` line says so and only the webhooks are served.
 """
 from __future__ import annotations
 
@@ -43,6 +49,7 @@ def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, se
     store = KubeStore(kubeconfig, context)
     store.ping()
     cached = CachedStore.start(store)
+    subresources = _subresource_api(kubeconfig, context, tls)
     failed: list[str] = []
 
     def ready(server) -> None:
@@ -66,10 +73,30 @@ def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, se
         threading.Thread(target=wait, daemon=True).start()
 
     try:
-        run(cached, tls, host=bind_address, port=secure_port, ready=ready)
+        run(cached, tls, host=bind_address, port=secure_port, ready=ready, subresources=subresources)
     except OSError as e:
         raise CLIError(f"cannot listen on {bind_address}:{secure_port}: {e.strerror or e}") from None
     finally:
         cached.close()
     if failed:
         raise CLIError(f"the informer caches did not sync in {sync_timeout:g}s: {'; '.join(failed)}")
+
+
+def _subresource_api(kubeconfig: str | None, context: str | None, tls) -> object | None:
+    """The aggregated API subresources.kubevirt.io over its own KubeStore, the TLS server asking
+    for the API server's front-proxy certificate; None (with a warning line) when the cluster's
+    front-proxy settings cannot be read: the webhooks are served, the subresources are not."""
+    from instancetype.store.kube import KubeStore
+    from instancetype.webhook.virtapi.app import for_cluster
+    from instancetype.webhook.virtapi.auth import client_auth_context
+
+    actions = KubeStore(kubeconfig, context)
+    try:
+        api = for_cluster(actions, actions.new_client())
+    except Exception as e:      # no ConfigMap, no RBAC to read it, no front-proxy CA in it
+        actions.close()
+        print(f"warning: not serving subresources.kubevirt.io: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+              file=sys.stderr, flush=True)
+        return None
+    client_auth_context(tls.context, api.requestheader)
+    return api

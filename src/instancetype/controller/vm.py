@@ -318,30 +318,33 @@ def _conflict(vm: dict, detail: str) -> Conflict:
     return Conflict(f'Operation cannot be fulfilled on {VM_RESOURCE} "{name}": {detail}')
 
 
-def _set_running(store: Store, vm: dict, running: bool, config: dict | None) -> dict:
+def _set_running(store: Store, vm: dict, running: bool, config: dict | None, inline: bool = True) -> dict:
     """KubeVirt's getRunningPatch: the legacy `spec.running` where the VM uses it, else
-    `spec.runStrategy` Always / Halted; then the controller's reconcile."""
+    `spec.runStrategy` Always / Halted; then the controller's reconcile (`inline=False`: left to
+    the controller that watches the store, as virt-api leaves it to virt-controller)."""
     spec = dict(vm.get("spec") or {})
     if "running" in spec and "runStrategy" not in spec:
         spec["running"] = running
     else:
         spec["runStrategy"] = "Always" if running else "Halted"
-    return reconcile(store, store.update({**vm, "spec": spec}), config)
+    stored = store.update({**vm, "spec": spec})
+    return reconcile(store, stored, config) if inline else stored
 
 
-def start(store: Store, vm: dict, config: dict | None = None) -> dict:
-    """virtctl start (KubeVirt's start subresource), then the controller's reconcile."""
+def start(store: Store, vm: dict, config: dict | None = None, *, inline: bool = True) -> dict:
+    """virtctl start (KubeVirt's start subresource), then the controller's reconcile (`inline`:
+    here; else a run strategy change is left to the controller watching the store)."""
     strategy = run_strategy(vm)
     if _vmi(store, vm) is not None:  # the simulated node's VMIs run until deleted (never final)
         raise _conflict(vm, "VM is already running")
     if strategy in ("Always", "Once"):
         raise _conflict(vm, f"{strategy} does not support manual start requests")
     if strategy == "Halted":
-        return _set_running(store, vm, True, config)
+        return _set_running(store, vm, True, config, inline)
     return _start_vmi(store, clone(vm), config, vm)  # Manual, RerunOnFailure: a start request
 
 
-def stop(store: Store, vm: dict, config: dict | None = None) -> dict:
+def stop(store: Store, vm: dict, config: dict | None = None, *, inline: bool = True) -> dict:
     strategy = run_strategy(vm)
     vmi = _vmi(store, vm)
     if strategy in ("Halted", "Manual", "RerunOnFailure", "WaitAsReceiver") and vmi is None:
@@ -349,16 +352,18 @@ def stop(store: Store, vm: dict, config: dict | None = None) -> dict:
     if strategy == "Halted":
         raise _conflict(vm, "Halted only supports manual stop requests with a shorter graceperiod")
     if strategy in ("Always", "Once"):
-        return _set_running(store, vm, False, config)
+        return _set_running(store, vm, False, config, inline)
     _delete_vmi(store, vm)
     return _write_status(store, clone(vm), None, vm)
 
 
-def restart(store: Store, vm: dict, config: dict | None = None) -> dict:
+def restart(store: Store, vm: dict, config: dict | None = None, *, inline: bool = True) -> dict:
     strategy = run_strategy(vm)
     if strategy in ("Halted", "Once"):
         raise _conflict(vm, f"RunStategy {strategy} does not support manual restart requests")  # sic, KubeVirt
     if _vmi(store, vm) is None:
         raise _conflict(vm, "VM is not running: Halted")
     _delete_vmi(store, vm)
+    if not inline and strategy == "Always":
+        return vm       # the controller starts the next VMI once this one is gone
     return _start_vmi(store, clone(vm), config, vm)

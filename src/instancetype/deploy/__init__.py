@@ -9,6 +9,8 @@ Layering: above store, beside controller; reads api/ and catalog/, writes throug
     kubevirt_objects()                      the `kubevirt` namespace and the KubeVirt object kubevirt/kubevirt
     catalogue_objects(kubevirt)             common-instancetypes as virt-operator deploys it
                                             (controller/catalog_sync.desired_objects)
+    apiservice.apiservice_objects(ns, target), apiservice.apiservice_rbac_objects(ns)
+                                            the subresource API's registration and RBAC
     manifests(namespace, target)            all of them, in the order `install` applies them
 
 Public: the above, `KUBEVIRT_NAMESPACE`, `KUBEVIRT_NAME`, `REGISTRY`.
@@ -49,12 +51,19 @@ def catalogue_objects(kubevirt: dict | None) -> list[dict]:
 
 def manifests(namespace: str = DEFAULT_NAMESPACE, target: WebhookTarget | None = None) -> list[dict]:
     """Everything `install` applies, in its order: CRDs, the namespace and RBAC, the KubeVirt
-    object, the catalogue, and last the webhook configurations (so that nothing above waits for
+    object, the catalogue, the subresource API's APIService, and last the webhook configurations (so that nothing above waits for
     a webhook that is not serving yet)."""
     target = target or WebhookTarget(service=(namespace, "instancetype-webhook"))
     kv = kubevirt_objects()
-    return (generate_crds() + [namespace_object(namespace)] + rbac_objects(namespace) + kv
-            + catalogue_objects(kv[1]) + webhook_configurations(target))
+    from instancetype.deploy.apiservice import TargetError, apiservice_objects, apiservice_rbac_objects
+
+    try:   # the subresource API needs an address the aggregator may dial (not loopback)
+        subresource_api = apiservice_objects(namespace, target)
+    except TargetError:
+        subresource_api = []
+    return (generate_crds() + [namespace_object(namespace)] + rbac_objects(namespace)
+            + apiservice_rbac_objects(namespace) + kv + catalogue_objects(kv[1]) + subresource_api
+            + webhook_configurations(target))
 
 
 __all__ = [

@@ -4,14 +4,16 @@
 ours) of the CRDs, then a bounded wait until each is Established, then the namespace and RBAC,
 the KubeVirt object (only when the cluster has none), the catalogue (controller/catalog_sync's
 plan: created, restored or deleted as virt-operator does; unchanged objects are not written, so
-a second install sends nothing to the webhooks), and last the webhook configurations. Each object
+a second install sends nothing to the webhooks), the subresource API's APIService (deploy/apiservice;
+only for an address the aggregator may dial, else a warning on stderr), and last the webhook
+configurations. Each object
 prints one kubectl-style line: `<resource>/<name> created|configured|unchanged|deleted`.
 
 A cluster where KubeVirt's own CRDs exist (kubevirt.io or instancetype.kubevirt.io, not labelled
 `app.kubernetes.io/managed-by: instancetype`) is refused: KubeVirt already serves these webhooks.
 Storage CRDs (CDI, snapshots) that another owner installed are left as they are.
 
-`uninstall`: webhook configurations first (so nothing is refused on the way), then RBAC, the
+`uninstall`: the APIService and webhook configurations first (so nothing is refused on the way), then RBAC, the
 catalogue, the KubeVirt object and `kubevirt` namespace if ours, our CRDs (waited for until gone),
 and the namespace. Only objects with our label are removed; absent ones are skipped.
 
@@ -21,6 +23,7 @@ Public: `ClusterError`, `connect(kubeconfig, context) -> Client`, `install(clien
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable
 
@@ -37,6 +40,7 @@ from instancetype.errors import Error
 from instancetype.deploy import (KUBEVIRT_NAMESPACE, catalogue_objects, kubevirt_objects, namespace_object,
                                  rbac_objects, webhook_configurations)
 from instancetype.deploy.crds import KUBEVIRT_KINDS, STORAGE_KINDS, generate_crds, is_ours
+from instancetype.deploy.apiservice import APISERVICE_NAME, TargetError, apiservice_objects, apiservice_rbac_objects
 from instancetype.deploy.webhooks import WebhookTarget
 
 FIELD_MANAGER = "instancetype"
@@ -230,7 +234,7 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
             time.sleep(0.1)
     # 2. namespace and RBAC (a namespace an uninstall left terminating is waited for first)
     _wait_not_terminating(cluster, namespace)
-    for obj in [namespace_object(namespace)] + rbac_objects(namespace):
+    for obj in [namespace_object(namespace)] + rbac_objects(namespace) + apiservice_rbac_objects(namespace):
         echo(f"{_label(obj)} {cluster.apply(obj)}")
     # 3. the KubeVirt object, only when the cluster has none
     existing = cluster.list(kinds.KUBEVIRT_API_VERSION, "KubeVirt", namespace="*")   # in any namespace
@@ -244,7 +248,15 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
         kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", "kubevirt", KUBEVIRT_NAMESPACE)
     # 4. the catalogue, as virt-operator keeps it
     _sync_catalogue(cluster, kubevirt, echo)
-    # 5. the webhooks, last
+    # 5. the subresource API (virt-api's APIService), where an aggregated API may be served
+    try:
+        subresource_api = apiservice_objects(namespace, target)
+    except TargetError as e:    # the webhooks work there; virtctl's subresources will not (a warning, stderr)
+        print(f"Warning: apiservice.apiregistration.k8s.io/{APISERVICE_NAME} not registered: {e}", file=sys.stderr)
+        subresource_api = []
+    for obj in subresource_api:
+        echo(f"{_label(obj)} {cluster.apply(obj)}")
+    # 6. the webhooks, last
     for obj in webhook_configurations(target):
         echo(f"{_label(obj)} {cluster.apply(obj)}")
 
@@ -304,9 +316,11 @@ def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
         if cluster.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace")):
             echo(f"{_label(obj)} deleted")
 
+    for obj in reversed(apiservice_objects(namespace, WebhookTarget(url="https://192.0.2.1"))):
+        remove(obj)
     for obj in webhook_configurations(WebhookTarget(url="https://unused")):
         remove(obj)
-    for obj in reversed(rbac_objects(namespace)):
+    for obj in reversed(rbac_objects(namespace) + apiservice_rbac_objects(namespace)):
         remove(obj)
     crds = [c for c in generate_crds() if is_ours(cluster.get(*_CRD, c["metadata"]["name"]))]
     crd_names = {c["metadata"]["name"] for c in crds}

@@ -163,17 +163,20 @@ def _type(webhook: str, uid: str, operation: str, obj: dict, old: dict | None) -
 
 def _vm(webhook: kinds.Webhook, uid: str, operation: str, obj: dict, old: dict | None, objects: Any,
         config: dict | None) -> tuple[dict, Denial | None]:
+    received, upgrade_warnings = obj, []
+    if needs_upgrade(obj):      # seed 002's `spec.flavor`: rewritten as the embedded store's admit does
+        obj, upgrade_warnings = upgrade(obj)
     try:
         admitted = admit_vm_object(objects, obj, operation=operation, old=old, config=config)
     except Refused as e:
         if webhook.mutating and e.result.stage == "validate":
             # The mutating webhook passed it: its changes are made; the validator refuses.
-            return _response(uid, patch=_changes(obj, stored_vm(obj, clone(e.result.vm)))), None
+            return _response(uid, patch=_changes(received, stored_vm(obj, clone(e.result.vm)))), None
         if not webhook.mutating or e.result.stage == "mutate":
             return _deny(webhook.name, uid, operation, obj, e.result)
         raise
     if webhook.mutating:
-        return _response(uid, patch=_changes(obj, admitted.obj)), None
+        return _response(uid, patch=_changes(received, admitted.obj), warnings=upgrade_warnings or None), None
     return _response(uid, warnings=admitted.warnings), None
 
 

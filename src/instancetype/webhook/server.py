@@ -11,6 +11,8 @@ object is looked up only in the VM's own namespace.
 * `GET /healthz`: the process answers. `GET /readyz`: 200 once every informer has listed its
   kind, else 503 naming what is missing (the API server calls the webhooks only through a
   Service/URL whose readiness the deployment checks).
+* With `subresources` (a `webhook.virtapi.app.VirtAPI`), the same server answers the aggregated
+  API `subresources.kubevirt.io/v1` (virtctl start, stop, restart, expand) as virt-api does.
 * One JSON log line (stderr) per refused request: time, webhook, uid, operation, kind,
   namespace, name, code, reason, message.
 """
@@ -108,7 +110,8 @@ class WebhookServer:
     `kubevirt_config()` and `has_synced`)."""
 
     def __init__(self, cached: Any, tls: ReloadingTLS, *, host: str = "127.0.0.1", port: int = 8443,
-                 reload_interval: float = RELOAD_INTERVAL, log_line: Callable[[str], None] | None = None):
+                 reload_interval: float = RELOAD_INTERVAL, log_line: Callable[[str], None] | None = None,
+                 subresources: Any = None):
         self.cached = cached
         self.tls = tls
         self.host, self.port = host, port
@@ -119,6 +122,10 @@ class WebhookServer:
             self.app.router.add_post(hook.path, self._review)
         self.app.router.add_get("/healthz", self._healthz)
         self.app.router.add_get("/readyz", self._readyz)
+        # virt-api's other part: the aggregated API subresources.kubevirt.io (webhook/virtapi)
+        self.subresources = subresources
+        if subresources is not None:
+            subresources.register(self.app, root_routes=False)
         self._runner: web.AppRunner | None = None
         self._reloader: asyncio.Task | None = None
         self.served = 0
@@ -172,6 +179,8 @@ class WebhookServer:
             self._reloader.cancel()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self.subresources is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.subresources.close)
 
 
 def _dumps(obj: Any) -> str:
@@ -181,11 +190,11 @@ def _dumps(obj: Any) -> str:
 
 
 def run(cached: Any, tls: ReloadingTLS, *, host: str, port: int, ready: Callable[[WebhookServer], None] | None = None,
-        stop_event: "asyncio.Event | None" = None) -> None:
+        stop_event: "asyncio.Event | None" = None, subresources: Any = None) -> None:
     """Serve until SIGTERM or SIGINT (or `stop_event`), then stop cleanly."""
 
     async def main() -> None:
-        server = WebhookServer(cached, tls, host=host, port=port)
+        server = WebhookServer(cached, tls, host=host, port=port, subresources=subresources)
         await server.start()
         done = stop_event or asyncio.Event()
         loop = asyncio.get_running_loop()

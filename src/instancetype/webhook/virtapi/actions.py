@@ -1,0 +1,303 @@
+"""What virt-api's VM subresources do, against a `Store` (pkg/virt-api/rest/lifecycle.go and
+expand.go): blocking functions, run by the HTTP layer in a worker thread.
+
+The rules are the controller's (`controller.vm.start/stop/restart`) and the engine's
+(`instancetype.expand`); this module adds only what virt-api adds: the option bodies
+(StartOptions, StopOptions, RestartOptions, decoded as Go decodes them), the resource the errors
+name (`virtualmachine.kubevirt.io`), dry runs, and the error classes (NotFound 404, Conflict 409,
+BadRequest 400, InternalError 500).
+"""
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from instancetype.engine.godecode import number_literal, type_error
+from instancetype.errors import DecodeError, Error
+from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, Store
+
+UNMARSHAL_ERROR = "Can not unmarshal Request body to struct, error: {}"   # unmarshalRequestErrFmt
+VM_GROUP, VM_RESOURCE = "kubevirt.io", "virtualmachine"                   # v1.Resource("virtualmachine")
+MODIFIED = "the object has been modified"      # a resourceVersion precondition failed (client-go's RetryOnConflict)
+CONFLICT_RETRIES = 5
+
+
+class InternalError(APIError):
+    """errors.NewInternalError: `Internal error occurred: <err>`, 500."""
+    code, reason = 500, "InternalError"
+
+    def __init__(self, err: Any):
+        super().__init__(f"Internal error occurred: {err}")
+        self.cause = str(err)
+
+    def status(self) -> dict:
+        return {**super().status(), "details": {"causes": [{"message": self.cause}]}}
+
+
+def status_of(err: APIError, *, name: str = "", group: str = "", kind: str = "") -> dict:
+    """The metav1.Status virt-api writes (writeError), with the details Kubernetes' constructors set."""
+    body = err.status()
+    if "details" not in body and err.code in (404, 409) and (name or kind):
+        body["details"] = {k: v for k, v in (("name", name), ("group", group), ("kind", kind)) if v}
+    return body
+
+
+# --- option bodies -----------------------------------------------------------------------------------
+
+# Go struct -> {json name: Go type} (kubevirt.io/api/core/v1 StartOptions, StopOptions, RestartOptions)
+OPTIONS = {
+    "StartOptions": {"paused": "bool", "dryRun": "[]string"},
+    "StopOptions": {"gracePeriod": "int64", "dryRun": "[]string"},
+    "RestartOptions": {"gracePeriodSeconds": "int64", "dryRun": "[]string"},
+}
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def go_json(body: bytes) -> Any:
+    """json.Unmarshal's syntax errors in Go's words (the first ones a client meets)."""
+    text = body.decode("utf-8", errors="replace")
+    if not text.strip():
+        raise DecodeError("unexpected end of JSON input")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        if e.pos >= len(text.rstrip()):
+            raise DecodeError("unexpected end of JSON input") from None
+        raise DecodeError(_syntax_error(text, e)) from None
+
+
+def _syntax_error(text: str, e: json.JSONDecodeError) -> str:
+    """encoding/json's scanner texts for the common mistakes."""
+    ch = text[e.pos]
+    for literal in ("null", "true", "false"):
+        if ch == literal[0]:
+            for i, want in enumerate(literal[1:], 1):
+                got = text[e.pos + i:e.pos + i + 1]
+                if not got:
+                    return "unexpected end of JSON input"
+                if got != want:
+                    return f"invalid character {_go_char(got)} in literal {literal} (expecting {_go_char(want)})"
+    if e.msg.startswith("Extra data"):
+        where = "after top-level value"
+    elif "property name" in e.msg:
+        where = "looking for beginning of object key string"
+    elif "':' delimiter" in e.msg:
+        where = "after object key"
+    elif "',' delimiter" in e.msg:
+        before = text[:e.pos].rstrip()
+        where = "after array element" if _innermost(before) == "[" else "after object key:value pair"
+    else:
+        where = "looking for beginning of value"
+    return f"invalid character {_go_char(ch)} {where}"
+
+
+def _innermost(prefix: str) -> str:
+    depth: list[str] = []
+    in_str = esc = False
+    for c in prefix:
+        if in_str:
+            esc, in_str = (False, in_str) if esc else (c == "\\", c != '"')
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth.append(c)
+        elif c in "]}" and depth:
+            depth.pop()
+    return depth[-1] if depth else ""
+
+
+def _go_char(ch: str) -> str:
+    if ch == "'":
+        return "'\\''"
+    if ch == '"':
+        return "'\"'"
+    return f"'{ch}'" if ch.isprintable() else repr(ch)
+
+
+def decode_options(body: bytes, struct: str) -> dict:
+    """decodeBody: YAML or JSON (k8s YAMLOrJSONDecoder) into the options struct; an empty body is
+    the zero value. Go's matching: exact key, else case-insensitive; unknown keys ignored."""
+    if not body.strip():
+        return {}
+    try:
+        if body.lstrip()[:1] == b"{":
+            data = go_json(body)
+        else:
+            import yaml
+
+            try:
+                data = yaml.safe_load(body.decode("utf-8", errors="replace"))
+            except yaml.YAMLError as e:
+                raise DecodeError(f"error converting YAML to JSON: yaml: {getattr(e, 'problem', e)}") from None
+            if data is None:
+                return {}
+        return _decode_struct(data, struct)
+    except DecodeError as e:
+        raise BadRequest(UNMARSHAL_ERROR.format(e)) from None
+
+
+def _decode_struct(data: Any, struct: str) -> dict:
+    fields = OPTIONS[struct]
+    if not isinstance(data, dict):
+        raise type_error(_kind(data), struct, (), f"v1.{struct}")
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = key if key in fields else next((f for f in fields if f.lower() == str(key).lower()), None)
+        if name is None or value is None:
+            continue
+        go = fields[name]
+        if go == "bool":
+            if not isinstance(value, bool):
+                raise type_error(_kind(value), struct, (key,), "bool")
+        elif go == "int64":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise type_error(_kind(value), struct, (key,), "int64")
+            if isinstance(value, float) or not _INT64[0] <= value <= _INT64[1]:
+                raise type_error(f"number {number_literal(value)}", struct, (key,), "int64")
+        else:
+            if not isinstance(value, list):
+                raise type_error(_kind(value), struct, (key,), "[]string")
+            for i, item in enumerate(value):
+                if not isinstance(item, str):
+                    raise type_error(_kind(item), struct, (key, i), "string")
+        out[name] = value
+    return out
+
+
+def _kind(v: Any) -> str:
+    return "bool" if isinstance(v, bool) else "number" if isinstance(v, (int, float)) else \
+        "string" if isinstance(v, str) else "object" if isinstance(v, dict) else "array"
+
+
+def dry_run_of(options: dict) -> bool:
+    """metav1 PatchOptions.DryRun as the API server validates it: `All` or nothing."""
+    values = options.get("dryRun") or []
+    for v in values:
+        if v != "All":
+            raise BadRequest(f'dryRun: Unsupported value: "{v}": supported values: "All"')
+    return bool(values)
+
+
+# --- the store side ------------------------------------------------------------------------------------
+
+class _Undo(Exception):
+    pass
+
+
+def embedded(store: Store) -> bool:
+    """The embedded store: one transaction can hold the request and the controller's work."""
+    from instancetype.store.sqlite import SqliteStore
+
+    return isinstance(store, SqliteStore)
+
+
+@contextmanager
+def dry_run(store: Store) -> Iterator[Store]:
+    """The writes run and nothing stays: the embedded store undoes its transaction (admission and
+    all ran); any other store gets an overlay that keeps the writes (`dryrun.DryRunStore`)."""
+    if not embedded(store):
+        from .dryrun import DryRunStore
+
+        yield DryRunStore(store)
+        return
+    try:
+        with store.transaction() as tx:
+            yield tx
+            raise _Undo
+    except _Undo:
+        pass
+
+
+def cluster_config(store: Store) -> dict | None:
+    """`spec.configuration` of the KubeVirt object (None: KubeVirt's defaults, also when the
+    cluster has no KubeVirt kind at all)."""
+    try:
+        for kv in store.list("KubeVirt"):
+            return (kv.get("spec") or {}).get("configuration") or {}
+    except NotFound:
+        return None
+    return None
+
+
+def fetch_vm(store: Store, name: str, namespace: str) -> dict:
+    """fetchVirtualMachine: NotFound names `virtualmachine.kubevirt.io`."""
+    try:
+        return store.get("VirtualMachine", name, namespace)
+    except NotFound:
+        raise NotFound(f'{VM_RESOURCE}.{VM_GROUP} "{name}" not found', kind=VM_RESOURCE, name=name) from None
+
+
+def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes) -> None:
+    """PUT .../virtualmachines/NAME/{start,stop,restart}: the controller's rule in one transaction."""
+    from instancetype.controller import vm as vmctl
+
+    struct = {"start": "StartOptions", "stop": "StopOptions", "restart": "RestartOptions"}[action]
+    if action != "start":       # Stop and Restart decode the body before fetching the VM
+        options = decode_options(body, struct)
+    if action == "restart" and options.get("gracePeriodSeconds") is not None:
+        grace = options["gracePeriodSeconds"]
+        if grace > 0:
+            raise BadRequest("For force restart, only gracePeriod=0 is supported for now")
+        if grace < 0:
+            raise BadRequest("gracePeriod has to be greater or equal to 0")
+    fetch_vm(store, name, namespace)
+    if action == "start":
+        options = decode_options(body, struct)
+        if options.get("paused"):
+            # The simulated node has no paused state to start a VMI into.
+            raise BadRequest("startPaused is not supported: this cluster's node does not pause VMIs")
+    dry = dry_run_of(options)
+    # On the embedded store the controller runs inside the request's transaction; on an API
+    # server the controller watching it carries a run strategy change out (as virt-controller
+    # does virt-api's patch), and the request is retried from a fresh read when another writer
+    # (that controller writing the status) changed the VM between the read and the write.
+    inline = embedded(store)
+    for attempt in range(1 if inline else CONFLICT_RETRIES):
+        config = cluster_config(store)
+        try:
+            with (dry_run(store) if dry else store.transaction()) as tx:
+                vm = fetch_vm(tx, name, namespace)
+                getattr(vmctl, action)(tx, vm, config, inline=inline)
+            return
+        except Conflict as e:
+            if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
+                raise
+
+
+def expand_stored(store: Store, namespace: str, name: str) -> dict:
+    """GET .../virtualmachines/NAME/expand-spec: an error of the expansion is a 500 (errors.NewInternalError)."""
+    import instancetype
+    from instancetype.store.source import StoreObjects
+
+    vm = fetch_vm(store, name, namespace)
+    try:
+        return instancetype.expand(vm, objects=StoreObjects(store), config=cluster_config(store))
+    except Error as e:
+        raise InternalError(e) from None
+
+
+def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
+    """PUT .../namespaces/NS/expand-vm-spec: the VM in the body, expanded in NS; errors are 400."""
+    import instancetype
+    from instancetype.store.source import StoreObjects
+
+    try:
+        vm = go_json(body)
+    except DecodeError as e:
+        raise BadRequest(UNMARSHAL_ERROR.format(e)) from None
+    if not isinstance(vm, dict):
+        raise BadRequest(UNMARSHAL_ERROR.format(type_error(_kind(vm), "", (), "map[string]interface {}")))
+    meta = vm.get("metadata")
+    vm_ns = meta.get("namespace") if isinstance(meta, dict) else None
+    if vm_ns and vm_ns != namespace:
+        raise BadRequest(f"VM namespace must be empty or {namespace}")
+    vm = {**vm, "metadata": {**(meta if isinstance(meta, dict) else {}), "namespace": namespace}}
+    try:
+        return instancetype.expand(vm, objects=StoreObjects(store), config=cluster_config(store))
+    except Error as e:
+        raise BadRequest(str(e)) from None
+
+
+__all__ = ["Conflict", "InternalError", "decode_options", "dry_run", "expand_posted", "expand_stored",
+           "fetch_vm", "status_of", "vm_action"]
