@@ -152,38 +152,10 @@ class RemoteCluster:
     def sync_catalog(self, *, dry_run: bool = False) -> list:
         """virt-operator's catalogue deployment as `install` does it (its registry annotation),
         admitted by the API server's webhooks."""
-        from instancetype.catalog import MANAGED_SELECTOR
-        from instancetype.controller.catalog_sync import plan
-        from instancetype.deploy import catalogue_objects
-        from instancetype.jsonutil import clone
+        from instancetype.controller.catalog_sync import sync
+        from instancetype.deploy import REGISTRY
 
-        store = self.store
-        kubevirt = next(iter(store.list("KubeVirt")), None)
-
-        def get_live(kind: str, name: str) -> dict | None:
-            try:
-                return store.get(kind, name)
-            except NotFound:
-                return None
-
-        steps = plan(catalogue_objects(kubevirt), get_live,
-                     lambda kind: store.list(kind, label_selector=MANAGED_SELECTOR))
-        changes = []
-        for step in steps:
-            if step.action == "unchanged":
-                continue
-            changes.append(step.change)
-            if dry_run:
-                continue
-            if step.action == "created":
-                store.create(step.want)
-            elif step.action == "configured":
-                replacement = clone(step.want)
-                replacement["metadata"]["resourceVersion"] = step.live["metadata"].get("resourceVersion")
-                store.update(replacement)
-            else:
-                store.delete(step.kind, step.name)
-        return changes
+        return sync(self.store, dry_run=dry_run, registry=REGISTRY, admit_here=False)
 
     # --- virtctl: KubeVirt's subresource API ----------------------------------------------------
 

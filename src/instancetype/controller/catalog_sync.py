@@ -144,11 +144,19 @@ def plan(want: list[dict], get_live: Callable[[str, str], dict | None],
     return steps
 
 
-def sync(store: Store, *, dry_run: bool = False, registry: str = "embedded") -> list[Change]:
+def sync(store: Store, *, dry_run: bool = False, registry: str = "embedded",
+         admit_here: bool = True) -> list[Change]:
     """Bring the managed catalogue objects in line with the catalogue; returns what changed.
-    `registry`: who deploys them (the cluster's controller passes install's)."""
+    `registry`: who deploys them (the cluster's controller passes install's). `admit_here`:
+    run admission in this process (the embedded store); False where the API server's webhooks
+    admit every write (the command line on a cluster)."""
     from instancetype.catalog import MANAGED_SELECTOR
     from instancetype.webhook.admission import admit
+
+    def admitted(tx: Store, obj: dict, old: dict | None = None) -> dict:
+        if not admit_here:
+            return clone(obj)
+        return clone(admit(tx, obj, operation="UPDATE" if old else "CREATE", old=old).obj)
 
     changes: list[Change] = []
     with store.transaction() as tx:
@@ -166,9 +174,9 @@ def sync(store: Store, *, dry_run: bool = False, registry: str = "embedded") -> 
             if dry_run:
                 continue
             if step.action == "created":
-                tx.create(admit(tx, step.want).obj)
+                tx.create(admitted(tx, step.want))
             elif step.action == "configured":
-                replacement = clone(admit(tx, step.want, operation="UPDATE", old=step.live).obj)
+                replacement = admitted(tx, step.want, step.live)
                 replacement["metadata"]["resourceVersion"] = step.live["metadata"].get("resourceVersion")
                 tx.update(replacement)
             else:
