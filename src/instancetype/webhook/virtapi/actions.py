@@ -13,7 +13,7 @@ import json
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from instancetype.engine.godecode import number_literal, type_error
+from instancetype.api.godecode import number_literal, type_error
 from instancetype.errors import DecodeError, Error
 from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, Store
 
