@@ -14,6 +14,8 @@ from instancetype.api.v1alpha import deprecation_warning
 from instancetype.errors import StoreError
 from instancetype.store.base import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound, not_found
 from instancetype.store.kube import CachedStore, Informer, KubeStore, Unreachable
+from instancetype.store.kube.flavor import FLAVOR_INFORMER_KINDS
+from instancetype.store.source import get_type
 from tests.builders import instancetype_obj, preference_obj, vm
 from tests.kube.cluster import eventually
 from tests.kube.served import installed_and_served
@@ -274,3 +276,31 @@ def test_cached_store_reads_from_memory_and_writes_to_the_api(kube, store, names
             store.patch("KubeVirt", "kubevirt", {"spec": {"configuration": None}}, "kubevirt")
     finally:
         cached.stop()
+
+
+def test_flavor_objects_are_found_as_the_kind_they_stand_for(store, namespace):
+    # Seed 002's objects stay in flavor.kubevirt.io on a cluster; a matcher finds them as v1beta1.
+    created = store.create({"apiVersion": "flavor.kubevirt.io/v1alpha1", "kind": "VirtualMachineFlavor",
+                            "metadata": {"name": "small", "namespace": namespace},
+                            "spec": {"cpu": {"guest": 2}, "memory": {"guest": "128Mi"}}})
+    found = get_type(store, IT, "small", namespace)
+    assert (found["apiVersion"], found["kind"], found["spec"]["cpu"]) == (kinds.API_VERSION, IT, {"guest": 2})
+    assert found["metadata"]["uid"] == created["metadata"]["uid"]
+    with pytest.raises(NotFound, match='virtualmachineinstancetypes.instancetype.kubevirt.io "small" not found'):
+        get_type(store, IT, "small", "default")       # never looked up in another namespace
+    cached = CachedStore.start(store, (IT, *FLAVOR_INFORMER_KINDS))
+    try:
+        assert cached.wait_for_sync(30)
+        eventually(lambda: cached.objects().lookup(IT, "small", namespace), 30, what="the flavor in the cache")
+        assert cached.objects().lookup(IT, "small", namespace)["kind"] == IT
+        assert cached.objects().lookup(IT, "small", "default") is None
+        assert cached.objects().lookup(kinds.PREFERENCE, "small", namespace) is None
+    finally:
+        cached.stop()
+    # A flavor kind the cluster does not serve (no CRD for it; here a version none serves) is
+    # synced and empty rather than holding the controller's and serve's start back.
+    inf = Informer(store, "flavor.kubevirt.io/v9/VirtualMachineFlavor", optional=True).start()
+    try:
+        assert inf.wait_for_sync(30) and inf.list() == []
+    finally:
+        inf.stop()

@@ -235,10 +235,6 @@ def test_rbac_on_the_subresources(subresource_api, vm_namespace):
     assert kube.virtctl("stop", "vm1", "-n", ns, user="bob", check=False).returncode == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "on a cluster the seed's flavor.kubevirt.io objects stay in their own group, and the VM's "
-    "rewritten matcher (VirtualMachineInstancetype small) is looked up only in instancetype.kubevirt.io: "
-    "the controller reports FailedFindInstancetype (the embedded store converts the objects on apply)"))
 def test_seed_002_start_and_wait(subresource_api, netns_namespace):
     kube, ns = subresource_api, netns_namespace
     kube.kubectl("apply", "-n", ns, "-f", "-", input=EXAMPLE)

@@ -177,6 +177,18 @@ FLAVOR_KINDS = {
     "VirtualMachinePreference": PREFERENCE,
     "VirtualMachineClusterPreference": CLUSTER_PREFERENCE,
 }
+# flavor kind -> its resource (plural) on a cluster. The flavor preferences' names are not KubeVirt
+# v0.49's (virtualmachinepreferences.flavor.kubevirt.io): with two groups serving the same plural,
+# kubectl resolves `kubectl get virtualmachinepreferences` to the group first in discovery, and
+# every CRD group has the same priority, so the alphabetically first, flavor.kubevirt.io, would
+# win over instancetype.kubevirt.io. Objects are applied by kind, so seed 002's manifests are
+# unaffected (`virtualmachinepreference.flavor.kubevirt.io/virtio created`).
+FLAVOR_PLURALS = {
+    "VirtualMachineFlavor": "virtualmachineflavors",
+    "VirtualMachineClusterFlavor": "virtualmachineclusterflavors",
+    "VirtualMachinePreference": "virtualmachineflavorpreferences",
+    "VirtualMachineClusterPreference": "virtualmachineclusterflavorpreferences",
+}
 KNOWN_KINDS_BY_GROUP = {
     "kubevirt.io": {"VirtualMachine", "VirtualMachineInstance", "KubeVirt"},
     GROUP: set(ALL_TYPE_KINDS),

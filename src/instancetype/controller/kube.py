@@ -18,7 +18,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from instancetype.api.kinds import FLAVOR_KINDS
 from instancetype.errors import Error
+from instancetype.store.kube.flavor import FLAVOR_INFORMER_KINDS
 
 from .leader import DEFAULT_LEASE_DURATION, LEASE_NAME, LEASE_NAMESPACE, LeaderElector
 from .runner import WATCHED_KINDS, VMController
@@ -43,7 +45,7 @@ class Options:
     lease_namespace: str = LEASE_NAMESPACE
     identity: str | None = None
     catalog: bool = True
-    kinds: tuple[str, ...] = field(default=WATCHED_KINDS)
+    kinds: tuple[str, ...] = field(default=(*WATCHED_KINDS, *FLAVOR_INFORMER_KINDS))
 
 
 def run(opts: Options, stop: threading.Event, *, on_ready=None) -> None:
@@ -72,7 +74,9 @@ def run(opts: Options, stop: threading.Event, *, on_ready=None) -> None:
 
         ctl = VMController(cached, workers=opts.workers, may_write=may_write, catalog=opts.catalog,
                            catalog_registry=REGISTRY)
-        for kind, inf in informers.informers.items():
+        for inf in informers.informers.values():
+            # a flavor object's events are those of the kind it stands for (a failed VM may now find it)
+            kind = FLAVOR_KINDS[inf.kind] if inf.key in FLAVOR_INFORMER_KINDS else inf.kind
             inf.add_handler(on_add=_handler(ctl, kind, "ADDED"),
                             on_update=lambda old, new, _k=kind: ctl.handle(_k, "MODIFIED", new),
                             on_delete=_handler(ctl, kind, "DELETED"))

@@ -18,6 +18,7 @@ from instancetype.engine import revisions
 from instancetype.engine.shared_revisions import is_shared_name
 from instancetype.errors import Error
 from instancetype.store.base import AlreadyExists, NotFound, Store
+from instancetype.store.source import get_type
 
 from . import shared_revisions
 
@@ -135,7 +136,7 @@ def _restore_shared(store: Store, name: str, ns: str, m: dict, table: dict) -> d
     if kind is None or not is_shared_name(name):
         return None
     try:
-        return shared_revisions.restore(store, name, store.get(kind, m["name"], ns), kind, ns)
+        return shared_revisions.restore(store, name, get_type(store, kind, m["name"], ns), kind, ns)
     except Error:
         return None
 
@@ -147,7 +148,7 @@ def _capture_one(store: Store, vm: dict, m: dict, table: dict, matcher_type: str
         raise SyncError(f"got unexpected kind in {matcher_type}: {m.get('kind')}", reason=reason)
     ns = (vm.get("metadata") or {}).get("namespace") or "default"
     try:
-        obj = store.get(kind, m["name"], ns)
+        obj = get_type(store, kind, m["name"], ns)
     except NotFound as e:
         raise SyncError(str(e), reason=reason) from None
     if shared:

@@ -102,6 +102,9 @@ class _RecordingStore(Store):
     def get(self, kind, name, namespace=None):
         return self._store.get(kind, name, namespace)
 
+    def get_flavor(self, kind, name, namespace=None):
+        return self._store.get_flavor(kind, name, namespace)
+
     def list(self, kind, namespace=None, **kw):
         return self._store.list(kind, namespace, **kw)
 

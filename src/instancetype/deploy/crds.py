@@ -83,18 +83,9 @@ def instancetype_crd(kind: str) -> dict:
     return clone(crd)
 
 
-# flavor kind -> (plural, namespaced). The flavor preferences' resource names are not KubeVirt
-# v0.49's (virtualmachinepreferences.flavor.kubevirt.io): with two groups serving the same plural,
-# kubectl resolves `kubectl get virtualmachinepreferences` to the group first in discovery, and
-# every CRD group has the same priority, so the alphabetically first, flavor.kubevirt.io, would
-# win over instancetype.kubevirt.io. Objects are applied by kind, so seed 002's manifests are
-# unaffected (`virtualmachinepreference.flavor.kubevirt.io/virtio created`).
-_FLAVOR_RESOURCES = {
-    "VirtualMachineFlavor": ("virtualmachineflavors", True),
-    "VirtualMachineClusterFlavor": ("virtualmachineclusterflavors", False),
-    "VirtualMachinePreference": ("virtualmachineflavorpreferences", True),
-    "VirtualMachineClusterPreference": ("virtualmachineclusterflavorpreferences", False),
-}
+# flavor kind -> (plural, namespaced): the plurals are `kinds.FLAVOR_PLURALS` (why they differ from v0.49's).
+_FLAVOR_RESOURCES = {kind: (kinds.FLAVOR_PLURALS[kind], kinds.BY_KIND[new].namespaced)
+                     for kind, new in kinds.FLAVOR_KINDS.items()}
 
 
 def flavor_resources() -> dict[str, tuple[str, bool]]:

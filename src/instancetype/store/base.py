@@ -445,6 +445,12 @@ class Store(ABC):
     def transaction(self) -> AbstractContextManager["Store"]:
         """All writes inside are one atomic unit (nested: a savepoint); yields a handle with these methods."""
 
+    def get_flavor(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """The seed-002 flavor.kubevirt.io object standing for instancetype `kind`, as v1beta1, or
+        None. Stores that upgrade flavor objects at admission (this one) never hold any; a cluster
+        serves them as their own CRDs (`store.kube.flavor`)."""
+        return None
+
     def uids(self, kind: str) -> set[str]:
         """The uids of every object of a kind, in all namespaces."""
         return {(o.get("metadata") or {}).get("uid") for o in self.list(kind)}

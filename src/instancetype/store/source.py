@@ -10,6 +10,19 @@ from typing import Mapping
 from .base import NotFound, Store
 
 
+def get_type(store: Store, kind: str, name: str, namespace: str | None = None) -> dict:
+    """An instancetype or preference as a VM's matcher finds it: the object of `kind`, else a
+    cluster's seed-002 flavor.kubevirt.io object of the same role (`Store.get_flavor`; the
+    embedded store upgraded such objects on apply); NotFound names `kind` when neither exists."""
+    try:
+        return store.get(kind, name, namespace)
+    except NotFound:
+        found = store.get_flavor(kind, name, namespace)
+        if found is None:
+            raise
+        return found
+
+
 class StoreObjects:
     """An `ObjectSource` over a store (or a transaction handle)."""
 
@@ -20,6 +33,6 @@ class StoreObjects:
 
     def lookup(self, kind: str, name: str, namespace: str) -> Mapping | None:
         try:
-            return self.store.get(kind, name, namespace or None)
+            return get_type(self.store, kind, name, namespace or None)
         except NotFound:
             return None

@@ -22,6 +22,7 @@ from instancetype.store.base import (
 )
 
 from .client import resource_of
+from .flavor import FLAVOR_INFORMER_KINDS, FLAVOR_OF, as_type, informer_key
 from .informer import Informer, InformerSet
 from .store import KubeStore
 
@@ -31,6 +32,7 @@ KUBEVIRT_NAMESPACE = "kubevirt"
 ADMISSION_KINDS = (
     kinds.INSTANCETYPE, kinds.CLUSTER_INSTANCETYPE, kinds.PREFERENCE, kinds.CLUSTER_PREFERENCE,
     "ControllerRevision", "PersistentVolumeClaim", "DataVolume", "DataSource", "KubeVirt",
+    *FLAVOR_INFORMER_KINDS,
 )
 
 
@@ -80,6 +82,18 @@ class CachedStore(Store):
             except NotFound:
                 return None
         return inf.get(name, self._ns(kind, namespace))
+
+    def get_flavor(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """The flavor.kubevirt.io object standing for instancetype `kind`, as v1beta1, from the
+        flavor informer (the API server when there is none), or None."""
+        flavor_kind = FLAVOR_OF.get(kind)
+        if flavor_kind is None:
+            return None
+        inf = self.informers.informers.get(informer_key(flavor_kind))
+        if inf is None:
+            return self.api.get_flavor(kind, name, namespace)
+        obj = inf.get(name, self._ns(kind, namespace))
+        return None if obj is None else as_type(obj)
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
         obj = self.peek(kind, name, namespace)
@@ -159,7 +173,9 @@ class CachedObjects:
 
     def lookup(self, kind: str, name: str, namespace: str) -> Mapping | None:
         try:
-            return self.cached.peek(kind, name, namespace or None)
+            obj = self.cached.peek(kind, name, namespace or None)
         except NotFound:            # a kind the cluster does not serve
             return None
+        # A seed-002 flavor object of the same role (the embedded store upgraded it on apply).
+        return obj if obj is not None else self.cached.get_flavor(kind, name, namespace or None)
 

@@ -53,7 +53,8 @@ def resource_of(kind: Any, api_version: Any = None) -> Resource:
     if group == kinds.FLAVOR_GROUP and kind in kinds.FLAVOR_KINDS:
         twin = kinds.BY_KIND[kinds.FLAVOR_KINDS[kind]]
         version = api_version.rsplit("/", 1)[1]
-        return Resource(kind, kinds.FLAVOR_GROUP, version, kind.lower() + "s", kind.lower(), twin.namespaced)
+        plural = kinds.FLAVOR_PLURALS[kind]
+        return Resource(kind, kinds.FLAVOR_GROUP, version, plural, plural[:-1], twin.namespaced)
     res = kinds.CLUSTER_BY_KIND.get(kind)
     if res is None:
         raise NotFound(f'no matches for kind "{kind}"', kind=kind)

@@ -22,7 +22,10 @@ from typing import Any
 
 from instancetype.errors import StoreError
 
+from instancetype.store.base import NotFound
+
 from .client import Gone, Unreachable, resource_of
+from .flavor import FLAVOR_INFORMER_KINDS, split_key
 from .store import KubeStore, meta_of
 
 log = logging.getLogger("instancetype.informer")
@@ -41,6 +44,10 @@ def key_of(obj: dict) -> tuple[str, str]:
 class Informer:
     """The objects of one kind (optionally one namespace / label selector), kept current.
 
+    `kind` may name a served version of another group as `group/version/Kind` (seed 002's flavor
+    kinds); that string is the informer's `key`. An `optional` kind the cluster does not serve
+    (its CRD is absent: 404 on the list) counts as synced and empty, and is listed again later.
+
     `on_add(obj)`, `on_update(old, new)`, `on_delete(obj)` are called for every change, from
     the first list on (a relist reports its differences the same way). `has_synced` is true
     once the first list is in the cache; `wait_for_sync(timeout)` waits for it.
@@ -50,10 +57,13 @@ class Informer:
                  label_selector: str | None = None, on_add: Handler | None = None,
                  on_update: Handler | None = None, on_delete: Handler | None = None,
                  backoff_start: float = BACKOFF_START, backoff_max: float = BACKOFF_MAX,
-                 watch_timeout: int = WATCH_TIMEOUT):
+                 watch_timeout: int = WATCH_TIMEOUT, optional: bool = False):
         self.store = store
-        self.res = resource_of(kind)
+        self.key = kind
+        kind, self.api_version = split_key(kind)
+        self.res = resource_of(kind, self.api_version)
         self.kind = self.res.kind
+        self.optional = optional
         self.namespace = namespace if self.res.namespaced else None
         self.label_selector = label_selector
         self.backoff_start, self.backoff_max = backoff_start, backoff_max
@@ -150,23 +160,45 @@ class Informer:
                     need_list = False
                 self._watch()
                 backoff = self.backoff_start
+                continue
             except Gone:
                 need_list = True         # the version was compacted: list again, at once
                 continue
+            except NotFound as e:
+                if self.optional:
+                    if need_list:
+                        # Not served here (no CRD): empty until it is; listed again after the longest backoff.
+                        self._unserved(str(e))
+                        if self._stop.wait(self.backoff_max):
+                            return
+                    need_list = True     # a watch answered 404: the CRD went away, list again
+                    continue
+                error = e
             except Exception as e:       # the server went away, a bad answer: retry, bounded
-                if self._stop.is_set():
-                    return
-                self.errors += 1
-                self.last_error = str(e) if isinstance(e, StoreError) else f"{type(e).__name__}: {e}"
-                log.warning("informer %s: %s (retrying in %.1fs)", self.kind, self.last_error, backoff)
-                if self._stop.wait(backoff):
-                    return
-                backoff = min(backoff * 2, self.backoff_max)
-                if not self.resource_version:
-                    need_list = True
+                error = e
+            if self._stop.is_set():
+                return
+            self.errors += 1
+            self.last_error = str(error) if isinstance(error, StoreError) else f"{type(error).__name__}: {error}"
+            log.warning("informer %s: %s (retrying in %.1fs)", self.key, self.last_error, backoff)
+            if self._stop.wait(backoff):
+                return
+            backoff = min(backoff * 2, self.backoff_max)
+            if not self.resource_version:
+                need_list = True
+
+    def _unserved(self, why: str) -> None:
+        with self._lock:
+            old, self._cache = self._cache, {}
+            self.resource_version = ""
+        for obj in old.values():
+            self._emit(2, obj)
+        self.last_error = why
+        self._synced.set()
 
     def _relist(self) -> None:
-        items, rv = self.store.list_at(self.kind, self.namespace, label_selector=self.label_selector)
+        items, rv = self.store.list_at(self.kind, self.namespace, label_selector=self.label_selector,
+                                       api_version=self.api_version)
         fresh = {key_of(o): o for o in items}
         with self._lock:
             old = self._cache
@@ -189,7 +221,7 @@ class Informer:
             self.resource_version, self._next_version = self._next_version, None
         self._stream = self.store.open_watch(self.kind, self.namespace, since=self.resource_version,
                                              server_timeout=self.watch_timeout, client=self._client,
-                                             label_selector=self.label_selector)
+                                             label_selector=self.label_selector, api_version=self.api_version)
         if self._stop.is_set():
             return iter(())
         return iter(self._stream)
@@ -239,8 +271,8 @@ class InformerSet:
         self.store = store
         self.informers: dict[str, Informer] = {}
         for kind in kinds:
-            inf = Informer(store, kind, **kw)
-            self.informers[inf.kind] = inf
+            inf = Informer(store, kind, **{"optional": kind in FLAVOR_INFORMER_KINDS, **kw})
+            self.informers[inf.key] = inf
 
     def __getitem__(self, kind: str) -> Informer:
         return self.informers[kind]

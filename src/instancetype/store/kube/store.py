@@ -22,7 +22,7 @@ from lightkube.core.generic_client import ALL_NS
 
 from instancetype.api.kinds import Resource
 from instancetype.store.base import (
-    DEFAULT_NAMESPACE, BadRequest, Conflict, Event, ResourceVersion, Store, check_json, check_metadata,
+    DEFAULT_NAMESPACE, BadRequest, Conflict, Event, NotFound, ResourceVersion, Store, check_json, check_metadata,
     parse_field_selector, parse_label_selector,
 )
 
@@ -30,6 +30,7 @@ from .client import (
     DEFAULT_TIMEOUT, FIELD_MANAGER, Gone, api_errors, describe_server, generic, load_config, make_client,
     resource_class, resource_of,
 )
+from .flavor import FLAVOR_API_VERSION, FLAVOR_OF, as_type
 
 _decode = msgspec.json.decode
 _encode = msgspec.json.encode
@@ -138,6 +139,18 @@ class KubeStore(Store):
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
         res = resource_of(kind)
         return self._send("get", res, name=name, namespace=self._ns(res, namespace))
+
+    def get_flavor(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """The flavor.kubevirt.io object standing for instancetype `kind`, as v1beta1, or None
+        (none by that name, or the flavor CRDs are not installed)."""
+        flavor_kind = FLAVOR_OF.get(kind)
+        if flavor_kind is None:
+            return None
+        res = resource_of(flavor_kind, FLAVOR_API_VERSION)
+        try:
+            return as_type(self._send("get", res, name=name, namespace=self._ns(res, namespace)))
+        except NotFound:
+            return None
 
     def list(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
              field_selector: Any = None) -> Iterator[dict]:
@@ -281,12 +294,13 @@ class KubeStore(Store):
 
     def open_watch(self, kind: str, namespace: str | None = None, *, since: str | None = None,
                    idle: float | None = None, server_timeout: int | None = None, bookmarks: bool = True,
-                   client: Any = None, label_selector: Any = None) -> "WatchStream":
+                   client: Any = None, label_selector: Any = None,
+                   api_version: str | None = None) -> "WatchStream":
         """Kubernetes' watch of one kind from resourceVersion `since` (one request): iterate it for
         (type, object) pairs, BOOKMARK events included. It ends when the server closes it
         (`server_timeout`), or once `idle` seconds pass with no event; 410 Gone raises `Gone`;
-        `abort()` (from any thread) ends it at once."""
-        res = resource_of(kind)
+        `abort()` (from any thread) ends it at once. `api_version`: as for `list_at`."""
+        res = resource_of(kind, api_version)
         params = {"resourceVersion": since or None, "allowWatchBookmarks": "true" if bookmarks else None,
                   "timeoutSeconds": server_timeout, "labelSelector": selector_text(label_selector)}
         ns = (namespace or ALL_NS) if res.namespaced else None

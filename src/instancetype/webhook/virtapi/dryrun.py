@@ -44,6 +44,9 @@ class DryRunStore(Store):
             return clone(obj)
         return self.base.get(kind, name, namespace)
 
+    def get_flavor(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        return self.base.get_flavor(kind, name, namespace)
+
     def list(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
              field_selector: Any = None) -> Iterator[dict]:
         res = resource(kind)
