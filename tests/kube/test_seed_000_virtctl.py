@@ -1,13 +1,15 @@
 """Seed 000 (instancetype update #5) on a cluster: the real virtctl v1.7.0 writes the VMs
 (`virtctl create vm ... | kubectl apply -f -`), the real kubectl applies and reads them, and
 `instancetype serve` + `instancetype controller` run inside the network namespace as the
-ServiceAccount `install` made (the `subresource_api` fixture of test_virtctl.py)."""
+ServiceAccount `install` made (the `subresource_api` fixture of test_virtctl.py): the
+requirements refusals, the overcommitted VMI's memory request, and inference from a labelled PVC."""
 from __future__ import annotations
 
 import json
 
 import yaml
 
+from tests.cli.test_seed_000 import CSMALL_CIRROS_VM, PREFER_CORES_VM
 from tests.kube.controller_env import until
 from tests.kube.test_virtctl import subresource_api  # noqa: F401  (the module-scoped stack)
 
@@ -90,3 +92,26 @@ def test_create_vm_infers_from_labelled_pvc(subresource_api, netns_namespace):  
     finally:
         kube.kubectl("delete", "vm/cirros", "-n", ns, "--ignore-not-found", "--wait=true", "--timeout=120s",
                      check=False)
+
+
+def test_requirements_refusals(subresource_api, netns_namespace):  # noqa: F811
+    kube, ns = subresource_api, netns_namespace
+    r = kube.kubectl("apply", "-n", ns, "-f", "-", input=CSMALL_CIRROS_VM, check=False)
+    assert r.returncode == 1
+    assert r.stdout == ("virtualmachineinstancetype.instancetype.kubevirt.io/csmall created\n"
+                        "virtualmachinepreference.instancetype.kubevirt.io/cirros created\n")
+    assert r.stderr == ("The request is invalid: spec.instancetype: failure checking preference requirements: "
+                        "insufficient Memory resources of 128Mi provided by instance type, preference requires "
+                        "512Mi\n")
+    r = kube.kubectl("apply", "-n", ns, "-f", "-", input=PREFER_CORES_VM, check=False)
+    assert r.returncode == 1
+    # The seed's older kubectl printed `cirros unchanged`; the preference's spec did change and
+    # kubectl 1.36 says `configured`: kubectl wins.
+    assert r.stdout == "virtualmachinepreference.instancetype.kubevirt.io/cirros configured\n"
+    # KubeVirt v1.9's webhook also warns about the deprecated preferCores (newer than the seed).
+    assert r.stderr.startswith("Warning: PreferredCPUTopology preferCores is deprecated")
+    assert r.stderr.splitlines()[-1] == (
+        "The request is invalid: spec.template.spec.domain.cpu.cores: failure checking preference "
+        "requirements: insufficient CPU resources of 0 vCPU provided by VirtualMachine, preference "
+        "requires 2 vCPU provided as cores")
+    assert kube.kubectl("get", "vm", "-n", ns, "-o", "name").stdout == ""
