@@ -8,6 +8,7 @@ table, so no kind is spelt twice.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
@@ -92,7 +93,23 @@ def load_config(kubeconfig: str | os.PathLike | None = None, context: str | None
         raise Unreachable(f"kubeconfig {where}: cannot be read ({type(e).__name__}: {e})") from None
 
 
+def _import_sync_transport() -> None:
+    """Import httpcore (httpx's transport) without trio. httpcore's `_synchronization` imports trio
+    only for async clients running under trio (about 40 ms of a command line's start, with attrs);
+    every client here is lightkube's synchronous one. trio stays importable afterwards: the block
+    lasts only for httpcore's own import."""
+    if "httpcore2" in sys.modules or "trio" in sys.modules:
+        return
+    sys.modules["trio"] = None      # type: ignore[assignment]  # `import trio` raises ImportError
+    try:
+        import httpcore2  # noqa: F401
+    finally:
+        if sys.modules.get("trio", False) is None:
+            del sys.modules["trio"]
+
+
 def make_client(config, *, timeout: float = DEFAULT_TIMEOUT, field_manager: str = FIELD_MANAGER) -> lightkube.Client:
+    _import_sync_transport()
     try:
         return lightkube.Client(config, timeout=httpx2.Timeout(timeout), field_manager=field_manager,
                                 trust_env=False)
