@@ -87,3 +87,17 @@ def test_metadata_fields_keep_their_types():
     vm = clean_vm()
     vm["metadata"]["labels"] = ["a"]
     assert _schema_message(vm) == 'metadata.labels in body must be of type object: "array"'
+
+
+def test_managed_fields_are_opaque():
+    """metav1.FieldsV1 is opaque JSON (x-kubernetes-preserve-unknown-fields): the field sets the
+    API server records (`f:spec`, `.`) are neither refused nor reported as unknown fields."""
+    from instancetype.engine.vm_validation.schema import unknown_fields
+
+    vm = clean_vm()
+    vm["metadata"]["managedFields"] = [{
+        "manager": "kubectl", "operation": "Update", "apiVersion": "kubevirt.io/v1", "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {".": {}, "f:runStrategy": {}}}}]
+    assert check_vm_schema(vm) == []
+    assert unknown_fields(vm) == []
+    assert admit(vm)["allowed"] is True

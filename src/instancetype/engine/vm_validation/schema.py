@@ -28,7 +28,10 @@ from instancetype.api.kubevirt_types import kubevirt_types
 from instancetype.engine.results import Cause
 
 ROOT = "kv.VirtualMachine"
-OPEN_STRUCTS = frozenset({"meta.ObjectMeta"})     # unknown keys allowed
+# metav1.FieldsV1 (managedFields' field sets) is opaque JSON (`x-kubernetes-preserve-unknown-fields`):
+# every object the API server admits carries it, with keys such as `f:spec`.
+OPAQUE_STRUCTS = frozenset({"meta.FieldsV1"})
+OPEN_STRUCTS = frozenset({"meta.ObjectMeta"}) | OPAQUE_STRUCTS     # unknown keys allowed
 
 # Kubernetes enums (+enum) that the OpenAPI schema carries, by struct and field.
 ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
@@ -251,7 +254,7 @@ def _walk_unknown(kind: str, v: Any, path: str, out: list, prune: bool) -> Any:
     types = kubevirt_types()
     if kind.startswith("struct:"):
         name = kind[7:]
-        if type(v) is not dict:
+        if type(v) is not dict or name in OPAQUE_STRUCTS:
             return v
         # (object metadata too: the API server decodes ObjectMeta strictly)
         fields = types.get(name, {})
