@@ -108,27 +108,33 @@ def parse(template: str) -> list:
     return nodes
 
 
-def _action_end(t: str, start: int) -> int:
-    i = start + 1
-    quote = None
-    depth = 0
-    while i < len(t):
-        ch = t[i]
+def _unquoted(s: str, start: int):
+    """(index, character) of `s` from `start`, skipping what stands inside '...' or "..."
+    (a backslash escapes the next character there)."""
+    i, quote = start, None
+    while i < len(s):
+        ch = s[i]
         if quote:
             if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
+                i += 1
+            elif ch == quote:
                 quote = None
         elif ch in "\"'":
             quote = ch
-        elif ch == "[":
+        else:
+            yield i, ch
+        i += 1
+
+
+def _action_end(t: str, start: int) -> int:
+    depth = 0
+    for i, ch in _unquoted(t, start + 1):
+        if ch == "[":
             depth += 1
         elif ch == "]":
             depth -= 1
         elif ch == "}" and depth <= 0:
             return i
-        i += 1
     raise JSONPathError(f"error parsing jsonpath {t}, unclosed action")
 
 
@@ -221,25 +227,13 @@ def _number(s: str, template: str) -> Any:
 
 def _bracket_end(s: str, start: int, template: str) -> int:
     depth = 0
-    i = start
-    quote = None
-    while i < len(s):
-        ch = s[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "[" or ch == "(":
+    for i, ch in _unquoted(s, start):
+        if ch in "[(":
             depth += 1
-        elif ch == "]" or ch == ")":
+        elif ch in "])":
             depth -= 1
             if depth == 0 and ch == "]":
                 return i
-        i += 1
     raise JSONPathError(f"error parsing jsonpath {template}, unterminated array")
 
 

@@ -15,11 +15,11 @@ A cluster is only ever used when the command line names one (`--kubeconfig`, `--
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 from instancetype.api.kinds import BY_KIND
 from instancetype.errors import LoadError
-from instancetype.store.base import BadRequest, NotFound, check_json
+from instancetype.store.base import BadRequest, NotFound, StoreReads, check_json
 
 SUBRESOURCE_GROUP = "subresources.kubevirt.io/v1"
 
@@ -48,7 +48,7 @@ def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
     return out
 
 
-class RemoteCluster:
+class RemoteCluster(StoreReads):
     """The methods of `controller.Cluster` the command line uses, on a Kubernetes cluster, every
     request through `KubeStore` (lightkube: kubeconfig, auth, retries), opened on first use."""
 
@@ -87,19 +87,6 @@ class RemoteCluster:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-    def config(self, store: Any = None) -> dict | None:
-        for kv in self.store.list("KubeVirt"):
-            return (kv.get("spec") or {}).get("configuration") or {}
-        return None
-
-    # --- reads -----------------------------------------------------------------------------------
-
-    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
-        return self.store.get(kind, name, namespace)
-
-    def list(self, kind: str, namespace: str | None = None, **selectors: Any) -> Iterator[dict]:
-        return self.store.list(kind, namespace, **selectors)
 
     # --- writes ----------------------------------------------------------------------------------
 

@@ -12,13 +12,13 @@ with the work it triggers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import Error, LoadError
 from instancetype.jsonutil import clone
-from instancetype.store.base import (AlreadyExists, BadRequest, NotFound, StateFileError, Store, check_create,
+from instancetype.store.base import (AlreadyExists, BadRequest, NotFound, StateFileError, Store, StoreReads, check_create,
                                      check_json, merge_patch)
 from instancetype.webhook.admission import admit
 
@@ -39,7 +39,7 @@ class ApplyResult:
     warnings: list[str] = field(default_factory=list)
 
 
-class Cluster:
+class Cluster(StoreReads):
     def __init__(self, store: Store, images: "Images | None" = None):
         from .images import Images
 
@@ -113,22 +113,6 @@ class Cluster:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    # --- settings --------------------------------------------------------------------------------
-
-    def config(self, store: Store | None = None) -> dict | None:
-        """`spec.configuration` of the cluster's KubeVirt object (None: all defaults)."""
-        for kv in (store or self.store).list("KubeVirt"):
-            return (kv.get("spec") or {}).get("configuration") or {}
-        return None
-
-    # --- reads -----------------------------------------------------------------------------------
-
-    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
-        return self.store.get(kind, name, namespace)
-
-    def list(self, kind: str, namespace: str | None = None, **selectors: Any) -> Iterator[dict]:
-        return self.store.list(kind, namespace, **selectors)
 
     # --- writes ----------------------------------------------------------------------------------
 

@@ -482,3 +482,22 @@ class Store(ABC):
             if timeout is not None and time.monotonic() - idle_since >= timeout:
                 return
             time.sleep(poll)
+
+
+class StoreReads:
+    """The reads every front over a store shares: the embedded `controller.Cluster` and the
+    command line's `cli.remote.RemoteCluster` (each sets `store`)."""
+
+    store: Store
+
+    def config(self, store: Store | None = None) -> dict | None:
+        """`spec.configuration` of the cluster's KubeVirt object (None: all defaults)."""
+        for kv in (store or self.store).list("KubeVirt"):
+            return (kv.get("spec") or {}).get("configuration") or {}
+        return None
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        return self.store.get(kind, name, namespace)
+
+    def list(self, kind: str, namespace: str | None = None, **selectors: Any) -> Iterator[dict]:
+        return self.store.list(kind, namespace, **selectors)
