@@ -91,6 +91,89 @@ def test_start_stop_restart(env):
                                                'RunStategy Halted does not support manual restart requests')
 
 
+PAUSED_READY = {"type": "Ready", "status": "False", "reason": "ReadinessGatesNotReady",
+                "message": 'the status of pod readiness gate "kubevirt.io/virtual-machine-unpaused" is not "True", '
+                           "but False"}
+PAUSED = {"type": "Paused", "status": "True", "reason": "PausedByUser", "message": "VMI was paused by user"}
+
+
+def _conditions(obj):
+    return [{k: c[k] for k in ("type", "status", "reason", "message")} for c in obj["status"]["conditions"]]
+
+
+def _assert_paused(cluster, name="vm1"):
+    vmi = cluster.get("VirtualMachineInstance", name, "default")
+    assert vmi["spec"]["startStrategy"] == "Paused"
+    assert vmi["status"]["phase"] == "Running"
+    assert _conditions(vmi) == [PAUSED_READY, PAUSED]
+    vm = cluster.get("VirtualMachine", name, "default")
+    assert vm["status"]["printableStatus"] == "Paused"
+    assert "ready" not in vm["status"] and vm["status"]["created"] is True
+    assert _conditions(vm) == [PAUSED_READY, PAUSED]
+    assert "stateChangeRequests" not in vm["status"]     # the start request is done once the VMI runs
+    return vm
+
+
+def test_start_paused_halted(env):
+    """Halted: virt-api records a paused start request; the controller makes the run strategy
+    Always and starts the VMI with startStrategy Paused; the node reports it paused."""
+    cluster, port = env
+    assert put(port, "/namespaces/default/virtualmachines/vm1/start", {"paused": True}) == (202, None)
+    vm = _assert_paused(cluster)
+    assert vm["spec"]["runStrategy"] == "Always"
+    # once running, a start is refused as for any running VM; stop and a plain start run unpaused
+    assert put(port, "/namespaces/default/virtualmachines/vm1/start", {"paused": True})[0] == 409
+    assert put(port, "/namespaces/default/virtualmachines/vm1/stop") == (202, None)
+    assert put(port, "/namespaces/default/virtualmachines/vm1/start", b"paused: false\n") == (202, None)
+    vmi = cluster.get("VirtualMachineInstance", "vm1", "default")
+    assert "startStrategy" not in vmi["spec"] and _conditions(vmi)[0]["status"] == "True"
+    assert cluster.get("VirtualMachine", "vm1", "default")["status"]["printableStatus"] == "Running"
+
+
+def test_start_paused_manual_and_dry_run(env):
+    """Manual: a start request carrying `paused: "true"`; a dry run keeps nothing."""
+    cluster, port = env
+    cluster.apply(vm("vm2", strategy="Manual"), namespace="default")
+    assert put(port, "/namespaces/default/virtualmachines/vm2/start", {"paused": True, "dryRun": ["All"]}) == (202, None)
+    assert not vmi_exists(cluster, "vm2")
+    assert "stateChangeRequests" not in cluster.get("VirtualMachine", "vm2", "default").get("status", {})
+    assert put(port, "/namespaces/default/virtualmachines/vm2/start", {"paused": True}) == (202, None)
+    vm2 = _assert_paused(cluster, "vm2")
+    assert vm2["spec"]["runStrategy"] == "Manual"
+    assert put(port, "/namespaces/default/virtualmachines/vm2/stop") == (202, None)
+    assert not vmi_exists(cluster, "vm2")
+    assert cluster.get("VirtualMachine", "vm2", "default")["status"]["printableStatus"] == "Stopped"
+
+
+def test_start_request_already_underway(env):
+    """getChangeRequestJson: a start while another request is pending is a 500."""
+    cluster, port = env
+    cluster.apply(vm("vm3", strategy="Manual"), namespace="default")
+    with cluster.store.transaction() as tx:      # a request the controller has not acted on yet
+        stored = tx.get("VirtualMachine", "vm3", "default")
+        status = {**stored.get("status", {}), "stateChangeRequests": [{"action": "Stop", "uid": "gone"}]}
+        tx.update({**stored, "status": status}, subresource="status")
+    code, status = put(port, "/namespaces/default/virtualmachines/vm3/start")
+    assert (code, status["reason"], status["message"]) == (
+        500, "InternalError", "Internal error occurred: unable to complete request: stop/start already underway")
+    assert status["details"] == {"causes": [{"message": "unable to complete request: stop/start already underway"}]}
+
+
+def test_stop_grace_period(env):
+    """StopOptions.gracePeriod shortens the running VMI's grace period before stopping it."""
+    cluster, port = env
+    cluster.apply(vm("vm4", strategy="Manual"), namespace="default")
+    assert put(port, "/namespaces/default/virtualmachines/vm4/start") == (202, None)
+    assert put(port, "/namespaces/default/virtualmachines/vm4/stop", {"gracePeriod": 0, "dryRun": ["All"]}) == (
+        202, None)
+    assert vmi_exists(cluster, "vm4")
+    assert put(port, "/namespaces/default/virtualmachines/vm4/stop", {"gracePeriod": 0}) == (202, None)
+    assert not vmi_exists(cluster, "vm4")
+    assert put(port, "/namespaces/default/virtualmachines/vm4/start") == (202, None)
+    assert put(port, "/namespaces/default/virtualmachines/vm4/restart", {"gracePeriodSeconds": 0}) == (202, None)
+    assert vmi_exists(cluster, "vm4")
+
+
 def test_not_found_and_option_bodies(env):
     cluster, port = env
     code, status = put(port, "/namespaces/default/virtualmachines/nope/start")

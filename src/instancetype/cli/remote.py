@@ -151,8 +151,11 @@ class RemoteCluster(StoreReads):
         return f"/apis/{SUBRESOURCE_GROUP}/namespaces/{ns}/virtualmachines/{name}/{action}"
 
     def _vm_action(self, action: str, name: str, namespace: str | None, body: dict | None = None) -> dict:
+        body = dict(body or {})
+        if getattr(self.store, "dry_run", False):
+            body["dryRun"] = ["All"]       # virt-api reads the dry run from the options body (virtctl's way)
         try:
-            return self.store.request("PUT", self._vm_path(name, namespace, action), body or {})
+            return self.store.request("PUT", self._vm_path(name, namespace, action), body)
         except NotFound as e:
             if not getattr(e, "kind", ""):
                 # No subresource API answers (virtctl's words for the aggregator's 404).
@@ -160,14 +163,16 @@ class RemoteCluster(StoreReads):
                                f"virtualmachines.kubevirt.io {name})", kind="subresource") from None
             raise
 
-    def start(self, name: str, namespace: str | None = None) -> dict:
-        return self._vm_action("start", name, namespace)
+    # The option bodies virtctl sends (v1.StartOptions, StopOptions, RestartOptions).
+    def start(self, name: str, namespace: str | None = None, *, paused: bool = False) -> dict:
+        return self._vm_action("start", name, namespace, {"paused": True} if paused else None)
 
-    def stop(self, name: str, namespace: str | None = None, **options: Any) -> dict:
-        return self._vm_action("stop", name, namespace, options or None)
+    def stop(self, name: str, namespace: str | None = None, *, grace_period: int | None = None) -> dict:
+        return self._vm_action("stop", name, namespace, None if grace_period is None else {"gracePeriod": grace_period})
 
-    def restart(self, name: str, namespace: str | None = None, **options: Any) -> dict:
-        return self._vm_action("restart", name, namespace, options or None)
+    def restart(self, name: str, namespace: str | None = None, *, grace_period: int | None = None) -> dict:
+        return self._vm_action("restart", name, namespace,
+                               None if grace_period is None else {"gracePeriodSeconds": grace_period})
 
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         try:

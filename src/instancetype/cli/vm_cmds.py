@@ -23,7 +23,8 @@ _ERRORS = {
 
 
 def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace: str | None, *,
-               dry_run: bool = False, force: bool = False, grace_period: int | None = None) -> int:
+               dry_run: bool = False, force: bool = False, grace_period: int | None = None,
+               paused: bool = False) -> int:
     from instancetype.errors import Error
     from instancetype.store.base import NotFound
 
@@ -36,7 +37,10 @@ def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace
     with cluster_of(ctx) as cluster:
         try:
             with undone(cluster.store) if dry_run else cluster.store.transaction():
-                getattr(cluster, action)(name, namespace or "default")
+                if action == "start":
+                    cluster.start(name, namespace or "default", paused=paused)
+                else:       # StopOptions.gracePeriod / RestartOptions.gracePeriodSeconds with --force
+                    getattr(cluster, action)(name, namespace or "default", grace_period=grace_period if force else None)
         except NotFound as e:
             # The subresource handler answers with the singular resource (virt-api fetchVirtualMachine).
             text = f'virtualmachine.kubevirt.io "{name}" not found' if getattr(e, "kind", None) in (
@@ -49,11 +53,14 @@ def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace
 
 
 def _vm_command(action: str, doc: str, *, force_flags: bool):
-    """virtctl's `start` / `stop` / `restart` (stop and restart also take `--force --grace-period`)."""
-    def cmd(ctx, args, namespace, dry_run, force=False, grace_period=None):
-        return _vm_action(ctx, action, args, namespace, dry_run=dry_run, force=force, grace_period=grace_period)
+    """virtctl's `start` (`--paused`) / `stop` / `restart` (these two take `--force --grace-period`)."""
+    def cmd(ctx, args, namespace, dry_run, force=False, grace_period=None, paused=False):
+        return _vm_action(ctx, action, args, namespace, dry_run=dry_run, force=force, grace_period=grace_period,
+                          paused=paused)
 
     cmd.__doc__ = doc
+    if not force_flags:
+        cmd = click.option("--paused", is_flag=True, help="Start the virtual machine in paused state.")(cmd)
     if force_flags:
         cmd = click.option("--grace-period", type=int, default=None, help="With --force: only 0 is supported.")(cmd)
         cmd = click.option("--force", is_flag=True, help="With --grace-period=0: stop the VMI at once.")(cmd)

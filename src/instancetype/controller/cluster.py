@@ -231,21 +231,25 @@ class Cluster(StoreReads):
 
     # --- virtctl ---------------------------------------------------------------------------------
 
-    def start(self, name: str, namespace: str | None = None) -> dict:
-        return self._vm_action("start", name, namespace)
+    def start(self, name: str, namespace: str | None = None, *, paused: bool = False) -> dict:
+        return self._vm_action("start", name, namespace, paused=paused)
 
-    def stop(self, name: str, namespace: str | None = None) -> dict:
-        return self._vm_action("stop", name, namespace)
+    def stop(self, name: str, namespace: str | None = None, *, grace_period: int | None = None) -> dict:
+        return self._vm_action("stop", name, namespace, grace_period=grace_period)
 
-    def restart(self, name: str, namespace: str | None = None) -> dict:
-        return self._vm_action("restart", name, namespace)
+    def restart(self, name: str, namespace: str | None = None, *, grace_period: int | None = None) -> dict:
+        return self._vm_action("restart", name, namespace, grace_period=grace_period)
 
-    def _vm_action(self, action: str, name: str, namespace: str | None) -> dict:
+    def _vm_action(self, action: str, name: str, namespace: str | None, **options) -> dict:
+        """virtctl's verbs with their options (`paused`; `grace_period`, virtctl's `--force
+        --grace-period`), by the controller's one copy of virt-api's rules."""
         from . import vm as vmctl
 
+        if action == "restart":
+            vmctl.check_restart_grace(options.get("grace_period"))   # before the VM is read, as virt-api
         with self.store.transaction() as tx:
             vm = tx.get("VirtualMachine", name, namespace)
-            return getattr(vmctl, action)(tx, vm, self.config(tx))
+            return getattr(vmctl, action)(tx, vm, self.config(tx), **options)
 
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         """virtctl expand --vm: the stored VM expanded against the stored objects."""

@@ -1,7 +1,8 @@
 """The simulated node: the embedded store models KubeVirt's control plane, not a hypervisor.
 
 As kwok simulates nodes, a VMI that the controller creates is scheduled at once on one
-simulated node and reported `Running` and `Ready`. Its name and the VMI's status say plainly
+simulated node and reported `Running` and `Ready` (or `Running` and `Paused` when it was
+started paused). Its name and the VMI's status say plainly
 that it is simulated and that no guest runs.
 
 A VMI being deleted (on a store that keeps finalizers, as an API server does) has no guest to
@@ -26,7 +27,10 @@ def schedule(vmi: dict, now: str) -> dict:
     status = vmi.setdefault("status", {})
     status["nodeName"] = NODE_NAME
     failed = domain_error(vmi)
-    if failed is None:
+    if failed is None and (vmi.get("spec") or {}).get("startStrategy") == "Paused":
+        status["phase"] = "Running"
+        status["conditions"] = paused_conditions(now)
+    elif failed is None:
         status["phase"] = "Running"
         status["conditions"] = [{"type": "Ready", "status": "True", "reason": REASON, "message": MESSAGE,
                                  "lastProbeTime": None, "lastTransitionTime": now}]
@@ -42,6 +46,25 @@ def schedule(vmi: dict, now: str) -> dict:
     labels = vmi.setdefault("metadata", {}).setdefault("labels", {})
     labels["kubevirt.io/nodeName"] = NODE_NAME
     return vmi
+
+
+# A VMI started paused (`spec.startStrategy: Paused`): virt-launcher starts the domain with
+# VIR_DOMAIN_START_PAUSED, which libvirt reports paused by the user; virt-handler's
+# calculatePausedCondition then adds `Paused` (PausedByUser), its phase stays Running. The
+# virt-launcher pod's readiness gate `kubevirt.io/virtual-machine-unpaused` is False, so the
+# kubelet reports the pod not Ready (GeneratePodReadyCondition) and virt-controller copies that
+# onto the VMI's Ready condition (syncReadyConditionFromPod).
+PAUSED_REASON, PAUSED_MESSAGE = "PausedByUser", "VMI was paused by user"
+UNPAUSED_GATE = "kubevirt.io/virtual-machine-unpaused"
+
+
+def paused_conditions(now: str) -> list[dict]:
+    return [
+        {"type": "Ready", "status": "False", "reason": "ReadinessGatesNotReady",
+         "message": f'the status of pod readiness gate "{UNPAUSED_GATE}" is not "True", but False',
+         "lastProbeTime": None, "lastTransitionTime": now},
+        {"type": "Paused", "status": "True", "reason": PAUSED_REASON, "message": PAUSED_MESSAGE,
+         "lastProbeTime": now, "lastTransitionTime": now}]
 
 
 # Finalizers KubeVirt's components remove from a VMI once its guest has stopped.

@@ -15,7 +15,7 @@ from typing import Any
 
 from instancetype.errors import Error, VMIError
 from instancetype.jsonutil import clone
-from instancetype.store.base import AlreadyExists, Conflict, NotFound, Store, now
+from instancetype.store.base import AlreadyExists, APIError, BadRequest, Conflict, NotFound, Store, now
 from instancetype.store.source import StoreObjects
 
 from . import node, revisions
@@ -54,6 +54,63 @@ def failed(vm: dict) -> bool:
                for c in (vm.get("status") or {}).get("conditions") or ())
 
 
+# --- state change requests (KubeVirt's VirtualMachineStateChangeRequest) -------------------------
+# virt-api records a start (and a stop of a given VMI) on `status.stateChangeRequests`; the VM
+# controller acts on the first one and drops it once done (isTrimFirstChangeRequestNeeded).
+START_REQUEST, STOP_REQUEST = "Start", "Stop"          # v1.StartRequest, v1.StopRequest
+PAUSED_KEY, PAUSED_TRUE = "paused", "true"             # v1.StartRequestDataPausedKey / ...True
+UNDERWAY = "unable to complete request: stop/start already underway"   # getChangeRequestJson
+
+
+class RequestUnderway(APIError):
+    """errors.NewInternalError(getChangeRequestJson's error): a 500, the cause in its details."""
+
+    def __init__(self):
+        super().__init__(f"Internal error occurred: {UNDERWAY}")
+
+    def status(self) -> dict:
+        return {**super().status(), "details": {"causes": [{"message": UNDERWAY}]}}
+
+
+def _first_request(vm: dict) -> dict | None:
+    requests = (vm.get("status") or {}).get("stateChangeRequests") or []
+    first = requests[0] if requests else None
+    return first if isinstance(first, dict) else None
+
+
+def has_start_request(vm: dict) -> bool:
+    """hasStartRequest: the first state change request is a start."""
+    return (_first_request(vm) or {}).get("action") == START_REQUEST
+
+
+def start_paused(vm: dict) -> bool:
+    """hasStartPausedRequest: the first request is a start with `paused: "true"`."""
+    first = _first_request(vm) or {}
+    return first.get("action") == START_REQUEST and (first.get("data") or {}).get(PAUSED_KEY) == PAUSED_TRUE
+
+
+def _trim_first_request(status: dict, vmi: dict | None) -> None:
+    """isTrimFirstChangeRequestNeeded + popStateChangeRequest: a stop request is done once its
+    VMI is gone (or another VMI runs), a start request once a VMI runs that is not going away."""
+    requests = status.get("stateChangeRequests") or []
+    if not requests or not isinstance(requests[0], dict):
+        return
+    first = requests[0]
+    if first.get("action") == STOP_REQUEST:
+        uid = (vmi or {}).get("metadata", {}).get("uid")
+        done = vmi is None or not first.get("uid") or first.get("uid") != uid
+    elif first.get("action") == START_REQUEST:
+        done = vmi is not None and not node.terminating(vmi)
+    else:
+        done = False
+    if done:
+        rest = requests[1:]
+        if rest:
+            status["stateChangeRequests"] = rest
+        else:
+            status.pop("stateChangeRequests", None)
+
+
 def _wants_vmi(vm: dict, vmi: dict | None) -> bool | None:
     """True: a VMI must exist; False: none may; None: leave it as it is (Manual)."""
     strategy = run_strategy(vm)
@@ -64,8 +121,8 @@ def _wants_vmi(vm: dict, vmi: dict | None) -> bool | None:
         return False
     if strategy in ("RerunOnFailure", "Once"):
         # Started on creation; a stop request leaves it stopped until a start request.
-        return vmi is not None or not status.get("printableStatus") or failed(vm)
-    return None  # Manual
+        return vmi is not None or not status.get("printableStatus") or failed(vm) or has_start_request(vm)
+    return True if vmi is None and has_start_request(vm) else None  # Manual: only on a start request
 
 
 def reconcile(store: Store, vm: dict, config: dict | None = None) -> dict:
@@ -96,6 +153,10 @@ def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         # run strategy wants one, is started once it is gone.
         release_vmi(store, vmi)
         return _write_status(store, vm, None, stored)
+    if vmi is None and run_strategy(vm) == "Halted" and has_start_request(vm):
+        # A paused start of a Halted VM (syncRunStrategy): the run strategy becomes Always (or the
+        # legacy `running` true), and the VMI is started under it, paused.
+        return _reconcile_stored(store, _set_spec_running(store, vm, stored, True), config)
     want = _wants_vmi(vm, vmi)
     if want and vmi is None:
         return _start_vmi(store, vm, config, stored)
@@ -103,6 +164,10 @@ def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         _delete_vmi(store, vm)
         vmi = None
     return _write_status(store, vm, vmi, stored)
+
+
+def _reconcile_stored(store: Store, stored: dict, config: dict | None) -> dict:
+    return _reconcile(store, clone(stored), config, stored)
 
 
 def _foreign(vm: dict, vmi: dict) -> bool:
@@ -159,6 +224,8 @@ def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         return _write_failure(store, vm, e.reason, str(e), stored)
     try:
         vmi = instancetype.build_vmi(vm, objects=_WithPinned(store, pinned), config=config)
+        if start_paused(vm):
+            vmi.setdefault("spec", {})["startStrategy"] = "Paused"     # setupVMIFromVM
     except VMIError as e:
         reason = {"autoattach": "FailedFindPreference", "apply": "FailedFindInstancetype"}.get(e.stage, "FailedCreate")
         return _write_failure(store, vm, reason, str(e), stored)
@@ -260,10 +327,22 @@ def _write_status(store: Store, vm: dict, vmi: dict | None, stored: dict,
     """The VM's status from its VMI (Running on the simulated node, or none), plus a `Failure`
     condition `(reason, message)` when the last reconcile could not start it."""
     status = _base_status(vm)
+    _trim_first_request(status, vmi)
     stamp = now()
     if vmi is not None and (vmi.get("status") or {}).get("phase") == "Running":
-        status.update(created=True, ready=True, printableStatus="Running")
-        conditions = [_condition("Ready", "True", node.REASON, node.MESSAGE, stamp)]
+        # syncConditions: the VMI's Ready condition, then its others (a paused guest's `Paused`);
+        # printable status Paused while that condition is True (isVirtualMachineStatusPaused).
+        vmi_conditions = [c for c in (vmi.get("status") or {}).get("conditions") or () if isinstance(c, dict)]
+        ready = next((c for c in vmi_conditions if c.get("type") == "Ready"), None)
+        paused = any(c.get("type") == "Paused" and c.get("status") == "True" for c in vmi_conditions)
+        status.update(created=True, printableStatus="Paused" if paused else "Running")
+        if ready is not None and ready.get("status") == "True":
+            status["ready"] = True
+        else:
+            status.pop("ready", None)
+        conditions = [_copied(ready, stamp) if ready is not None else
+                      _condition("Ready", "False", "VMIConditionMissing", "VMI is missing the Ready condition", stamp)]
+        conditions += [_copied(c, stamp) for c in vmi_conditions if c.get("type") not in ("Ready", "Failure")]
     elif vmi is not None:
         # A VMI that exists but does not run (virt-launcher refused its domain: controller/node.py):
         # KubeVirt's printable status Starting, and the VMI's conditions copied (syncConditions).
@@ -280,6 +359,13 @@ def _write_status(store: Store, vm: dict, vmi: dict | None, stored: dict,
         conditions.append(_condition("Failure", "True", failure[0], failure[1], stamp))
     status["conditions"] = conditions
     return _put_status(store, stored, status)
+
+
+def _copied(c: dict, stamp: str) -> dict:
+    out = _condition(c.get("type", ""), c.get("status", ""), c.get("reason", ""), c.get("message", ""),
+                     c.get("lastTransitionTime") or stamp)
+    out["lastProbeTime"] = c.get("lastProbeTime")
+    return out
 
 
 def _write_failure(store: Store, vm: dict, reason: str, message: str, stored: dict) -> dict:
@@ -318,38 +404,93 @@ def _conflict(vm: dict, detail: str) -> Conflict:
     return Conflict(f'Operation cannot be fulfilled on {VM_RESOURCE} "{name}": {detail}')
 
 
-def _set_running(store: Store, vm: dict, running: bool, config: dict | None, inline: bool = True) -> dict:
-    """KubeVirt's getRunningPatch: the legacy `spec.running` where the VM uses it, else
-    `spec.runStrategy` Always / Halted; then the controller's reconcile (`inline=False`: left to
-    the controller that watches the store, as virt-api leaves it to virt-controller)."""
+def _set_spec_running(store: Store, vm: dict, stored: dict, running: bool) -> dict:
+    """KubeVirt's getRunningPatch (and the controller's Halted-to-Always update): the legacy
+    `spec.running` where the VM uses it, else `spec.runStrategy` Always / Halted, written on the
+    resourceVersion read (`stored`)."""
     spec = dict(vm.get("spec") or {})
     if "running" in spec and "runStrategy" not in spec:
         spec["running"] = running
     else:
         spec["runStrategy"] = "Always" if running else "Halted"
-    stored = store.update({**vm, "spec": spec})
+    return store.update({**stored, "spec": spec})
+
+
+def _set_running(store: Store, vm: dict, running: bool, config: dict | None, inline: bool = True) -> dict:
+    """The run strategy change, then the controller's reconcile (`inline=False`: left to the
+    controller that watches the store, as virt-api leaves it to virt-controller)."""
+    stored = _set_spec_running(store, vm, vm, running)
     return reconcile(store, stored, config) if inline else stored
 
 
-def start(store: Store, vm: dict, config: dict | None = None, *, inline: bool = True) -> dict:
-    """virtctl start (KubeVirt's start subresource), then the controller's reconcile (`inline`:
-    here; else a run strategy change is left to the controller watching the store)."""
+def _request(store: Store, vm: dict, request: dict, config: dict | None, inline: bool) -> dict:
+    """getChangeRequestJson + PatchStatus: `request` appended to `status.stateChangeRequests`
+    (a VM without any status gets one holding just it); only a stop may replace requests still
+    pending, anything else is refused; a recorded start failure is cleared. Written on the
+    resourceVersion read, as the JSON patch's `test` of the requests guards it."""
+    status = dict(vm.get("status") or {})
+    pending = status.get("stateChangeRequests") or []
+    if pending and request.get("action") != STOP_REQUEST:
+        raise RequestUnderway()
+    status["stateChangeRequests"] = [request]
+    status.pop("startFailure", None)
+    stored = store.update({**vm, "status": status}, subresource="status")
+    return reconcile(store, stored, config) if inline else stored
+
+
+def start_request(paused: bool) -> dict:
+    request: dict = {"action": START_REQUEST}
+    if paused:
+        request["data"] = {PAUSED_KEY: PAUSED_TRUE}
+    return request
+
+
+def start(store: Store, vm: dict, config: dict | None = None, *, paused: bool = False, inline: bool = True) -> dict:
+    """virtctl start (StartVMRequestHandler), then the controller's reconcile (`inline`: here;
+    else left to the controller watching the store). Halted: the run strategy becomes Always, or
+    for a paused start a start request the controller turns into that change; Manual and
+    RerunOnFailure: a start request (`paused`: the VMI starts with `startStrategy: Paused`)."""
     strategy = run_strategy(vm)
     if _vmi(store, vm) is not None:  # the simulated node's VMIs run until deleted (never final)
         raise _conflict(vm, "VM is already running")
     if strategy in ("Always", "Once"):
         raise _conflict(vm, f"{strategy} does not support manual start requests")
-    if strategy == "Halted":
+    if strategy == "Halted" and not paused:
         return _set_running(store, vm, True, config, inline)
-    return _start_vmi(store, clone(vm), config, vm)  # Manual, RerunOnFailure: a start request
+    return _request(store, vm, start_request(paused), config, inline)
 
 
-def stop(store: Store, vm: dict, config: dict | None = None, *, inline: bool = True) -> dict:
+def check_restart_grace(grace: int | None) -> None:
+    """RestartVMRequestHandler's check of `gracePeriodSeconds`, before the VM is read."""
+    if grace is not None and grace > 0:
+        raise BadRequest("For force restart, only gracePeriod=0 is supported for now")
+    if grace is not None and grace < 0:
+        raise BadRequest("gracePeriod has to be greater or equal to 0")
+
+
+def _shorten_grace(store: Store, vmi: dict, grace: int) -> int | None:
+    """StopVMRequestHandler with a grace period: the VMI's `terminationGracePeriodSeconds`
+    replaced (tested against the value read); returns the old value (None: unset)."""
+    spec = dict(vmi.get("spec") or {})
+    old = spec.get("terminationGracePeriodSeconds")
+    spec["terminationGracePeriodSeconds"] = grace
+    store.update({**vmi, "spec": spec})
+    return old
+
+
+def stop(store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
+         inline: bool = True) -> dict:
+    """virtctl stop (StopVMRequestHandler); `grace_period` is StopOptions.gracePeriod (virtctl's
+    `--force --grace-period N`): it shortens the running VMI's grace period first, and is the only
+    way to stop a Halted VM that still has a VMI."""
     strategy = run_strategy(vm)
     vmi = _vmi(store, vm)
+    old_grace = None
+    if vmi is not None and grace_period is not None:
+        old_grace = _shorten_grace(store, vmi, grace_period)
     if strategy in ("Halted", "Manual", "RerunOnFailure", "WaitAsReceiver") and vmi is None:
         raise _conflict(vm, "VM is not running")
-    if strategy == "Halted":
+    if strategy == "Halted" and (grace_period is None or (old_grace is not None and grace_period >= old_grace)):
         raise _conflict(vm, "Halted only supports manual stop requests with a shorter graceperiod")
     if strategy in ("Always", "Once"):
         return _set_running(store, vm, False, config, inline)
@@ -357,7 +498,11 @@ def stop(store: Store, vm: dict, config: dict | None = None, *, inline: bool = T
     return _write_status(store, clone(vm), None, vm)
 
 
-def restart(store: Store, vm: dict, config: dict | None = None, *, inline: bool = True) -> dict:
+def restart(store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
+            inline: bool = True) -> dict:
+    """virtctl restart (RestartVMRequestHandler); `grace_period` (RestartOptions.gracePeriodSeconds)
+    may only be 0, which deletes the VMI's pod at once: the simulated node has none to delete."""
+    check_restart_grace(grace_period)
     strategy = run_strategy(vm)
     if strategy in ("Halted", "Once"):
         raise _conflict(vm, f"RunStategy {strategy} does not support manual restart requests")  # sic, KubeVirt

@@ -235,22 +235,18 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes)
     struct = {"start": "StartOptions", "stop": "StopOptions", "restart": "RestartOptions"}[action]
     if action != "start":       # Stop and Restart decode the body before fetching the VM
         options = decode_options(body, struct)
-    if action == "restart" and options.get("gracePeriodSeconds") is not None:
-        grace = options["gracePeriodSeconds"]
-        if grace > 0:
-            raise BadRequest("For force restart, only gracePeriod=0 is supported for now")
-        if grace < 0:
-            raise BadRequest("gracePeriod has to be greater or equal to 0")
+    if action == "restart":
+        vmctl.check_restart_grace(options.get("gracePeriodSeconds"))
     fetch_vm(store, name, namespace)
     if action == "start":
         options = decode_options(body, struct)
-        if options.get("paused"):
-            # The simulated node has no paused state to start a VMI into.
-            raise BadRequest("startPaused is not supported: this cluster's node does not pause VMIs")
     dry = dry_run_of(options)
+    kwargs = {"start": {"paused": bool(options.get("paused"))},
+              "stop": {"grace_period": options.get("gracePeriod")},
+              "restart": {"grace_period": options.get("gracePeriodSeconds")}}[action]
     # On the embedded store the controller runs inside the request's transaction; on an API
-    # server the controller watching it carries a run strategy change out (as virt-controller
-    # does virt-api's patch), and the request is retried from a fresh read when another writer
+    # server the controller watching it carries the request out (as virt-controller does
+    # virt-api's patch), and the request is retried from a fresh read when another writer
     # (that controller writing the status) changed the VM between the read and the write.
     inline = embedded(store)
     for attempt in range(1 if inline else CONFLICT_RETRIES):
@@ -258,7 +254,7 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes)
         try:
             with (dry_run(store) if dry else store.transaction()) as tx:
                 vm = fetch_vm(tx, name, namespace)
-                getattr(vmctl, action)(tx, vm, config, inline=inline)
+                getattr(vmctl, action)(tx, vm, config, inline=inline, **kwargs)
             return
         except Conflict as e:
             if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
