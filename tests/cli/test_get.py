@@ -116,6 +116,28 @@ def test_start_stop_restart_messages(state):
     assert run(state, "start").err == "accepts 1 arg(s), received 0\n"
 
 
+def test_start_paused_and_force_options(state):
+    """virtctl's `start --paused` (a paused VMI, the VM Paused) and `--force --grace-period`."""
+    assert run(state, "start", "vm1", "--paused", "--dry-run").out == "VM vm1 was scheduled to start\n"
+    assert run(state, "get", "vmi").err == "No resources found in default namespace.\n"
+    assert run(state, "start", "vm1", "--paused").out == "VM vm1 was scheduled to start\n"
+    vm = get_json(state, "vm", "vm1")
+    assert (vm["spec"]["runStrategy"], vm["status"]["printableStatus"]) == ("Always", "Paused")
+    vmi = get_json(state, "vmi", "vm1")
+    assert vmi["spec"]["startStrategy"] == "Paused"
+    assert {c["type"]: c["status"] for c in vmi["status"]["conditions"]} == {"Ready": "False", "Paused": "True"}
+    assert run(state, "get", "vm").out.splitlines()[1].split()[2:] == ["Paused", "False"]
+    r = run(state, "restart", "vm1", "--force", "--grace-period=5")
+    assert (r.code, r.err) == (1, "error force restarting VirtualMachine: For force restart, only gracePeriod=0 "
+                                  "is supported for now\n")
+    assert run(state, "restart", "vm1", "--force", "--grace-period=0").out == "VM vm1 was scheduled to restart\n"
+    assert run(state, "stop", "vm1", "--force", "--grace-period=0").out == "VM vm1 was scheduled to stop\n"
+    assert run(state, "get", "vmi").err == "No resources found in default namespace.\n"
+    r = run(state, "stop", "vm1", "--force", "--grace-period=0")
+    assert (r.code, r.err) == (1, 'error force stopping VirtualMachine: Operation cannot be fulfilled on '
+                                  'virtualmachine.kubevirt.io "vm1": VM is not running\n')
+
+
 def test_delete_forms(state, tmp_path):
     f = tmp_path / "vm.yaml"
     f.write_text(VM)
