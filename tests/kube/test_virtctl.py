@@ -181,6 +181,37 @@ def test_dry_run_start_changes_nothing(subresource_api, vm_namespace):
     assert _vmi_uid(kube, ns) is None
 
 
+def _conditions(obj: dict) -> dict:
+    return {c["type"]: (c["status"], c.get("reason")) for c in obj["status"]["conditions"]}
+
+
+def test_start_paused(subresource_api, vm_namespace):
+    """`virtctl start --paused` (Halted: the run strategy becomes Always) and `instancetype
+    --kubeconfig start --paused` (Manual: a start request): the VMI starts with startStrategy
+    Paused and is reported paused, the VM's printable status is Paused."""
+    kube, ns = subresource_api, vm_namespace
+    manual = _vm("vm2", ns)
+    manual["spec"]["runStrategy"] = "Manual"
+    kube.kubectl("apply", "-f", "-", input=json.dumps(manual))
+    assert kube.virtctl("start", "vm1", "-n", ns, "--paused").stdout == "VM vm1 was scheduled to start\n"
+    r = _instancetype("--kubeconfig", str(kube.kubeconfig), "start", "vm2", "-n", ns, "--paused", env=_env(kube))
+    assert (r.returncode, r.stdout) == (0, "VM vm2 was scheduled to start\n"), r.stderr
+    for name, strategy in (("vm1", "Always"), ("vm2", "Manual")):
+        kube.kubectl("wait", f"vms/{name}", "-n", ns, "--for=jsonpath={.status.printableStatus}=Paused",
+                     "--timeout=60s")
+        vm = json.loads(kube.kubectl("get", "vm", name, "-n", ns, "-o", "json").stdout)
+        vmi = json.loads(kube.kubectl("get", "vmi", name, "-n", ns, "-o", "json").stdout)
+        assert vm["spec"]["runStrategy"] == strategy
+        assert "stateChangeRequests" not in vm["status"]
+        assert vmi["spec"]["startStrategy"] == "Paused" and vmi["status"]["phase"] == "Running"
+        assert _conditions(vmi) == _conditions(vm) == {"Ready": ("False", "ReadinessGatesNotReady"),
+                                                      "Paused": ("True", "PausedByUser")}
+    assert kube.virtctl("stop", "vm2", "-n", ns, "--force", "--grace-period=0").stdout == \
+        "VM vm2 was scheduled to stop\n"
+    until(lambda: kube.kubectl("get", "vmi", "vm2", "-n", ns, check=False).returncode != 0, timeout=60,
+          what="the VMI to go")
+
+
 def _offline_expand(kube, ns: str, vm: dict, tmp_path: Path) -> dict:
     files = tmp_path / "objects.yaml"
     items = json.loads(_objects(ns))["items"][:2] + [vm]

@@ -247,6 +247,55 @@ def test_expand_vm_spec_equals_offline_expand(env):
                                               "invalid character 'o' in literal null (expecting 'u')")
 
 
+def _invalid(status):
+    assert (status["code"], status["reason"], status["message"]) == (400, "BadRequest",
+                                                                     "Object is not a valid VirtualMachine")
+    return [c["message"] for c in status["details"]["causes"]]
+
+
+def test_expand_vm_spec_checks_the_posted_vm(env):
+    """ExpandSpecRequestHandler checks the body before expanding: JSON into a map, the OpenAPI
+    schema (Validator.Validate: top-level keys, spec required and strict, status open), Go's
+    decoding of what the schema does not look at, then the namespace."""
+    _, port = env
+    posted = vm("posted")
+    expand = "/namespaces/default/expand-vm-spec"
+    code, status = put(port, expand, b"")
+    assert (code, status["message"]) == (400, "Can not unmarshal Request body to struct, error: "
+                                              "unexpected end of JSON input")
+    code, status = put(port, expand, [posted])
+    assert (code, status["message"]) == (400, "Can not unmarshal Request body to struct, error: json: cannot "
+                                              "unmarshal array into Go value of type map[string]interface {}")
+    code, status = put(port, expand, {**posted, "extra": 1, "spex": {}})
+    assert code == 400 and _invalid(status) == [".extra in body is a forbidden property",
+                                                ".spex in body is a forbidden property"]
+    assert _invalid(put(port, expand, {"metadata": {"name": "x"}})[1]) == [
+        "spec in body is required", 'spec in body must be of type object: "null"']
+    assert _invalid(put(port, expand, b"null")[1]) == [
+        "spec in body is required", 'spec in body must be of type object: "null"']
+    bad = vm("posted")
+    bad["spec"]["template"]["spec"]["domain"]["cpu"] = {"cores": "2"}
+    bad["spec"]["template"]["spec"]["domain"]["devices"]["bogus"] = True
+    assert sorted(_invalid(put(port, expand, bad)[1])) == [
+        "spec.template.spec.domain.cpu.cores in body must be of type integer: \"string\"",
+        "spec.template.spec.domain.devices.bogus in body is a forbidden property"]
+    # the status schema keeps unknown fields but checks the types of known ones
+    code, _ = put(port, expand, {**posted, "status": {"somethingNew": {"x": 1}}})
+    assert code == 200
+    assert _invalid(put(port, expand, {**posted, "status": {"ready": "yes"}})[1]) == [
+        'status.ready in body must be of type boolean: "string"']
+    # metadata is not schema-checked: Go's decoding refuses a mistyped field
+    code, status = put(port, expand, {**posted, "metadata": {"name": 5}})
+    assert (code, status["message"]) == (400, "Can not unmarshal Request body to struct, error: json: cannot "
+                                              "unmarshal number into Go struct field VirtualMachine.metadata.name "
+                                              "of type string")
+    code, status = put(port, expand, {**posted, "metadata": {"name": "p", "labels": {"a": 1}}})
+    assert status["message"].endswith("cannot unmarshal number into Go struct field VirtualMachine.metadata.labels "
+                                      "of type string")
+    code, status = put(port, expand, {**posted, "metadata": {"name": "p", "namespace": "other"}})
+    assert (code, status["message"]) == (400, "VM namespace must be empty or other"[:-5] + "default")
+
+
 def test_expand_spec_of_a_stored_vm_that_cannot_expand_is_internal_error(env):
     cluster, port = env
     cluster.delete("VirtualMachineInstancetype", "csmall", "default")

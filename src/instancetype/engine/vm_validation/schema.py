@@ -80,8 +80,9 @@ class _Compiler:
     Scalars are checked inline by their Python types; only structs, slices and maps recurse
     (and only they build the path of the field)."""
 
-    def __init__(self, types: dict):
+    def __init__(self, types: dict, *, open_all: bool = False):
         self.types = types
+        self.open_all = open_all        # unknown fields allowed everywhere (the status schema)
         self.structs: dict[str, Checker] = {}
 
     def struct(self, name: str) -> Checker:
@@ -92,7 +93,7 @@ class _Compiler:
         scalars: dict[str, tuple] = {}      # key -> (accepted Python types, schema type name)
         nested: dict[str, Checker] = {}
         required = tuple(f for f, t in spec.items() if not t[2] and (name, f) not in NOT_REQUIRED)
-        open_struct = name in OPEN_STRUCTS
+        open_struct = self.open_all or name in OPEN_STRUCTS
 
         def check_struct(v: Any, path: str, out: list) -> None:
             if type(v) is not dict:
@@ -223,6 +224,39 @@ _SCALARS: dict[str, Checker] = {
 @lru_cache(maxsize=1)
 def _root() -> Checker:
     return _Compiler(kubevirt_types()).struct(ROOT)
+
+
+@lru_cache(maxsize=1)
+def _body_checkers() -> tuple[Checker, Checker]:
+    types = kubevirt_types()
+    return _Compiler(types).struct("kv.VirtualMachineSpec"), _Compiler(types, open_all=True).struct(
+        "kv.VirtualMachineStatus")
+
+
+TOP_LEVEL_KEYS = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
+
+
+def check_vm_body(vm: dict) -> list[Cause]:
+    """KubeVirt's `Validator.Validate` (pkg/util/openapi) of a decoded JSON object, as virt-api's
+    `expand-vm-spec` runs it on the posted VM: a top-level key other than apiVersion, kind,
+    metadata, spec and status is `.<key> in body is a forbidden property` (PropertyNotAllowed with
+    an empty name; Go's map order is undefined, the keys come sorted here); no `spec` key is
+    `spec in body is required`; then `spec` against the VirtualMachineSpec schema (no unknown
+    fields; a `null` or missing spec is `spec in body must be of type object: "null"`) and
+    `status` against the VirtualMachineStatus schema, which keeps unknown fields and may be null.
+    Metadata is not looked at."""
+    out: list = [Cause("", f".{k} in body is a forbidden property", "") for k in sorted(vm) if k not in TOP_LEVEL_KEYS]
+    if "spec" not in vm:
+        out.append(Cause("", "spec in body is required", ""))
+    spec_check, status_check = _body_checkers()
+    spec = vm.get("spec")
+    if spec is None:
+        out.append(Cause("", 'spec in body must be of type object: "null"', ""))
+    else:
+        spec_check(spec, "spec", out)
+    if vm.get("status") is not None:
+        status_check(vm["status"], "status", out)
+    return [c for c in out if c is not NOT_GO_SHAPED]
 
 
 # Not a cause: marks a value the schema accepts but Go's decoder reads differently (a null list

@@ -273,22 +273,77 @@ def expand_stored(store: Store, namespace: str, name: str) -> dict:
         raise InternalError(e) from None
 
 
+class InvalidVM(BadRequest):
+    """writeValidationErrors: `Object is not a valid VirtualMachine`, 400, one cause per schema error."""
+
+    def __init__(self, messages: list[str]):
+        super().__init__("Object is not a valid VirtualMachine")
+        self.messages = messages
+
+    def status(self) -> dict:
+        return {**super().status(), "details": {"causes": [{"message": m} for m in self.messages]}}
+
+
+# ObjectMeta fields json.Unmarshal reads as strings, and those it reads as map[string]string.
+_META_STRINGS = ("name", "generateName", "namespace", "uid", "resourceVersion")
+_META_MAPS = ("labels", "annotations")
+
+
+def _go_decode_error(vm: dict) -> DecodeError | None:
+    """The first error json.Unmarshal into v1.VirtualMachine meets that the schema check above
+    does not see: the type meta and the metadata (Validate does not look at them)."""
+    for key, value in vm.items():
+        if value is None:
+            continue
+        if key in ("kind", "apiVersion") and not isinstance(value, str):
+            return type_error(_kind(value), "VirtualMachine", (key,), "string")
+        if key != "metadata":
+            continue
+        if not isinstance(value, dict):
+            return type_error(_kind(value), "VirtualMachine", ("metadata",), "v1.ObjectMeta")
+        for field, x in value.items():
+            if x is None:
+                continue
+            if field in _META_STRINGS and not isinstance(x, str):
+                return type_error(_kind(x), "VirtualMachine", ("metadata", field), "string")
+            if field in _META_MAPS:
+                if not isinstance(x, dict):
+                    return type_error(_kind(x), "VirtualMachine", ("metadata", field), "map[string]string")
+                bad = next((v for v in x.values() if v is not None and not isinstance(v, str)), None)
+                if bad is not None:
+                    return type_error(_kind(bad), "VirtualMachine", ("metadata", field), "string")
+    return None
+
+
 def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
-    """PUT .../namespaces/NS/expand-vm-spec: the VM in the body, expanded in NS; errors are 400."""
+    """PUT .../namespaces/NS/expand-vm-spec (ExpandSpecRequestHandler): the body decoded as JSON
+    into a map (400 `Can not unmarshal Request body to struct, error: ...`), checked against the
+    VirtualMachine OpenAPI schema (400 `Object is not a valid VirtualMachine`, the schema errors
+    as the causes), decoded into the VM type (400 as the first decoding), its namespace empty or
+    NS (400 `VM namespace must be empty or NS`); then expanded in NS, an expansion error a 400."""
     import instancetype
+    from instancetype.engine.vm_validation.schema import check_vm_body
     from instancetype.store.source import StoreObjects
 
     try:
         vm = go_json(body)
     except DecodeError as e:
         raise BadRequest(UNMARSHAL_ERROR.format(e)) from None
+    if vm is None:
+        vm = {}             # `null` leaves Go's map nil: an empty object to the schema
     if not isinstance(vm, dict):
         raise BadRequest(UNMARSHAL_ERROR.format(type_error(_kind(vm), "", (), "map[string]interface {}")))
-    meta = vm.get("metadata")
-    vm_ns = meta.get("namespace") if isinstance(meta, dict) else None
+    causes = check_vm_body(vm)
+    if causes:
+        raise InvalidVM([c.message for c in causes])
+    decode_error = _go_decode_error(vm)
+    if decode_error is not None:
+        raise BadRequest(UNMARSHAL_ERROR.format(decode_error))
+    meta = vm.get("metadata") or {}
+    vm_ns = meta.get("namespace")
     if vm_ns and vm_ns != namespace:
         raise BadRequest(f"VM namespace must be empty or {namespace}")
-    vm = {**vm, "metadata": {**(meta if isinstance(meta, dict) else {}), "namespace": namespace}}
+    vm = {**vm, "metadata": {**meta, "namespace": namespace}}
     try:
         return instancetype.expand(vm, objects=StoreObjects(store), config=cluster_config(store))
     except Error as e:
