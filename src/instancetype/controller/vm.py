@@ -78,6 +78,13 @@ def _first_request(vm: dict) -> dict | None:
     return first if isinstance(first, dict) else None
 
 
+def _stop_requested(vm: dict, vmi: dict) -> bool:
+    """hasStopRequestForVMI: the first request stops this very VMI (its UID)."""
+    first = _first_request(vm) or {}
+    uid = (vmi.get("metadata") or {}).get("uid")
+    return first.get("action") == STOP_REQUEST and bool(uid) and first.get("uid") == uid
+
+
 def has_start_request(vm: dict) -> bool:
     """hasStartRequest: the first state change request is a start."""
     return (_first_request(vm) or {}).get("action") == START_REQUEST
@@ -153,6 +160,13 @@ def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         # run strategy wants one, is started once it is gone.
         release_vmi(store, vmi)
         return _write_status(store, vm, None, stored)
+    if vmi is not None and _stop_requested(vm, vmi):
+        # hasStopRequestForVMI: the VMI goes (stopVMI); the request is then done. Always starts
+        # the next VMI at once, and a start request behind it (a restart) is carried out next.
+        _delete_vmi(store, vm)
+        vmi = None
+        status = vm.setdefault("status", {})
+        _trim_first_request(status, None)
     if vmi is None and run_strategy(vm) == "Halted" and has_start_request(vm):
         # A paused start of a Halted VM (syncRunStrategy): the run strategy becomes Always (or the
         # legacy `running` true), and the VMI is started under it, paused.
@@ -423,19 +437,23 @@ def _set_running(store: Store, vm: dict, running: bool, config: dict | None, inl
     return reconcile(store, stored, config) if inline else stored
 
 
-def _request(store: Store, vm: dict, request: dict, config: dict | None, inline: bool) -> dict:
-    """getChangeRequestJson + PatchStatus: `request` appended to `status.stateChangeRequests`
-    (a VM without any status gets one holding just it); only a stop may replace requests still
-    pending, anything else is refused; a recorded start failure is cleared. Written on the
-    resourceVersion read, as the JSON patch's `test` of the requests guards it."""
+def _request(store: Store, vm: dict, changes: list[dict], config: dict | None, inline: bool) -> dict:
+    """getChangeRequestJson + PatchStatus: `changes` recorded as `status.stateChangeRequests`
+    when none are pending; a single stop replaces pending ones; anything else is refused. A
+    recorded start failure is cleared. Written on the resourceVersion read, as the JSON patch's
+    `test` of the requests guards it; then the controller's reconcile (`inline`)."""
     status = dict(vm.get("status") or {})
     pending = status.get("stateChangeRequests") or []
-    if pending and request.get("action") != STOP_REQUEST:
+    if pending and not (len(changes) == 1 and changes[0].get("action") == STOP_REQUEST):
         raise RequestUnderway()
-    status["stateChangeRequests"] = [request]
+    status["stateChangeRequests"] = changes
     status.pop("startFailure", None)
     stored = store.update({**vm, "status": status}, subresource="status")
     return reconcile(store, stored, config) if inline else stored
+
+
+def _stop_request(vmi: dict) -> dict:
+    return {"action": STOP_REQUEST, "uid": (vmi.get("metadata") or {}).get("uid")}
 
 
 def start_request(paused: bool) -> dict:
@@ -457,7 +475,7 @@ def start(store: Store, vm: dict, config: dict | None = None, *, paused: bool = 
         raise _conflict(vm, f"{strategy} does not support manual start requests")
     if strategy == "Halted" and not paused:
         return _set_running(store, vm, True, config, inline)
-    return _request(store, vm, start_request(paused), config, inline)
+    return _request(store, vm, [start_request(paused)], config, inline)
 
 
 def check_restart_grace(grace: int | None) -> None:
@@ -482,33 +500,34 @@ def stop(store: Store, vm: dict, config: dict | None = None, *, grace_period: in
          inline: bool = True) -> dict:
     """virtctl stop (StopVMRequestHandler); `grace_period` is StopOptions.gracePeriod (virtctl's
     `--force --grace-period N`): it shortens the running VMI's grace period first, and is the only
-    way to stop a Halted VM that still has a VMI."""
+    way to stop a Halted VM that still has a VMI. Always and Once: the run strategy becomes
+    Halted; Halted, Manual and RerunOnFailure: a stop request for the running VMI."""
     strategy = run_strategy(vm)
     vmi = _vmi(store, vm)
     old_grace = None
     if vmi is not None and grace_period is not None:
         old_grace = _shorten_grace(store, vmi, grace_period)
-    if strategy in ("Halted", "Manual", "RerunOnFailure", "WaitAsReceiver") and vmi is None:
+    if strategy in ("Halted", "Manual", "RerunOnFailure") and vmi is None:
         raise _conflict(vm, "VM is not running")
     if strategy == "Halted" and (grace_period is None or (old_grace is not None and grace_period >= old_grace)):
         raise _conflict(vm, "Halted only supports manual stop requests with a shorter graceperiod")
     if strategy in ("Always", "Once"):
         return _set_running(store, vm, False, config, inline)
-    _delete_vmi(store, vm)
-    return _write_status(store, clone(vm), None, vm)
+    if vmi is None:
+        return vm       # WaitAsReceiver: virt-api's switch has no case for it, nothing is asked
+    return _request(store, vm, [_stop_request(vmi)], config, inline)
 
 
 def restart(store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
             inline: bool = True) -> dict:
-    """virtctl restart (RestartVMRequestHandler); `grace_period` (RestartOptions.gracePeriodSeconds)
-    may only be 0, which deletes the VMI's pod at once: the simulated node has none to delete."""
+    """virtctl restart (RestartVMRequestHandler): a stop request for the running VMI and a start
+    request behind it. `grace_period` (RestartOptions.gracePeriodSeconds) may only be 0, which
+    deletes the VMI's pod at once: the simulated node has none to delete."""
     check_restart_grace(grace_period)
     strategy = run_strategy(vm)
     if strategy in ("Halted", "Once"):
         raise _conflict(vm, f"RunStategy {strategy} does not support manual restart requests")  # sic, KubeVirt
-    if _vmi(store, vm) is None:
+    vmi = _vmi(store, vm)
+    if vmi is None:
         raise _conflict(vm, "VM is not running: Halted")
-    _delete_vmi(store, vm)
-    if not inline and strategy == "Always":
-        return vm       # the controller starts the next VMI once this one is gone
-    return _start_vmi(store, clone(vm), config, vm)
+    return _request(store, vm, [_stop_request(vmi), start_request(False)], config, inline)
