@@ -92,24 +92,22 @@ def _response(uid: str, *, allowed: bool = True, status: dict | None = None, war
 
 
 def _object(request: dict, key: str) -> dict | None:
-    """The request's object as the engine takes it: the API server's field-management records
-    (`metadata.managedFields`) left out, the namespace the request names filled in."""
+    """The request's object as the engine takes it, the namespace the request names filled in.
+    Its `metadata.managedFields` stay: the schema check reads their field sets as the opaque
+    metav1.FieldsV1 they are, and no rule looks at them."""
     obj = request.get(key)
     if not isinstance(obj, dict):
         return None
     obj = dict(obj)
     meta = obj.get("metadata")
-    if isinstance(meta, dict):
-        meta = {k: v for k, v in meta.items() if k != "managedFields"}
-        if request.get("namespace") and not meta.get("namespace"):
-            meta["namespace"] = request["namespace"]
-        obj["metadata"] = meta
+    if isinstance(meta, dict) and request.get("namespace") and not meta.get("namespace"):
+        obj["metadata"] = {**meta, "namespace": request["namespace"]}
     return obj
 
 
 def _changes(before: dict, after: dict) -> list[dict]:
     """What the webhook changed in the object (`status` is the status subresource's, never
-    patched here; managedFields are not the webhook's)."""
+    patched here)."""
     def body(o: dict) -> dict:
         return {k: v for k, v in o.items() if k != "status"}
     return jsonpatch.diff(body(before), body(after))
