@@ -136,6 +136,25 @@ def test_the_vm_schema_lists_every_field_of_the_type_table(printed):
     assert set(domain["properties"]) == set(types["kv.DomainSpec"])
 
 
+def test_the_vm_crd_and_the_schema_check_require_the_same_input_fields(printed):
+    """v1.9 admits an input device without `type` (the conformance cases): the installed CRD and
+    the webhooks' schema check agree, and both require its `name`."""
+    from instancetype.engine.vm_validation.schema import check_vm_schema
+
+    vm = next(c for c in printed if c["metadata"].get("name") == "virtualmachines.kubevirt.io")
+    spec = vm["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    domain = spec["properties"]["template"]["properties"]["spec"]["properties"]["domain"]
+    inputs = domain["properties"]["devices"]["properties"]["inputs"]["items"]
+    assert inputs["required"] == ["name"]
+
+    def causes(devices):
+        return [c.message for c in check_vm_schema({"spec": {"template": {"spec": {"domain": {"devices": devices}}}}})]
+
+    assert causes({"inputs": [{"name": "tablet"}]}) == []
+    assert causes({"inputs": [{"type": "tablet"}]}) == [
+        "spec.template.spec.domain.devices.inputs.name in body is required"]
+
+
 def test_the_webhooks_are_kubevirts(printed):
     mutating, validating = printed[-2], printed[-1]
     assert mutating["metadata"]["name"] == "virt-api-mutator"

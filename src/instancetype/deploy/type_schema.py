@@ -21,7 +21,7 @@ Public: `type_schema(type_name, extra=None) -> dict`, `object_schema(kind_type, 
 """
 from __future__ import annotations
 
-from instancetype.api.kubevirt_types import kubevirt_types
+from instancetype.api.kubevirt_types import NOT_REQUIRED, kubevirt_types
 from instancetype.api.v1beta1._base import _QUANTITY_PATTERN
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
@@ -79,7 +79,8 @@ def type_schema(name: str, extra: dict | None = None, *, _types: dict | None = N
     out: dict = {"type": "object"}
     if props:
         out["properties"] = props
-    required = sorted(k for k, v in fields.items() if not v[1] and not v[2] and not v[0].startswith(("slice:", "map:")))
+    required = sorted(k for k, v in fields.items() if not v[1] and not v[2] and not v[0].startswith(("slice:", "map:"))
+                      and (name, k) not in NOT_REQUIRED)
     if required:
         out["required"] = required
     return out

@@ -24,7 +24,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable
 
-from instancetype.api.kubevirt_types import kubevirt_types
+from instancetype.api.kubevirt_types import NOT_REQUIRED, kubevirt_types
 from instancetype.engine.results import Cause
 
 ROOT = "kv.VirtualMachine"
@@ -45,13 +45,6 @@ ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("k8s.PersistentVolumeClaimSpec", "volumeMode"): ("Block", "Filesystem"),
     ("kv.VirtualMachineInstanceSpec", "dnsPolicy"): ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"),
 }
-
-# Fields without `omitempty` that KubeVirt's schema nevertheless leaves optional (`+optional`
-# markers, pointer fields): every other field without `omitempty` is required.
-NOT_REQUIRED = frozenset({
-    ("kv.Input", "type"), ("kv.Machine", "type"), ("kv.KernelBootContainer", "image"), ("kv.VirtualMachineInstanceStatus", "runtimeUser"),
-    ("k8s.TypedLocalObjectReference", "apiGroup"), ("k8s.TypedObjectReference", "apiGroup"),
-})
 
 Checker = Callable[[Any, str, list], None]
 
