@@ -121,8 +121,10 @@ def test_start_paused_halted(env):
     assert put(port, "/namespaces/default/virtualmachines/vm1/start", {"paused": True}) == (202, None)
     vm = _assert_paused(cluster)
     assert vm["spec"]["runStrategy"] == "Always"
-    # once running, a start is refused as for any running VM; stop and a plain start run unpaused
+    # once running, a start is refused as for any running VM (before its body is read); stop and a
+    # plain start run unpaused
     assert put(port, "/namespaces/default/virtualmachines/vm1/start", {"paused": True})[0] == 409
+    assert put(port, "/namespaces/default/virtualmachines/vm1/start", {"paused": "yes"})[0] == 409
     assert put(port, "/namespaces/default/virtualmachines/vm1/stop") == (202, None)
     assert put(port, "/namespaces/default/virtualmachines/vm1/start", b"paused: false\n") == (202, None)
     vmi = cluster.get("VirtualMachineInstance", "vm1", "default")

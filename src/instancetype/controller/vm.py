@@ -463,14 +463,20 @@ def start_request(paused: bool) -> dict:
     return request
 
 
+def check_not_running(store: Store, vm: dict) -> None:
+    """StartVMRequestHandler's first check (before it reads the options body): a VMI that runs.
+    The simulated node's VMIs run until deleted (never final)."""
+    if _vmi(store, vm) is not None:
+        raise _conflict(vm, "VM is already running")
+
+
 def start(store: Store, vm: dict, config: dict | None = None, *, paused: bool = False, inline: bool = True) -> dict:
     """virtctl start (StartVMRequestHandler), then the controller's reconcile (`inline`: here;
     else left to the controller watching the store). Halted: the run strategy becomes Always, or
     for a paused start a start request the controller turns into that change; Manual and
     RerunOnFailure: a start request (`paused`: the VMI starts with `startStrategy: Paused`)."""
     strategy = run_strategy(vm)
-    if _vmi(store, vm) is not None:  # the simulated node's VMIs run until deleted (never final)
-        raise _conflict(vm, "VM is already running")
+    check_not_running(store, vm)
     if strategy in ("Always", "Once"):
         raise _conflict(vm, f"{strategy} does not support manual start requests")
     if strategy == "Halted" and not paused:

@@ -237,8 +237,9 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes)
         options = decode_options(body, struct)
     if action == "restart":
         vmctl.check_restart_grace(options.get("gracePeriodSeconds"))
-    fetch_vm(store, name, namespace)
-    if action == "start":
+    vm = fetch_vm(store, name, namespace)
+    if action == "start":       # Start reads the body once the VM is known not to run
+        vmctl.check_not_running(store, vm)
         options = decode_options(body, struct)
     dry = dry_run_of(options)
     kwargs = {"start": {"paused": bool(options.get("paused"))},
