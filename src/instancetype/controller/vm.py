@@ -15,10 +15,11 @@ from typing import Any
 
 from instancetype.errors import Error, VMIError
 from instancetype.jsonutil import clone
-from instancetype.store.base import AlreadyExists, APIError, BadRequest, Conflict, NotFound, Store, now
+from instancetype.store.base import AlreadyExists, BadRequest, Conflict, NotFound, Store, now
 from instancetype.store.source import StoreObjects
 
 from . import node, revisions
+from . import state_requests as requests
 
 RUN_STRATEGIES = ("Always", "Halted", "Manual", "RerunOnFailure", "Once", "WaitAsReceiver")
 VM_RESOURCE = "virtualmachine.kubevirt.io"  # KubeVirt's subresource errors name the singular resource
@@ -54,70 +55,6 @@ def failed(vm: dict) -> bool:
                for c in (vm.get("status") or {}).get("conditions") or ())
 
 
-# --- state change requests (KubeVirt's VirtualMachineStateChangeRequest) -------------------------
-# virt-api records a start (and a stop of a given VMI) on `status.stateChangeRequests`; the VM
-# controller acts on the first one and drops it once done (isTrimFirstChangeRequestNeeded).
-START_REQUEST, STOP_REQUEST = "Start", "Stop"          # v1.StartRequest, v1.StopRequest
-PAUSED_KEY, PAUSED_TRUE = "paused", "true"             # v1.StartRequestDataPausedKey / ...True
-UNDERWAY = "unable to complete request: stop/start already underway"   # getChangeRequestJson
-
-
-class RequestUnderway(APIError):
-    """errors.NewInternalError(getChangeRequestJson's error): a 500, the cause in its details."""
-
-    def __init__(self):
-        super().__init__(f"Internal error occurred: {UNDERWAY}")
-
-    def status(self) -> dict:
-        return {**super().status(), "details": {"causes": [{"message": UNDERWAY}]}}
-
-
-def _first_request(vm: dict) -> dict | None:
-    requests = (vm.get("status") or {}).get("stateChangeRequests") or []
-    first = requests[0] if requests else None
-    return first if isinstance(first, dict) else None
-
-
-def _stop_requested(vm: dict, vmi: dict) -> bool:
-    """hasStopRequestForVMI: the first request stops this very VMI (its UID)."""
-    first = _first_request(vm) or {}
-    uid = (vmi.get("metadata") or {}).get("uid")
-    return first.get("action") == STOP_REQUEST and bool(uid) and first.get("uid") == uid
-
-
-def has_start_request(vm: dict) -> bool:
-    """hasStartRequest: the first state change request is a start."""
-    return (_first_request(vm) or {}).get("action") == START_REQUEST
-
-
-def start_paused(vm: dict) -> bool:
-    """hasStartPausedRequest: the first request is a start with `paused: "true"`."""
-    first = _first_request(vm) or {}
-    return first.get("action") == START_REQUEST and (first.get("data") or {}).get(PAUSED_KEY) == PAUSED_TRUE
-
-
-def _trim_first_request(status: dict, vmi: dict | None) -> None:
-    """isTrimFirstChangeRequestNeeded + popStateChangeRequest: a stop request is done once its
-    VMI is gone (or another VMI runs), a start request once a VMI runs that is not going away."""
-    requests = status.get("stateChangeRequests") or []
-    if not requests or not isinstance(requests[0], dict):
-        return
-    first = requests[0]
-    if first.get("action") == STOP_REQUEST:
-        uid = (vmi or {}).get("metadata", {}).get("uid")
-        done = vmi is None or not first.get("uid") or first.get("uid") != uid
-    elif first.get("action") == START_REQUEST:
-        done = vmi is not None and not node.terminating(vmi)
-    else:
-        done = False
-    if done:
-        rest = requests[1:]
-        if rest:
-            status["stateChangeRequests"] = rest
-        else:
-            status.pop("stateChangeRequests", None)
-
-
 def _wants_vmi(vm: dict, vmi: dict | None) -> bool | None:
     """True: a VMI must exist; False: none may; None: leave it as it is (Manual)."""
     strategy = run_strategy(vm)
@@ -128,8 +65,8 @@ def _wants_vmi(vm: dict, vmi: dict | None) -> bool | None:
         return False
     if strategy in ("RerunOnFailure", "Once"):
         # Started on creation; a stop request leaves it stopped until a start request.
-        return vmi is not None or not status.get("printableStatus") or failed(vm) or has_start_request(vm)
-    return True if vmi is None and has_start_request(vm) else None  # Manual: only on a start request
+        return vmi is not None or not status.get("printableStatus") or failed(vm) or requests.start_requested(vm)
+    return True if vmi is None and requests.start_requested(vm) else None  # Manual: only on a start request
 
 
 def reconcile(store: Store, vm: dict, config: dict | None = None) -> dict:
@@ -160,14 +97,13 @@ def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         # run strategy wants one, is started once it is gone.
         release_vmi(store, vmi)
         return _write_status(store, vm, None, stored)
-    if vmi is not None and _stop_requested(vm, vmi):
+    if vmi is not None and requests.stop_requested(vm, vmi):
         # hasStopRequestForVMI: the VMI goes (stopVMI); the request is then done. Always starts
         # the next VMI at once, and a start request behind it (a restart) is carried out next.
         _delete_vmi(store, vm)
         vmi = None
-        status = vm.setdefault("status", {})
-        _trim_first_request(status, None)
-    if vmi is None and run_strategy(vm) == "Halted" and has_start_request(vm):
+        requests.trim_first(vm.setdefault("status", {}), None)
+    if vmi is None and run_strategy(vm) == "Halted" and requests.start_requested(vm):
         # A paused start of a Halted VM (syncRunStrategy): the run strategy becomes Always (or the
         # legacy `running` true), and the VMI is started under it, paused.
         return _reconcile_stored(store, _set_spec_running(store, vm, stored, True), config)
@@ -238,7 +174,7 @@ def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         return _write_failure(store, vm, e.reason, str(e), stored)
     try:
         vmi = instancetype.build_vmi(vm, objects=_WithPinned(store, pinned), config=config)
-        if start_paused(vm):
+        if requests.start_paused(vm):
             vmi.setdefault("spec", {})["startStrategy"] = "Paused"     # setupVMIFromVM
     except VMIError as e:
         reason = {"autoattach": "FailedFindPreference", "apply": "FailedFindInstancetype"}.get(e.stage, "FailedCreate")
@@ -341,7 +277,7 @@ def _write_status(store: Store, vm: dict, vmi: dict | None, stored: dict,
     """The VM's status from its VMI (Running on the simulated node, or none), plus a `Failure`
     condition `(reason, message)` when the last reconcile could not start it."""
     status = _base_status(vm)
-    _trim_first_request(status, vmi)
+    requests.trim_first(status, vmi)
     stamp = now()
     if vmi is not None and (vmi.get("status") or {}).get("phase") == "Running":
         # syncConditions: the VMI's Ready condition, then its others (a paused guest's `Paused`);
@@ -438,29 +374,12 @@ def _set_running(store: Store, vm: dict, running: bool, config: dict | None, inl
 
 
 def _request(store: Store, vm: dict, changes: list[dict], config: dict | None, inline: bool) -> dict:
-    """getChangeRequestJson + PatchStatus: `changes` recorded as `status.stateChangeRequests`
-    when none are pending; a single stop replaces pending ones; anything else is refused. A
-    recorded start failure is cleared. Written on the resourceVersion read, as the JSON patch's
-    `test` of the requests guards it; then the controller's reconcile (`inline`)."""
-    status = dict(vm.get("status") or {})
-    pending = status.get("stateChangeRequests") or []
-    if pending and not (len(changes) == 1 and changes[0].get("action") == STOP_REQUEST):
-        raise RequestUnderway()
-    status["stateChangeRequests"] = changes
-    status.pop("startFailure", None)
+    """virt-api's PatchStatus of `changes` (state_requests.with_requests), on the resourceVersion
+    read as the JSON patch's `test` of the requests guards it; then the controller's reconcile
+    (`inline`: here; else left to the controller watching the store)."""
+    status = requests.with_requests(vm.get("status") or {}, changes)
     stored = store.update({**vm, "status": status}, subresource="status")
     return reconcile(store, stored, config) if inline else stored
-
-
-def _stop_request(vmi: dict) -> dict:
-    return {"action": STOP_REQUEST, "uid": (vmi.get("metadata") or {}).get("uid")}
-
-
-def start_request(paused: bool) -> dict:
-    request: dict = {"action": START_REQUEST}
-    if paused:
-        request["data"] = {PAUSED_KEY: PAUSED_TRUE}
-    return request
 
 
 def check_not_running(store: Store, vm: dict) -> None:
@@ -481,7 +400,7 @@ def start(store: Store, vm: dict, config: dict | None = None, *, paused: bool = 
         raise _conflict(vm, f"{strategy} does not support manual start requests")
     if strategy == "Halted" and not paused:
         return _set_running(store, vm, True, config, inline)
-    return _request(store, vm, [start_request(paused)], config, inline)
+    return _request(store, vm, [requests.start_request(paused)], config, inline)
 
 
 def check_restart_grace(grace: int | None) -> None:
@@ -521,7 +440,7 @@ def stop(store: Store, vm: dict, config: dict | None = None, *, grace_period: in
         return _set_running(store, vm, False, config, inline)
     if vmi is None:
         return vm       # WaitAsReceiver: virt-api's switch has no case for it, nothing is asked
-    return _request(store, vm, [_stop_request(vmi)], config, inline)
+    return _request(store, vm, [requests.stop_request(vmi)], config, inline)
 
 
 def restart(store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
@@ -536,4 +455,4 @@ def restart(store: Store, vm: dict, config: dict | None = None, *, grace_period:
     vmi = _vmi(store, vm)
     if vmi is None:
         raise _conflict(vm, "VM is not running: Halted")
-    return _request(store, vm, [_stop_request(vmi), start_request(False)], config, inline)
+    return _request(store, vm, [requests.stop_request(vmi), requests.start_request()], config, inline)
