@@ -182,7 +182,8 @@ def release(store: Store, namespace: str, names: Iterable[str], *, ignore_uid: s
     for name in sorted(unpinned):
         _HOLDERS.pop((namespace, name), None)
         if _too_recent(store, namespace, name):
-            continue          # a sweep collects it later (controller.runner)
+            getattr(store, "defer_collect", lambda ns: None)(namespace)   # swept later (controller.runner)
+            continue
         try:
             # The uid precondition: a revision re-created meanwhile is another one, kept.
             store.delete("ControllerRevision", name, namespace, uid=(found[name].get("metadata") or {}).get("uid"))
