@@ -12,10 +12,17 @@ VM of its namespace has its name in `spec.<side>.revisionName`. When a VM lets g
 is deleted, re-pinned, or expanded in place) `release` looks for another VM still naming it
 (first the VM last seen holding it, else a read of the namespace's VMs stopping soon after one is
 found), and deletes it when there is none. On the embedded store each release runs
-in the transaction of the write that caused it; a cluster driver feeds its VM-deletion events to
-`on_vm_deleted` and can run `sweep` at resync to collect what a missed event left. A start that
-races a collection finds its revision gone at the next start and re-creates it from the object
-when the object still has the same spec (the name is the spec's hash: see `restore`).
+in the transaction of the write that caused it. On a cluster (controller/runner.py) a VM's
+deletion event queues a `sweep` of its namespace (one list of its shared revisions and one of its
+VMs, from the informers' caches), and the controller's start sweeps every namespace, which
+collects what VMs deleted while no controller ran pinned. There each write lands on its own and
+reads lag behind writes, so a revision this process pinned less than the store's
+`collect_grace` ago is not collected (the VM about to name it may not show it yet) but swept
+again later. A start that still races a collection (another process's pin) finds its revision
+gone at the next start and re-creates it from the object when the object still has the same spec
+(the name is the spec's hash: see `restore`).
+
+Deletion is conditional on the uid read, so a revision re-created meanwhile is kept.
 """
 from __future__ import annotations
 
