@@ -26,6 +26,7 @@ Deletion is conditional on the uid read, so a revision re-created meanwhile is k
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Mapping
 
@@ -81,7 +82,20 @@ def _get_or_create(store: Store, built: dict, namespace: str, hops: int = 1) -> 
         try:
             existing = store.get("ControllerRevision", name, namespace)
         except NotFound:
-            existing = None
+            existing = _created_recently(store, namespace, name)
+        if existing is None and getattr(store, "collect_grace", 0.0):
+            # Workers starting VMs on one new spec at once: one creates it, the others wait for
+            # that and use it (a cache does not show it yet), rather than each trying a create.
+            with _CREATE_LOCK:
+                existing = _created_recently(store, namespace, name)
+                if existing is None:
+                    _pinned_now(namespace, name)
+                    try:
+                        created = store.create(built)
+                    except AlreadyExists:
+                        continue
+                    _CREATED[(namespace, name)] = (time.monotonic(), created)
+                    return created
         if existing is not None:
             if not shared.same_stored_spec(built, existing):
                 try:
@@ -117,6 +131,24 @@ def _pinned_now(namespace: str, name: str) -> None:
     if len(_PINNED_AT) >= _PINNED_MAX:
         _PINNED_AT.clear()
     _PINNED_AT[(namespace, name)] = time.monotonic()
+
+
+# (namespace, revision) -> (when, the revision) this process created, for a driver whose reads lag
+# behind its writes (`collect_grace`): used while the cache may not show it yet, forgotten when
+# this process deletes it.
+_CREATED: dict[tuple[str, str], tuple[float, dict]] = {}
+_CREATE_LOCK = threading.Lock()
+
+
+def _created_recently(store: Store, namespace: str, name: str) -> dict | None:
+    grace = getattr(store, "collect_grace", 0.0) or 0.0
+    hit = _CREATED.get((namespace, name))
+    if not grace or hit is None:
+        return None
+    if time.monotonic() - hit[0] >= grace:
+        _CREATED.pop((namespace, name), None)
+        return None
+    return hit[1]
 
 
 def _too_recent(store: Store, namespace: str, name: str) -> bool:
@@ -196,6 +228,8 @@ def release(store: Store, namespace: str, names: Iterable[str], *, ignore_uid: s
             store.delete("ControllerRevision", name, namespace, uid=(found[name].get("metadata") or {}).get("uid"))
         except (NotFound, Conflict):
             continue
+        finally:
+            _CREATED.pop((namespace, name), None)
         deleted.append(name)
     return deleted
 
@@ -237,5 +271,7 @@ def sweep(store: Store, namespace: str | None = None, deferred: list | None = No
                 store.delete("ControllerRevision", meta["name"], ns, uid=meta.get("uid"))
             except (NotFound, Conflict):
                 continue
+            finally:
+                _CREATED.pop((ns, meta["name"]), None)
             deleted.append((ns, meta["name"]))
     return deleted
