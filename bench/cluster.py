@@ -17,6 +17,11 @@ connection each):
 
 The figure: starts/s × writes per start ÷ ceiling = the share of the API server's write capacity
 the controller turns into progress.
+
+--shared-revisions: then, in the same run and with the same controller, the KubeVirt object's
+`instancetype.kubevirt.io/shared-revisions: "true"` is set and `--vms` more VMs are started in a
+namespace of their own: revisions stored, API writes per start and starts/s of both (issue 15's
+targets: revisions = distinct specs, <= 3 writes per start).
 """
 from __future__ import annotations
 
@@ -143,6 +148,50 @@ def proc_usage(pid: int) -> tuple[float, int]:
     return cpu, hwm
 
 
+def shared_variant(kube: Cluster, stores: list[KubeStore], args) -> None:
+    """The VM phase again with the switch on, in namespace `bench-shared`, the controller as it runs."""
+    ns = "bench-shared"
+    kube.kubectl("create", "namespace", ns)
+    kube.kubectl("create", "namespace", "kubevirt", check=False)
+    kube.kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+        "metadata": {"name": "kubevirt", "namespace": "kubevirt",
+                     "annotations": {"instancetype.kubevirt.io/shared-revisions": "true"}}, "spec": {}}))
+    time.sleep(3)       # the controller's KubeVirt informer sees the switch (and resyncs the first VMs)
+    running: set[str] = set()
+    done = threading.Event()
+
+    def seen(obj) -> None:
+        if (obj.get("status") or {}).get("printableStatus") == "Running":
+            running.add(obj["metadata"]["name"])
+            if len(running) >= args.vms:
+                done.set()
+
+    counter = Informer(stores[0], "VirtualMachine", ns, on_add=seen, on_update=lambda old, new: seen(new)).start()
+    counter.wait_for_sync(60)
+    before = writes(kube)
+    vms = [typical_vm(f"vm-{i:05d}") for i in range(args.vms)]
+    for vm in vms:
+        vm["metadata"]["namespace"] = ns
+    t0 = time.perf_counter()
+    in_parallel(stores, vms)
+    finished = done.wait(args.timeout)
+    elapsed = time.perf_counter() - t0
+    time.sleep(2)
+    after = writes(kube)
+    counter.stop()
+    delta = {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
+    delta = {k: v for k, v in delta.items() if v}
+    controller_writes = sum(v for k, v in delta.items() if not k.startswith("POST virtualmachines "))
+    starts = len(running)
+    print(f"--- shared revisions on: {args.vms} VMs in {ns}, running: {starts} ({'all' if finished else 'TIMED OUT'})")
+    print(f"starts: {starts / elapsed:.1f}/s (all Running {elapsed:.2f}s after the first create)")
+    print(f"controller writes: {controller_writes:.0f} ({controller_writes / max(starts, 1):.2f} per start)")
+    for k in sorted(delta):
+        print(f"    {k}: {delta[k]:.0f}")
+    print(f"revisions stored: {stores[0].count('ControllerRevision', ns)} for {args.vms} VMs")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--vms", type=int, default=1000)
@@ -150,6 +199,8 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--ceiling", type=int, default=2000)
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--shared-revisions", action="store_true",
+                    help="then the same VMs again with shared ControllerRevisions switched on")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as d:
@@ -241,6 +292,9 @@ def main() -> None:
             print(f"share of the ceiling: {rate * per_start / ceiling:.0%} "
                   f"(starts/s x writes per start / ceiling); of the mix's ceiling: {rate * per_start / mix:.0%}")
             print(f"controller: {cpu1 - cpu0:.1f} CPU s for the run, peak RSS {rss} MiB")
+            print(f"revisions stored: {stores[0].count('ControllerRevision', NS)} for {args.vms} VMs")
+            if args.shared_revisions:
+                shared_variant(kube, stores, args)
         finally:
             if ctl is not None:
                 ctl.terminate()

@@ -86,7 +86,10 @@ def test_seed_003_spec_revision_under_a_shared_name_is_upgraded(tmp_path):
     r = run(state, "apply", "-f", "-", stdin=manifest(old, pinned))
     assert r.code == 0, r.err
     assert run(state, "start", "restored").code == 0
-    cr = get_json(state, f"controllerrevision/{name}")
+    new = get_json(state, "vm/restored")["spec"]["instancetype"]["revisionName"]
+    assert new != name                                        # a new revision (data is immutable) ...
+    assert run(state, "get", f"controllerrevision/{name}").code == 1     # ... and the old one gone
+    cr = get_json(state, f"controllerrevision/{new}")
     assert cr["metadata"]["labels"]["instancetype.kubevirt.io/object-version"] == "v1beta1"
     assert cr["data"]["apiVersion"] == "instancetype.kubevirt.io/v1beta1"
     assert get_json(state, "vmi/restored")["spec"]["domain"]["memory"]["guest"] == "128Mi"

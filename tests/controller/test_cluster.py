@@ -157,18 +157,28 @@ def test_existing_revision_with_other_content_is_an_error(cluster):
     assert "found existing ControllerRevision with unexpected data" in failure["message"]
 
 
-def test_old_spec_revision_payload_is_upgraded_in_place(cluster):
+def test_old_spec_revision_payload_is_upgraded_to_a_new_revision(cluster):
+    # pkg/instancetype/upgrade: a revision's data is immutable on an API server, so the old
+    # payload is replaced by a brand-new revision, the VM re-pointed, the old one deleted.
     spec = base64.b64encode(json.dumps(IT["spec"]).encode()).decode()
-    name = "vm1-csmall-6709b990-f717-44fe-a8ff-cb441d20b904-1"
+    uid = "6709b990-f717-44fe-a8ff-cb441d20b904"
+    name = f"vm1-csmall-{uid}-1"
     cluster.apply({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": name},
                    "data": {"apiVersion": "", "spec": spec}})
     cluster.apply(IT), cluster.apply(PREF)
     v = vm()
     v["spec"]["instancetype"]["revisionName"] = name
     cluster.apply(v)
-    cr = cluster.get("ControllerRevision", name)
+    new = f"vm1-csmall-v1beta1-{uid}-1"
+    stored = cluster.get("VirtualMachine", "vm1")
+    assert stored["spec"]["instancetype"]["revisionName"] == new
+    assert stored["status"]["instancetypeRef"]["controllerRevisionRef"] == {"name": new}
+    cr = cluster.get("ControllerRevision", new)
     assert cr["metadata"]["labels"]["instancetype.kubevirt.io/object-version"] == "v1beta1"
+    assert cr["metadata"]["ownerReferences"][0]["uid"] == stored["metadata"]["uid"]
     assert cr["data"]["apiVersion"] == "instancetype.kubevirt.io/v1beta1"
+    with pytest.raises(NotFound):
+        cluster.get("ControllerRevision", name)
     assert cluster.get("VirtualMachineInstance", "vm1")["spec"]["domain"]["memory"]["guest"] == "128Mi"
 
 

@@ -385,27 +385,43 @@ def test_turning_the_switch_off_again_is_safe(shared):
 
 # --- old payloads ---------------------------------------------------------------------------------------
 
-def test_an_old_payload_under_a_shared_name_is_upgraded_in_place(shared):
+def test_an_old_payload_under_a_shared_name_is_replaced_by_a_new_shared_revision(shared):
+    # Never rewritten (data is immutable on an API server): the VMs pinned to it move, one by one,
+    # to the shared revision of the decoded object, and it goes when the last one has moved.
     obj = shared.get("VirtualMachineInstancetype", "csmall")
-    name = SE.build_shared_revision(obj, "default")["metadata"]["name"]
+    built = SE.build_shared_revision(obj, "default")
+    name = built["metadata"]["name"]
     spec = base64.b64encode(json.dumps(IT["spec"]).encode()).decode()
     shared.store.create({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": name},
                          "data": {"apiVersion": "", "spec": spec}})
-    v = vm("pinned")
-    v["spec"]["instancetype"]["revisionName"] = name         # pinned to it by an older release
-    shared.apply(v)
-    cr = shared.get("ControllerRevision", name)
-    assert cr["metadata"]["labels"]["instancetype.kubevirt.io/object-version"] == "v1beta1"
-    assert cr["data"]["apiVersion"] == "instancetype.kubevirt.io/v1beta1"
+    for n in ("stopped", "pinned"):
+        v = vm(n, strategy="Always" if n == "pinned" else "Halted")
+        v["spec"]["instancetype"]["revisionName"] = name         # pinned to it by an older release
+        shared.apply(v)
+    new = pins(shared, "pinned")[0]          # named by the decoded object's content
+    assert new != name and SE.is_shared_name(new)
+    assert shared.get("VirtualMachine", "pinned")["status"]["instancetypeRef"]["controllerRevisionRef"]["name"] == new
+    cr = shared.get("ControllerRevision", new)
+    assert SE.is_shared(cr) and cr["metadata"]["labels"]["instancetype.kubevirt.io/object-version"] == "v1beta1"
     assert cr["data"]["spec"]["memory"] == IT["spec"]["memory"]
     assert guest_memory(shared, "pinned") == "128Mi"
+    assert shared.get("ControllerRevision", name)                # "stopped" still pins it
+    shared.start("stopped")
+    assert pins(shared, "stopped")[0] == new
+    with pytest.raises(NotFound):
+        shared.get("ControllerRevision", name)
+    shared.apply(vm("fresh"))                                    # a new pin on that spec: the same one
+    assert pins(shared, "fresh")[0] in (name, new)
 
 
-def test_an_unlabelled_payload_found_when_capturing_is_reused_and_upgraded(shared):
-    # Version detection is by label (revisions.needs_upgrade): a payload without them is upgraded.
+def test_an_unlabelled_payload_found_when_capturing_is_not_reused(shared):
+    # Version detection is by label (revisions.needs_upgrade): a payload without them is old, so
+    # the pin goes to its replacement (engine upgraded_shared_name), never to it.
     obj = shared.get("VirtualMachineInstancetype", "csmall")
-    name = SE.build_shared_revision(obj, "default")["metadata"]["name"]
-    shared.store.create({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": name},
+    built = SE.build_shared_revision(obj, "default")
+    old = built["metadata"]["name"]
+    name = SE.upgraded_shared_name(built, old)
+    shared.store.create({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": old},
                          "data": {"apiVersion": "instancetype.kubevirt.io/v1beta1",
                                   "kind": "VirtualMachineInstancetype", "metadata": {"name": "csmall"},
                                   "spec": {"memory": {"guest": "128Mi"}, "cpu": {"guest": 1}}}})

@@ -167,7 +167,7 @@ def test_existing_revision_with_other_data_is_refused():
 
 
 def test_same_content_of_an_old_payload_and_its_upgrade():
-    assert R.same_content(SEED_003, R.upgrade_revision(SEED_003))
+    assert R.same_content(SEED_003, R.upgraded_revision(SEED_003))
 
 
 # --- upgrade ---------------------------------------------------------------------------------------
@@ -183,13 +183,15 @@ def test_needs_upgrade_is_by_label_only():
     assert R.needs_upgrade(unlabelled)
 
 
-def test_seed_003_spec_revision_upgrades_under_the_same_name():
+def test_seed_003_spec_revision_upgrades_to_a_new_revision():
+    # pkg/instancetype/upgrade: a brand-new revision under KubeVirt's name, owned by the VM.
     before = clone(SEED_003)
-    up = R.upgrade_revision(SEED_003)
+    up = R.upgraded_revision(SEED_003)
     assert SEED_003 == before
     meta = up["metadata"]
-    assert {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "ownerReferences")} == \
-        {k: SEED_003["metadata"][k] for k in ("name", "namespace", "uid", "resourceVersion", "ownerReferences")}
+    assert meta["name"] == "vm-cirros-csmall-csmall-v1beta1-6709b990-f717-44fe-a8ff-cb441d20b904-1"
+    assert meta["namespace"] == "default" and "uid" not in meta and "resourceVersion" not in meta
+    assert meta["ownerReferences"] == SEED_003["metadata"]["ownerReferences"]
     assert meta["labels"] == {
         "instancetype.kubevirt.io/object-generation": "1",
         "instancetype.kubevirt.io/object-kind": "VirtualMachineInstancetype",
@@ -202,13 +204,21 @@ def test_seed_003_spec_revision_upgrades_under_the_same_name():
     assert up["data"]["metadata"]["name"] == "csmall"
     assert up["data"]["spec"]["cpu"]["guest"] == 1 and up["data"]["spec"]["memory"]["guest"] == "128Mi"
     assert not R.needs_upgrade(up)
-    assert R.upgrade_revision(up)["data"] == up["data"]            # idempotent
+
+
+def test_an_upgraded_name_is_never_the_old_one():
+    # An unlabelled revision already in KubeVirt's form: the seeds' form is used instead.
+    cr = clone(SEED_003)
+    cr["metadata"]["name"] = "vm-cirros-csmall-csmall-v1beta1-6709b990-f717-44fe-a8ff-cb441d20b904-1"
+    up = R.upgraded_revision(cr)
+    assert up["metadata"]["name"] == "vm-cirros-csmall-csmall-6709b990-f717-44fe-a8ff-cb441d20b904-1"
+    assert R.upgraded_revision(up)["metadata"]["name"] != up["metadata"]["name"]
 
 
 def test_spec_revision_kind_follows_the_vm_matcher():
     vm = {"metadata": {"name": "vm-cirros-csmall"},
           "spec": {"instancetype": {"name": "csmall", "kind": "virtualmachineclusterinstancetype"}}}
-    up = R.upgrade_revision(SEED_003, vm)
+    up = R.upgraded_revision(SEED_003, vm)
     assert up["data"]["kind"] == "VirtualMachineClusterInstancetype"
     assert "namespace" not in up["data"]["metadata"]
 
@@ -216,7 +226,7 @@ def test_spec_revision_kind_follows_the_vm_matcher():
 def test_spec_revision_without_a_parsable_name_keeps_kubevirts_placeholder():
     cr = clone(SEED_003)
     cr["metadata"]["name"] = "hand-made"
-    up = R.upgrade_revision(cr)
+    up = R.upgraded_revision(cr)
     assert up["data"]["metadata"]["name"] == R.OLD_INSTANCETYPE_NAME
     assert up["metadata"]["labels"]["instancetype.kubevirt.io/object-generation"] == "0"
 
@@ -244,8 +254,8 @@ def test_v1alpha_objects_are_converted():
         assert obj["apiVersion"] == "instancetype.kubevirt.io/v1beta1"
         assert obj["kind"] == "VirtualMachineClusterInstancetype"
         assert obj["spec"]["cpu"]["guest"] == 2
-        up = R.upgrade_revision(cr)
-        assert up["metadata"]["name"] == cr["metadata"]["name"]
+        up = R.upgraded_revision(cr, VM)
+        assert up["metadata"]["name"] == f"testvm-test-cluster-instancetype-v1beta1-{UID}-1"
         assert up["metadata"]["labels"]["instancetype.kubevirt.io/object-uid"] == UID
         assert "labels" not in up["data"]["metadata"]
         with pytest.raises(DecodeError, match=f'no kind "VirtualMachineClusterInstancetype" is registered for '

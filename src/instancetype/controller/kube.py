@@ -8,8 +8,9 @@ The informers start at once (warm caches, as virt-controller's); the workers and
 deployment start once this replica leads and stop the moment it does not: every write first asks
 the elector (`VMController.may_write`), and on leadership lost the process ends (client-go's
 `OnStoppedLeading` in Kubernetes' components) so that a supervisor restarts it as a candidate.
-Deletion of a VM needs nothing here: its VMI and revisions carry it as their controller owner and
-Kubernetes' garbage collector removes them.
+Deletion of a VM needs little here: its VMI and own revisions carry it as their controller owner
+and Kubernetes' garbage collector removes them; shared revisions, which no VM owns, are swept by
+the controller (controller/runner.py, SHARED_SWEEP).
 """
 from __future__ import annotations
 

@@ -3,15 +3,24 @@
 At a VM's first start each matcher without a `revisionName` gets a ControllerRevision
 `<vm>-<object>-<uid>-<generation>` holding the complete v1beta1 object, owned by the VM; its
 name goes into `spec.<side>.revisionName` (the seeds) and `status.<side>Ref` (KubeVirt v1.9).
-A revision of that name with other content is an error, never replaced. A revision with an
-older payload (v1alpha1's base64 SpecRevision, v1alpha1/v1alpha2 objects) is upgraded in place
-under the same name, with the labels added.
+A revision of that name with other content is an error, never replaced.
+
+A VM pinned to a revision with an older payload (v1alpha1's base64 SpecRevision, v1alpha1/v1alpha2
+objects, or no object-version label) is upgraded when it starts, as KubeVirt's
+pkg/instancetype/upgrade does it: a revision's data is immutable on an API server, so a brand-new
+revision holding the decoded object is created (engine revisions.upgraded_revision; for a shared
+revision, the shared revision of the decoded object), the VM is re-pointed to it (its matchers'
+`revisionName` patched on the resourceVersion read, which is the JSON patch's `test`, as KubeVirt
+< v1.5 patched them; then its status refs, with the status), and the old revision is deleted
+(a shared one released: deleted once no VM pins it); a failed deletion is only logged.
 
 With the cluster's opt-in (shared_revisions.enabled) a new pin is instead a shared revision named
 by its content, which VMs release rather than own (controller/shared_revisions.py); pins of
 either form keep working whatever the switch says.
 """
 from __future__ import annotations
+
+import logging
 
 from instancetype.api import kinds
 from instancetype.engine import revisions
@@ -22,6 +31,7 @@ from instancetype.store.source import get_type
 
 from . import shared_revisions
 
+log = logging.getLogger("instancetype.controller")
 SIDES = (
     ("instancetype", "instancetypeRef", kinds.INSTANCETYPE_MATCHER_KINDS, "InstancetypeMatcher",
      "FailedFindInstancetype"),
@@ -89,10 +99,13 @@ def release_pins(store: Store, namespace: str, names) -> None:
             pass
 
 
-def capture(store: Store, vm: dict, shared: bool | None = None, pinned: dict | None = None) -> bool:
+def capture(store: Store, vm: dict, shared: bool | None = None, pinned: dict | None = None,
+            replaced: list | None = None) -> bool:
     """Pin both sides of `vm` (mutated: spec revisionName, status refs). Returns whether the spec
     changed. New pins are shared revisions when `shared` (None: as the cluster's KubeVirt says).
-    `pinned`, when given, receives the revisions by name (what the VMI is built from)."""
+    `pinned`, when given, receives the revisions by name (what the VMI is built from); `replaced`
+    receives the names of old-payload revisions the VM was re-pointed from (upgraded): the caller
+    drops them (`drop_replaced`) once the VM's new `revisionName`s are stored."""
     spec_changed = False
     ns = (vm.get("metadata") or {}).get("namespace") or "default"
     for side, ref_key, table, matcher_type, reason in SIDES:
@@ -101,6 +114,11 @@ def capture(store: Store, vm: dict, shared: bool | None = None, pinned: dict | N
             continue
         if m.get("revisionName"):
             cr = _pinned(store, m["revisionName"], ns, vm, reason, m, table)
+            if cr["metadata"]["name"] != m["revisionName"]:      # upgraded: re-pointed
+                if replaced is not None:
+                    replaced.append(m["revisionName"])
+                m["revisionName"] = cr["metadata"]["name"]
+                spec_changed = True
         else:
             if shared is None:
                 shared = shared_revisions.enabled(store)
@@ -122,11 +140,40 @@ def _pinned(store: Store, name: str, ns: str, vm: dict, reason: str, m: dict, ta
             raise SyncError(str(e), reason=reason) from None
     if revisions.needs_upgrade(cr):
         try:
-            cr = store.update(revisions.upgrade_revision(cr, vm))
+            cr = _upgrade(store, cr, vm, ns)
         except Error as e:
             raise SyncError(f"error encountered while upgrading instancetype.kubevirt.io controllerRevisions: {e}",
                             reason="FailedCreate") from None
     return cr
+
+
+def _upgrade(store: Store, cr: dict, vm: dict, ns: str) -> dict:
+    """The brand-new revision replacing the old-payload `cr` (created, or reused when a retry
+    finds it created with the same content: the upgrade is idempotent)."""
+    if is_shared_name((cr.get("metadata") or {}).get("name")):
+        return shared_revisions.upgrade(store, cr, vm, ns)
+    built = revisions.upgraded_revision(cr, vm)
+    try:
+        return store.create(built)
+    except AlreadyExists:
+        return revisions.check_existing(built, store.get("ControllerRevision", built["metadata"]["name"], ns))
+
+
+def drop_replaced(store: Store, vm: dict, names) -> None:
+    """After an upgrade re-pointed `vm`: its old revisions are deleted (shared ones released, `vm`
+    not counted as a holder whatever a lagging cache shows); a failure is only logged, as
+    KubeVirt's upgrade does."""
+    meta = vm.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    for name in names:
+        try:
+            if is_shared_name(name):
+                shared_revisions.release(store, namespace, [name], ignore_uid=meta.get("uid"))
+            else:
+                release_pins(store, namespace, [name])
+        except Error as e:
+            log.info("ignoring failure to delete ControllerRevision %s/%s during stashed object upgrade: %s",
+                     namespace, name, e)
 
 
 def _restore_shared(store: Store, name: str, ns: str, m: dict, table: dict) -> dict | None:

@@ -21,6 +21,12 @@ informers and works them off a queue:
   has just replaced.
 * `may_write` (the leader election's fence): every write first asks it; once the lease is lost
   no write leaves the process.
+* Shared revisions (controller/shared_revisions.py) have no owner for the garbage collector:
+  a VM's deletion event that names one queues `(SHARED_SWEEP, namespace, "")`, a sweep of the
+  namespace's shared revisions no VM pins; the workers' start queues one over all namespaces,
+  so what VMs deleted while no controller ran pinned is collected after a restart. A revision
+  this process pinned less than `shared_collect_grace` ago is kept (its VM may not show the pin
+  in the cache yet) and swept again once the grace is over.
 
 The runner knows nothing of Kubernetes: any `Store` and any source of events drive it (the
 tests run it on the embedded store; `controller.kube` wires it to informers on an API server).
@@ -37,6 +43,9 @@ from instancetype.api import kinds
 from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
 
+from instancetype.engine.shared_revisions import is_shared_name, referenced_names
+
+from . import shared_revisions
 from . import vm as vmctl
 from .workqueue import RateLimiter, WorkQueue
 
@@ -47,6 +56,10 @@ VMI = "VirtualMachineInstance"
 CATALOG_KEY = ("CommonInstancetypes", "", "deployment")
 ALL_VMS_KEY = ("AllVirtualMachines", "", "")          # the cluster configuration changed
 FAILED_VMS = "FailedVirtualMachines"                  # (FAILED_VMS, namespace or "", ""): an object appeared
+SHARED_SWEEP = "SharedRevisions"                      # (SHARED_SWEEP, namespace or "" for all, "")
+# How long a shared revision this process pinned is kept from collection: longer than a worker
+# takes from the pin to the VM's patch plus the cache's lag behind it.
+SHARED_COLLECT_GRACE = 15.0
 # How long a key waits for the caches to show its last writes before it is processed anyway
 # (KubeVirt's ExpectationsTimeout is 5 minutes; a lost event here costs a short wait only).
 EXPECTATION_TIMEOUT = 10.0
@@ -92,11 +105,17 @@ class _Expectation:
 class _RecordingStore(Store):
     """`store` with every write fenced by `may_write` and remembered as an expectation."""
 
-    def __init__(self, store: Store, may_write: Callable[[], bool]):
+    def __init__(self, store: Store, may_write: Callable[[], bool], collect_grace: float = 0.0):
         self._store = store
         self._may_write = may_write
         self.checks: list[tuple[str, str, str, Callable[[dict | None], bool]]] = []
         self.writes = 0
+        self.collect_grace = collect_grace        # read by controller.shared_revisions
+        self.deferred_collections: set[str] = set()
+
+    def defer_collect(self, namespace: str) -> None:
+        """A shared revision of `namespace` was kept for the grace only: sweep it again later."""
+        self.deferred_collections.add(namespace)
 
     # reads
     def get(self, kind, name, namespace=None):
@@ -206,6 +225,7 @@ class VMController:
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self.stats = {"reconciles": 0, "writes": 0, "retries": 0, "errors": 0}
+        self.shared_collect_grace = SHARED_COLLECT_GRACE
         self._stats_lock = threading.Lock()
 
     # --- events -> keys -------------------------------------------------------------------------
@@ -216,6 +236,8 @@ class VMController:
             return
         if kind == VM:
             self.queue.add(vm_key(obj))
+            if event_type == "DELETED" and any(is_shared_name(n) for n in referenced_names(obj)):
+                self.queue.add((SHARED_SWEEP, (obj.get("metadata") or {}).get("namespace") or "default", ""))
         elif kind in (VMI, "ControllerRevision"):
             key = owner_vm_key(obj)
             if key is None and kind == VMI:
@@ -248,6 +270,7 @@ class VMController:
     def start(self) -> None:
         if self.catalog:
             self.queue.add(CATALOG_KEY)
+        self.queue.add((SHARED_SWEEP, "", ""))
         for i in range(self.workers):
             t = threading.Thread(target=self._work, name=f"vm-worker-{i}", daemon=True)
             t.start()
@@ -276,7 +299,7 @@ class VMController:
         if not self._expectations_met(key):
             self.queue.add_after(key, 0.2)
             return
-        recording = _RecordingStore(self.store, self.may_write)
+        recording = _RecordingStore(self.store, self.may_write, self.shared_collect_grace)
         try:
             self._sync(recording, key)
         except NotLeading:
@@ -291,6 +314,8 @@ class VMController:
             self.queue.forget(key)
         finally:
             self._count("writes", recording.writes)
+            for ns in sorted(recording.deferred_collections):
+                self.queue.add_after((SHARED_SWEEP, ns, ""), self.shared_collect_grace)
             if recording.checks:
                 with self._expect_lock:
                     self._expect[key] = _Expectation(recording.checks, time.monotonic() + EXPECTATION_TIMEOUT)
@@ -306,6 +331,15 @@ class VMController:
             return
         if key[0] == FAILED_VMS:
             self._enqueue_failed(key[1] or None)
+            return
+        if key[0] == SHARED_SWEEP:
+            deferred: list = []
+            deleted = shared_revisions.sweep(store, key[1] or None, deferred)
+            if deleted:
+                log.info("collected %d shared ControllerRevision(s) no VM pins%s", len(deleted),
+                         f" in {key[1]}" if key[1] else "")
+            for ns in sorted({ns for ns, _ in deferred}):
+                store.defer_collect(ns)
             return
         _, ns, name = key
         try:

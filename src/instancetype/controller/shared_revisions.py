@@ -12,13 +12,22 @@ VM of its namespace has its name in `spec.<side>.revisionName`. When a VM lets g
 is deleted, re-pinned, or expanded in place) `release` looks for another VM still naming it
 (first the VM last seen holding it, else a read of the namespace's VMs stopping soon after one is
 found), and deletes it when there is none. On the embedded store each release runs
-in the transaction of the write that caused it; a cluster driver feeds its VM-deletion events to
-`on_vm_deleted` and can run `sweep` at resync to collect what a missed event left. A start that
-races a collection finds its revision gone at the next start and re-creates it from the object
-when the object still has the same spec (the name is the spec's hash: see `restore`).
+in the transaction of the write that caused it. On a cluster (controller/runner.py) a VM's
+deletion event queues a `sweep` of its namespace (one list of its shared revisions and one of its
+VMs, from the informers' caches), and the controller's start sweeps every namespace, which
+collects what VMs deleted while no controller ran pinned. There each write lands on its own and
+reads lag behind writes, so a revision this process pinned less than the store's
+`collect_grace` ago is not collected (the VM about to name it may not show it yet) but swept
+again later. A start that still races a collection (another process's pin) finds its revision
+gone at the next start and re-creates it from the object when the object still has the same spec
+(the name is the spec's hash: see `restore`).
+
+Deletion is conditional on the uid read, so a revision re-created meanwhile is kept.
 """
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable, Mapping
 
 from instancetype.engine import revisions, shared_revisions as shared
@@ -56,14 +65,51 @@ def _build(obj: Mapping, kind: str, namespace: str) -> dict:
 
 
 def pin(store: Store, obj: Mapping, kind: str, namespace: str) -> dict:
-    """The shared revision holding `obj` in `namespace`, created when it does not exist yet."""
-    built = _build(obj, kind, namespace)
+    """The shared revision holding `obj` in `namespace`, created when it does not exist yet. An
+    old payload found under its name is not reused: the pin goes to its replacement
+    (engine upgraded_shared_name), which the upgrade of the VMs pinned to the old one also uses."""
+    return _get_or_create(store, _build(obj, kind, namespace), namespace)
+
+
+def upgrade(store: Store, cr: Mapping, vm: Mapping, namespace: str) -> dict:
+    """The shared revision replacing the old-payload shared revision `cr` for `vm` (get or create)."""
+    return _get_or_create(store, shared.upgraded_shared_revision(cr, vm, namespace), namespace, hops=0)
+
+
+def _get_or_create(store: Store, built: dict, namespace: str, hops: int = 1) -> dict:
     name = built["metadata"]["name"]
     for _ in range(3):   # get, create, and once more if a collection deleted it in between
         try:
-            return _reuse(store, built, store.get("ControllerRevision", name, namespace))
+            existing = store.get("ControllerRevision", name, namespace)
         except NotFound:
-            pass
+            existing = _created_recently(store, namespace, name)
+        if existing is None and getattr(store, "collect_grace", 0.0):
+            # Workers starting VMs on one new spec at once: one creates it, the others wait for
+            # that and use it (a cache does not show it yet), rather than each trying a create.
+            with _CREATE_LOCK:
+                existing = _created_recently(store, namespace, name)
+                if existing is None:
+                    _pinned_now(namespace, name)
+                    try:
+                        created = store.create(built)
+                    except AlreadyExists:
+                        continue
+                    _CREATED[(namespace, name)] = (time.monotonic(), created)
+                    return created
+        if existing is not None:
+            if not shared.same_stored_spec(built, existing):
+                try:
+                    revisions.check_existing(built, existing)
+                except Error as e:
+                    raise Error(f"{_CAPTURE_ERROR}: {e}", reason="FailedCreate") from None
+            if not revisions.needs_upgrade(existing):
+                _pinned_now(namespace, name)
+                return existing
+            if hops <= 0:
+                raise Error(f"{_CAPTURE_ERROR}: ControllerRevision {name} holds an old payload", reason="FailedCreate")
+            meta = {**built["metadata"], "name": shared.upgraded_shared_name(built, name)}
+            return _get_or_create(store, {**built, "metadata": meta}, namespace, hops - 1)
+        _pinned_now(namespace, name)
         try:
             return store.create(built)
         except AlreadyExists:
@@ -72,19 +118,43 @@ def pin(store: Store, obj: Mapping, kind: str, namespace: str) -> dict:
                 reason="FailedCreate")
 
 
-def _reuse(store: Store, built: dict, existing: dict) -> dict:
-    if not shared.same_stored_spec(built, existing):
-        try:
-            revisions.check_existing(built, existing)
-        except Error as e:
-            raise Error(f"{_CAPTURE_ERROR}: {e}", reason="FailedCreate") from None
-    if revisions.needs_upgrade(existing):
-        # An old payload holding the same spec under the shared name: upgraded in place, as a
-        # pinned revision is (revisions.upgrade_revision), from the object being captured.
-        meta = dict(existing.get("metadata") or {})
-        meta["labels"] = {**(meta.get("labels") or {}), **built["metadata"]["labels"]}
-        existing = store.update({**existing, "metadata": meta, "data": built["data"]})
-    return existing
+# (namespace, revision) -> when this process last pinned it (time.monotonic). A driver without
+# transactions (a cluster's controller: each write lands on its own, reads come from a cache)
+# gives its stores a `collect_grace`: a revision pinned less than that long ago is not collected,
+# since the VM about to name it may not show it yet (the pin and the VM's patch are two writes,
+# and the cache lags behind both). The embedded store runs pin and release in one transaction.
+_PINNED_AT: dict[tuple[str, str], float] = {}
+_PINNED_MAX = 65536
+
+
+def _pinned_now(namespace: str, name: str) -> None:
+    if len(_PINNED_AT) >= _PINNED_MAX:
+        _PINNED_AT.clear()
+    _PINNED_AT[(namespace, name)] = time.monotonic()
+
+
+# (namespace, revision) -> (when, the revision) this process created, for a driver whose reads lag
+# behind its writes (`collect_grace`): used while the cache may not show it yet, forgotten when
+# this process deletes it.
+_CREATED: dict[tuple[str, str], tuple[float, dict]] = {}
+_CREATE_LOCK = threading.Lock()
+
+
+def _created_recently(store: Store, namespace: str, name: str) -> dict | None:
+    grace = getattr(store, "collect_grace", 0.0) or 0.0
+    hit = _CREATED.get((namespace, name))
+    if not grace or hit is None:
+        return None
+    if time.monotonic() - hit[0] >= grace:
+        _CREATED.pop((namespace, name), None)
+        return None
+    return hit[1]
+
+
+def _too_recent(store: Store, namespace: str, name: str) -> bool:
+    grace = getattr(store, "collect_grace", 0.0) or 0.0
+    at = _PINNED_AT.get((namespace, name))
+    return bool(grace) and at is not None and time.monotonic() - at < grace
 
 
 def restore(store: Store, name: str, obj: Mapping, kind: str, namespace: str) -> dict | None:
@@ -128,7 +198,7 @@ def release(store: Store, namespace: str, names: Iterable[str], *, ignore_uid: s
             cr = store.get("ControllerRevision", name, namespace)
         except NotFound:
             continue
-        if shared.is_shared(cr):
+        if shared.is_shared(cr) or not _owned_by_a_vm(cr):   # (an old payload has no label)
             found[name] = cr
     unpinned = {n for n in found
                 if not (_HOLDERS.get((namespace, n)) and _holds(store, namespace, _HOLDERS[(namespace, n)], n,
@@ -150,13 +220,23 @@ def release(store: Store, namespace: str, names: Iterable[str], *, ignore_uid: s
     deleted = []
     for name in sorted(unpinned):
         _HOLDERS.pop((namespace, name), None)
+        if _too_recent(store, namespace, name):
+            getattr(store, "defer_collect", lambda ns: None)(namespace)   # swept later (controller.runner)
+            continue
         try:
             # The uid precondition: a revision re-created meanwhile is another one, kept.
             store.delete("ControllerRevision", name, namespace, uid=(found[name].get("metadata") or {}).get("uid"))
         except (NotFound, Conflict):
             continue
+        finally:
+            _CREATED.pop((namespace, name), None)
         deleted.append(name)
     return deleted
+
+
+def _owned_by_a_vm(cr: Mapping) -> bool:
+    return any(isinstance(r, Mapping) and r.get("kind") == "VirtualMachine"
+               for r in (cr.get("metadata") or {}).get("ownerReferences") or ())
 
 
 def on_vm_deleted(store: Store, vm: Mapping) -> list[str]:
@@ -166,9 +246,10 @@ def on_vm_deleted(store: Store, vm: Mapping) -> list[str]:
                    ignore_uid=meta.get("uid"))
 
 
-def sweep(store: Store, namespace: str | None = None) -> list[tuple[str, str]]:
+def sweep(store: Store, namespace: str | None = None, deferred: list | None = None) -> list[tuple[str, str]]:
     """Delete every shared revision no VM pins (all namespaces when `namespace` is None): one read
-    of the VMs per namespace. Returns the (namespace, name) deleted."""
+    of the VMs per namespace. Returns the (namespace, name) deleted; those kept only because they
+    were pinned too recently (`collect_grace`) are appended to `deferred`."""
     candidates: dict[str, list[dict]] = {}
     for cr in store.list("ControllerRevision", namespace, label_selector={shared.LABEL_SHARED_REVISION: "true"}):
         meta = cr.get("metadata") or {}
@@ -182,9 +263,15 @@ def sweep(store: Store, namespace: str | None = None) -> list[tuple[str, str]]:
             meta = cr.get("metadata") or {}
             if meta.get("name") in pinned:
                 continue
+            if _too_recent(store, ns, meta["name"]):
+                if deferred is not None:
+                    deferred.append((ns, meta["name"]))
+                continue
             try:
                 store.delete("ControllerRevision", meta["name"], ns, uid=meta.get("uid"))
             except (NotFound, Conflict):
                 continue
+            finally:
+                _CREATED.pop((ns, meta["name"]), None)
             deleted.append((ns, meta["name"]))
     return deleted

@@ -164,14 +164,18 @@ def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
     import instancetype
 
     pinned: dict[str, dict] = {}
+    replaced: list[str] = []
     try:
-        if _reference_policy(config) == "reference" and revisions.capture(store, vm, pinned=pinned):
+        if _reference_policy(config) == "reference" and revisions.capture(store, vm, pinned=pinned,
+                                                                          replaced=replaced):
             status = vm.get("status") or {}
             stored = _patch_revision_names(store, vm, stored)
             vm = clone(stored)
             vm["status"] = status
     except revisions.SyncError as e:
         return _write_failure(store, vm, e.reason, str(e), stored)
+    if replaced:
+        revisions.drop_replaced(store, vm, replaced)
     try:
         vmi = instancetype.build_vmi(vm, objects=_WithPinned(store, pinned), config=config)
         if requests.start_paused(vm):

@@ -134,7 +134,7 @@ def _spec_from_revision(cr: dict, side: _Side) -> dict:
     Decoded by engine/revisions.py, the one reader of revision payloads. KubeVirt v1.7+ registers
     only v1beta1 in the decoder (the v1alpha1 SpecRevision wrapper and the v1alpha1/v1alpha2
     conversions were removed), so old payloads fail here as they do in v1.9 (`allow_old=False`);
-    upgrading them is the controller's business (revisions.upgrade_revision).
+    upgrading them is the controller's business (revisions.upgraded_revision).
     """
     from instancetype.engine.revisions import revision_object, revision_spec  # only when pinned
 

@@ -12,7 +12,10 @@ Names: this project uses the seeds' form `<vm>-<object name>-<object uid>-<objec
 
 Old payloads (KubeVirt v1.3-v1.6 pkg/instancetype/compatibility): a v1alpha1 "SpecRevision"
 `{apiVersion, spec: <base64 JSON spec>}` or a whole v1alpha1/v1alpha2 object decode into the
-v1beta1 object; `upgrade_revision` rewrites such a revision under the same name with the labels.
+v1beta1 object. A revision's `data` is immutable on an API server (apps validation's
+ValidateControllerRevisionUpdate), so `upgraded_revision` builds a brand-new revision holding the
+decoded object (pkg/instancetype/upgrade), named by `upgraded_revision_name`; the controller
+re-points the VM to it and deletes the old one.
 """
 from __future__ import annotations
 
@@ -281,16 +284,43 @@ def _recovered_metadata(cr: Mapping, obj: dict, vm: Mapping | None) -> dict:
     return obj
 
 
-def upgrade_revision(cr: Mapping, vm: Mapping | None = None) -> dict:
-    """`cr` with its payload as a v1beta1 object and the five labels, under the same name (and
-    uid, resourceVersion: write it back with an update). For a v1alpha1 SpecRevision the object's
-    name, uid and generation come from the revision's name and `vm`'s matcher when they can."""
-    obj = _recovered_metadata(cr, revision_object(cr), vm)
-    out = clone(dict(cr))
-    out["apiVersion"], out["kind"] = REVISION_API_VERSION, REVISION_KIND
-    out["data"] = stored_object(obj)
-    meta = dict(out.get("metadata") or {})
-    meta["labels"] = {**(meta.get("labels") or {}), **revision_labels(out["data"])}
-    out["metadata"] = meta
-    out.setdefault("revision", 0)
+def recovered_object(cr: Mapping, vm: Mapping | None = None) -> dict:
+    """The v1beta1 object an old-payload revision holds, with the name, uid and generation a
+    v1alpha1 SpecRevision lost recovered from the revision's name and `vm`'s matcher when they can."""
+    return _recovered_metadata(cr, revision_object(cr), vm)
+
+
+def _owner_vm(cr: Mapping) -> dict:
+    """The VM a revision's controller ownerReference names (name, uid, namespace), or {}."""
+    for ref in _meta(cr).get("ownerReferences") or ():
+        if isinstance(ref, Mapping) and ref.get("kind") == "VirtualMachine":
+            meta = {"name": ref.get("name") or "", "uid": ref.get("uid") or ""}
+            if _meta(cr).get("namespace"):
+                meta["namespace"] = _meta(cr)["namespace"]
+            return {"metadata": meta}
+    return {}
+
+
+def upgraded_revision_name(old_name: str, vm_name: str, data: Mapping) -> str:
+    """The name of the revision replacing `old_name`: KubeVirt's upgrade builds it with the normal
+    rule of its release, `<vm>-<object>-v1beta1-<uid>-<generation>` (revision.GenerateName), which
+    differs from the seeds' form `<vm>-<object>-<uid>-<generation>` that old revisions carry. When
+    the old revision already has that name (an unlabelled revision in KubeVirt's form), the seeds'
+    form is used: the two forms never coincide, so the new name is never the old one."""
+    name = kubevirt_revision_name(vm_name, data)
+    return name if name != old_name else revision_name(vm_name, data)
+
+
+def upgraded_revision(cr: Mapping, vm: Mapping | None = None) -> dict:
+    """The brand-new revision replacing the old-payload `cr` for `vm` (pkg/instancetype/upgrade):
+    the decoded object as v1beta1 data, the five labels, owned by the VM (`vm`, else the VM that
+    owns `cr`), named `upgraded_revision_name`. `cr` itself is left as it is."""
+    owner = vm if isinstance(vm, Mapping) and _meta(vm).get("name") else _owner_vm(cr)
+    data = stored_object(recovered_object(cr, vm))
+    name = upgraded_revision_name(_meta(cr).get("name") or "", _meta(owner).get("name") or "", data)
+    out = build_revision(owner, data, name=name)
+    if "namespace" not in out["metadata"] and _meta(cr).get("namespace"):
+        out["metadata"]["namespace"] = _meta(cr)["namespace"]
+    if not _meta(owner).get("uid"):
+        del out["metadata"]["ownerReferences"]      # no VM known: nothing to own it
     return out

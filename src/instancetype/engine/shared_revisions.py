@@ -17,6 +17,14 @@ captured it plus `instancetype.kubevirt.io/shared-revision: "true"`, and has no 
 VMs release it, and the controller deletes it when no VM's `revisionName` names it any more
 (controller/shared_revisions.py). A spec change gives a new name, so a shared revision is never
 rewritten: the VMs pinned to it keep their spec.
+
+Old payloads (a v1alpha1 SpecRevision, a v1alpha object, a revision without the object-version
+label) found under a shared name are never rewritten either (a revision's data is immutable on an
+API server): `upgraded_shared_revision` is the shared revision of the decoded object, named by its
+content as usual. When that is the old revision's own name (the old payload holds exactly the
+spec its name hashes), the name's hash is taken over the content plus `upgradedFrom: <old name>`
+(`upgraded_shared_name`), so the new revision never has the old one's name and every VM pinned to
+the old one, and every new pin finding it, converges on the same new revision.
 """
 from __future__ import annotations
 
@@ -29,7 +37,8 @@ from typing import Any
 from instancetype.api import kinds as K
 from instancetype.api.names import SUBDOMAIN_MAX_LEN
 
-from .revisions import REVISION_API_VERSION, REVISION_KIND, object_kind, revision_labels, stored_object
+from .revisions import (REVISION_API_VERSION, REVISION_KIND, object_kind, recovered_object, revision_labels,
+                        stored_object)
 
 ANNOTATION_SHARED_REVISIONS = f"{K.GROUP}/shared-revisions"   # on the KubeVirt object: the opt-in
 LABEL_SHARED_REVISION = f"{K.GROUP}/shared-revision"          # on a shared revision: "true"
@@ -49,19 +58,22 @@ def enabled(kubevirt: Mapping | None) -> bool:
     return isinstance(annotations, Mapping) and annotations.get(ANNOTATION_SHARED_REVISIONS) == "true"
 
 
-def content_hash(data: Mapping) -> str:
-    """The hex digest naming a revision's `data` (a stored v1beta1 object): kind, name and spec."""
+def content_hash(data: Mapping, upgraded_from: str | None = None) -> str:
+    """The hex digest naming a revision's `data` (a stored v1beta1 object): kind, name and spec
+    (and, for the replacement of an old payload of the same name, that name)."""
     meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
     payload = {"kind": data.get("kind"), "name": meta.get("name") or "", "spec": data.get("spec") or {}}
+    if upgraded_from:
+        payload["upgradedFrom"] = upgraded_from
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()[:HASH_HEX]
 
 
-def shared_name(data: Mapping) -> str:
+def shared_name(data: Mapping, upgraded_from: str | None = None) -> str:
     """`<object name>-<kind short>-<hash>` for a stored object, at most 253 characters."""
     kind = data["kind"]
     meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
-    suffix = f"-{KIND_SHORT[kind]}-{content_hash(data)}"
+    suffix = f"-{KIND_SHORT[kind]}-{content_hash(data, upgraded_from)}"
     # Object names are already DNS subdomains; the cleaning only guards the revision's own name.
     prefix = _NOT_NAME_CHARS.sub("-", str(meta.get("name") or "").lower())
     prefix = prefix[: SUBDOMAIN_MAX_LEN - len(suffix)].strip(".-")
@@ -85,6 +97,21 @@ def build_shared_revision(obj: Mapping, namespace: str, *, kind: str | None = No
     labels = {**revision_labels(data), LABEL_SHARED_REVISION: "true"}
     meta = {"name": shared_name(data), "namespace": namespace, "labels": labels}
     return {"apiVersion": REVISION_API_VERSION, "kind": REVISION_KIND, "metadata": meta, "data": data, "revision": 0}
+
+
+def upgraded_shared_name(built: Mapping, old_name: str) -> str:
+    """The name of the shared revision replacing an old payload named `old_name`, `built` being
+    the shared revision of its decoded object: `built`'s own name unless it is `old_name`."""
+    name = built["metadata"]["name"]
+    return name if name != old_name else shared_name(built["data"], upgraded_from=old_name)
+
+
+def upgraded_shared_revision(cr: Mapping, vm: Mapping | None, namespace: str) -> dict:
+    """The shared revision replacing the old-payload shared revision `cr` (see the module's text)."""
+    built = build_shared_revision(recovered_object(cr, vm), namespace)
+    old_name = str((cr.get("metadata") or {}).get("name") or "")
+    built["metadata"]["name"] = upgraded_shared_name(built, old_name)
+    return built
 
 
 def same_stored_spec(built: Mapping, existing: Mapping) -> bool:

@@ -1,12 +1,18 @@
 """The embedded store: one SQLite file (WAL mode) shared safely by concurrent processes.
 
-Layout (format 1, recorded in `PRAGMA user_version`, file marked by `PRAGMA application_id`):
-  objects(id, kind, namespace, name, uid, rv, data)   data = the object's JSON (msgspec)
+Layout (format 2, recorded in `PRAGMA user_version`, file marked by `PRAGMA application_id`):
+  objects(id, kind, namespace, name, uid, rv, data)   data = the object's JSON (msgspec): TEXT,
+                                                       or from format 2 on, for JSON of at least
+                                                       COMPRESS_MIN bytes, a BLOB of it deflated
+                                                       (zlib): a VM or VMI's 2 KB of JSON would
+                                                       otherwise fill a 4 KiB page alone
   labels(oid, key, value)                              label selectors run in SQL
   owners(owner_uid, oid)                               ownerReferences, for cascading deletes
   changes(rv, type, kind, namespace, name, uid, data)  the change feed; rv is the resourceVersion
                                                        (AUTOINCREMENT: never reused), data only
-                                                       for DELETED
+                                                       for DELETED (TEXT or BLOB, as above)
+Format 1 (TEXT only) is format 2 without BLOBs: read as it is, and written TEXT only, so a
+format-1 file stays readable by the releases that made it. New files are format 2.
 
 Every write runs inside `BEGIN IMMEDIATE` (the write lock is taken up front, so a transaction
 never fails half-way on a lock); waits use SQLite's busy timeout plus a retry loop, and a lock
@@ -28,6 +34,7 @@ import secrets
 import sqlite3
 import time
 import urllib.parse
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Iterator, Mapping
@@ -44,7 +51,8 @@ from instancetype.store.base import (
 from instancetype.errors import StoreError
 from instancetype.store.statefile import RECOVER, check_file, size_with_wal, unwritable_dir
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+COMPRESS_MIN = 512                   # JSON this long or longer is stored deflated (format 2)
 APPLICATION_ID = 0x49545354          # "ITST": this file is an instancetype state file
 LOCK_TIMEOUT = float(os.environ.get("INSTANCETYPE_LOCK_TIMEOUT", "120"))
 _CHUNK = 500                         # rows per query when iterating (memory stays flat)
@@ -74,8 +82,10 @@ _json_decode = msgspec.json.decode
 def _decode(data: Any, kind: str = "", namespace: str = "", name: str = "") -> Any:
     """A stored object; a row that is not JSON any more is damage in the file, said in one line."""
     try:
+        if isinstance(data, bytes):
+            data = zlib.decompress(data)
         return _json_decode(data)
-    except (msgspec.DecodeError, TypeError, UnicodeDecodeError) as e:
+    except (msgspec.DecodeError, TypeError, UnicodeDecodeError, zlib.error) as e:
         raise _DamagedRow(str(e), kind, namespace, name) from None
 
 
@@ -100,6 +110,13 @@ def _dumps(obj: Any) -> str:
     return _encode(obj).decode()
 
 
+def _packed(obj: Any) -> str | bytes:
+    """A row's data in format 2: the JSON, deflated when it is long (level 1: most of the gain,
+    a fraction of the time of the default level)."""
+    raw = _encode(obj)
+    return zlib.compress(raw, 1) if len(raw) >= COMPRESS_MIN else raw.decode()
+
+
 def open_store(path: str | os.PathLike | None = None) -> "SqliteStore":
     """The store at `path`, else at `default_state_path()` (created with its directory if missing)."""
     return SqliteStore(path)
@@ -118,6 +135,7 @@ class SqliteStore(Store):
         self.lock_timeout = lock_timeout
         self.read_only = False
         self._depth = 0
+        self._pack = _dumps          # format 2 files: _packed (set on opening)
         if not explicit:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         if not _new:
@@ -166,6 +184,7 @@ class SqliteStore(Store):
             self._retry(lambda: self._db.execute("PRAGMA journal_mode=WAL").fetchone())
             self._db.execute("PRAGMA synchronous=NORMAL")
             version = self._retry(self._format)
+            self._pack = _packed if version is None or version >= 2 else _dumps
             if version is not None:
                 self._retry(self._quick_check)
             else:
@@ -489,7 +508,7 @@ class SqliteStore(Store):
             meta["resourceVersion"] = str(rv)
             oid = self._db.execute(
                 "INSERT INTO objects (kind, namespace, name, uid, rv, data) VALUES (?,?,?,?,?,?)",
-                (res.kind, meta.get("namespace", ""), meta["name"], meta["uid"], rv, _dumps(obj))).lastrowid
+                (res.kind, meta.get("namespace", ""), meta["name"], meta["uid"], rv, self._pack(obj))).lastrowid
             self._index(oid, obj, None)
         return obj
 
@@ -503,7 +522,7 @@ class SqliteStore(Store):
         out["kind"] = res.kind
         rv = self._log("MODIFIED", out)
         out["metadata"]["resourceVersion"] = str(rv)
-        self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, _dumps(out), row[0]))
+        self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, self._pack(out), row[0]))
         self._index(row[0], out, stored)
         return out
 
@@ -569,7 +588,7 @@ class SqliteStore(Store):
         self._db.execute("DELETE FROM owners WHERE oid=?", (oid,))
         rv = self._log("DELETED", obj)
         obj["metadata"]["resourceVersion"] = str(rv)
-        self._db.execute("UPDATE changes SET data=? WHERE rv=?", (_dumps(obj), rv))
+        self._db.execute("UPDATE changes SET data=? WHERE rv=?", (self._pack(obj), rv))
         dependents = [r[0] for r in self._db.execute("SELECT oid FROM owners WHERE owner_uid=?", (uid,))]
         for dep_id in dependents:
             dep = self._by_id(dep_id)     # read now: an earlier cascade may have changed or removed it
