@@ -119,7 +119,7 @@ def test_start_stop_restart_messages(state):
 def test_delete_forms(state, tmp_path):
     f = tmp_path / "vm.yaml"
     f.write_text(VM)
-    assert run(state, "delete", "-f", str(f)).out == 'virtualmachine.kubevirt.io "vm1" deleted\n'
+    assert run(state, "delete", "-f", str(f)).out == 'virtualmachine.kubevirt.io "vm1" deleted from default namespace\n'
     r = run(state, "delete", "-f", str(f))
     assert (r.code, r.err) == (1, f'Error from server (NotFound): error when deleting "{f}": '
                                   'virtualmachines.kubevirt.io "vm1" not found\n')
@@ -130,11 +130,11 @@ def test_delete_forms(state, tmp_path):
     assert (run(state, "delete", "vm", "-l", "app=none").out, run(state, "delete", "vm", "--all").code) == (
         "No resources found\n", 0)
     assert run(state, "delete", "vmf/small", "--dry-run=server").out == (
-        'virtualmachineinstancetype.instancetype.kubevirt.io "small" deleted (server dry run)\n')
+        'virtualmachineinstancetype.instancetype.kubevirt.io "small" deleted (server dry run) from default namespace\n')
     assert run(state, "delete", "vmf", "small", "-o", "name", "--dry-run").out == (
         "virtualmachineinstancetype.instancetype.kubevirt.io/small\n")
     assert run(state, "delete", "vmf/small").out == ('virtualmachineinstancetype.instancetype.kubevirt.io "small" '
-                                                     "deleted\n")
+                                                     "deleted from default namespace\n")
 
 
 def test_expand_stored(state):

@@ -51,5 +51,5 @@ def test_deleting_the_dv_removes_its_pvc(tmp_path):
     image.write_bytes(b"x")
     assert run(state, "image-upload", "dv", "d1", "--size=1Gi", f"--image-path={image}").code == 0
     assert run(state, "get", "pvc", "d1").code == 0
-    assert run(state, "delete", "dv", "d1").out == 'datavolume.cdi.kubevirt.io "d1" deleted\n'
+    assert run(state, "delete", "dv", "d1").out == 'datavolume.cdi.kubevirt.io "d1" deleted from default namespace\n'
     assert run(state, "get", "pvc", "d1").code == 1

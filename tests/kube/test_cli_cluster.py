@@ -132,7 +132,7 @@ def test_apply_get_describe_label_patch_delete_on_both_stores(store):
     p = store.run("get", "vm", "nope", "-n", ns)
     assert (p.returncode, p.stderr) == (1, 'Error from server (NotFound): virtualmachines.kubevirt.io "nope" not found\n')
     p = store.run("delete", "vm", "vm1", "-n", ns)
-    assert (p.returncode, p.stdout) == (0, 'virtualmachine.kubevirt.io "vm1" deleted\n')
+    assert (p.returncode, p.stdout) == (0, f'virtualmachine.kubevirt.io "vm1" deleted from {ns} namespace\n')
 
 
 RUN_STRATEGY_REFUSED = "The request is invalid: spec.runStrategy: Invalid RunStrategy (Bogus)\n"

@@ -30,7 +30,7 @@ SEED_002_APPLIED = ("virtualmachineflavor.flavor.kubevirt.io/small created\n"
                     "virtualmachinepreference.flavor.kubevirt.io/virtio created\n"
                     "virtualmachine.kubevirt.io/example created\n")
 # kubectl 1.36 names the namespace where the seed's older kubectl did not.
-SEED_003_DELETED = 'virtualmachine.kubevirt.io "vm-cirros-csmall" deleted from {ns} namespace\n'
+SEED_003_DELETED = 'virtualmachine.kubevirt.io "vm-cirros-csmall" deleted{dry} from {ns} namespace\n'
 PORT = 9443
 
 
@@ -320,8 +320,10 @@ def test_seed_003_versioning(clients, netns_namespace, tmp_path):
         "apiVersion": "kubevirt.io/v1", "blockOwnerDeletion": True, "controller": True, "kind": "VirtualMachine",
         "name": "vm-cirros-csmall", "uid": vm["metadata"]["uid"]}]
     # The revision goes with the VM (Kubernetes' garbage collector).
+    r = kubectl("delete", "vm/vm-cirros-csmall", "-n", ns, "--dry-run=server")
+    assert r.stdout == SEED_003_DELETED.format(ns=ns, dry=" (server dry run)")
     r = kubectl("delete", "vm/vm-cirros-csmall", "-n", ns)
-    assert r.stdout == SEED_003_DELETED.format(ns=ns)
+    assert r.stdout == SEED_003_DELETED.format(ns=ns, dry="")
 
     def gone():
         r = kubectl("get", f"controllerrevision/{name}", "-n", ns, check=False)

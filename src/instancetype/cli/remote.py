@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.api.kinds import BY_KIND
 from instancetype.errors import LoadError
 from instancetype.store.base import BadRequest, NotFound, StoreReads, check_json
 
@@ -91,37 +90,38 @@ class RemoteCluster(StoreReads):
     # --- writes ----------------------------------------------------------------------------------
 
     def apply(self, obj: dict, *, namespace: str | None = None):
-        from instancetype.api.versions import needs_upgrade, upgrade
+        """kubectl's client-side apply of the object at its own group and version (an old version
+        or a flavor.kubevirt.io object is the API server's to serve or refuse, as for kubectl); the
+        warnings are the API server's `Warning` headers, as kubectl prints them."""
         from instancetype.controller.apply import original_of, three_way_patch
         from instancetype.controller.cluster import ApplyResult
         from instancetype.store.base import check_create
+        from instancetype.store.kube.client import resource_of
 
         if not isinstance(obj, dict) or not obj.get("kind"):
             raise LoadError("apply: not a Kubernetes object")
         check_json(obj)
         if not isinstance(obj.get("metadata") or {}, dict):
             raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
-        res = BY_KIND.get(obj.get("kind", ""))
+        kind, api_version = obj["kind"], obj.get("apiVersion")
+        res = resource_of(kind, api_version)
         meta = obj.get("metadata") or {}
-        ns = (meta.get("namespace") or namespace or "default") if res is not None and res.namespaced else None
+        ns = (meta.get("namespace") or namespace or "default") if res.namespaced else None
         applied = kubectl_last_applied(obj, ns)
-        converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
-        check_create(converted, namespace)
-        kind = converted["kind"]
-        name = (converted.get("metadata") or {}).get("name") or ""
+        check_create(applied, namespace)
+        name = meta.get("name") or ""
         try:
-            current = self.store.get(kind, name, ns) if name else None
+            current = self.store.get(kind, name, ns, api_version=api_version) if name else None
         except NotFound:
             current = None
         if current is None:
-            return ApplyResult("created", self.store.create(converted, namespace=ns), warnings)
-        original = original_of(current)
-        if original is not None and needs_upgrade(original):
-            original = upgrade(original)[0]
-        patch = three_way_patch(original, converted, current)
+            created = self.store.create(applied, namespace=ns)
+            return ApplyResult("created", created, list(self.store.last_warnings))
+        patch = three_way_patch(original_of(current), applied, current)
         if not patch:
-            return ApplyResult("unchanged", current, warnings)
-        return ApplyResult("configured", self.store.patch(kind, name, patch, ns), warnings)
+            return ApplyResult("unchanged", current, [])
+        patched = self.store.patch(kind, name, patch, ns, api_version=api_version)
+        return ApplyResult("configured", patched, list(self.store.last_warnings))
 
     def create(self, obj: dict, *, namespace: str | None = None):
         from instancetype.controller.cluster import ApplyResult
