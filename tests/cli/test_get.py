@@ -130,7 +130,7 @@ def test_delete_forms(state, tmp_path):
     assert (run(state, "delete", "vm", "-l", "app=none").out, run(state, "delete", "vm", "--all").code) == (
         "No resources found\n", 0)
     assert run(state, "delete", "vmf/small", "--dry-run=server").out == (
-        'virtualmachineinstancetype.instancetype.kubevirt.io "small" deleted (server dry run) from default namespace\n')
+        'virtualmachineinstancetype.instancetype.kubevirt.io "small" deleted from default namespace (server dry run)\n')
     assert run(state, "delete", "vmf", "small", "-o", "name", "--dry-run").out == (
         "virtualmachineinstancetype.instancetype.kubevirt.io/small\n")
     assert run(state, "delete", "vmf/small").out == ('virtualmachineinstancetype.instancetype.kubevirt.io "small" '

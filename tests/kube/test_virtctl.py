@@ -30,7 +30,7 @@ SEED_002_APPLIED = ("virtualmachineflavor.flavor.kubevirt.io/small created\n"
                     "virtualmachinepreference.flavor.kubevirt.io/virtio created\n"
                     "virtualmachine.kubevirt.io/example created\n")
 # kubectl 1.36 names the namespace where the seed's older kubectl did not.
-SEED_003_DELETED = 'virtualmachine.kubevirt.io "vm-cirros-csmall" deleted{dry} from {ns} namespace\n'
+SEED_003_DELETED = 'virtualmachine.kubevirt.io "vm-cirros-csmall" deleted from {ns} namespace{dry}\n'
 PORT = 9443
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS
 from instancetype.errors import LoadError
 from instancetype.store.base import BadRequest, NotFound, StoreReads, check_json
 
@@ -108,7 +109,8 @@ class RemoteCluster(StoreReads):
         meta = obj.get("metadata") or {}
         ns = (meta.get("namespace") or namespace or "default") if res.namespaced else None
         applied = kubectl_last_applied(obj, ns)
-        check_create(applied, namespace)
+        check_create(dict(applied, kind=FLAVOR_KINDS.get(kind, kind)) if res.group == FLAVOR_GROUP else applied,
+                     namespace)
         name = meta.get("name") or ""
         try:
             current = self.store.get(kind, name, ns, api_version=api_version) if name else None
