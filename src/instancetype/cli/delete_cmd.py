@@ -2,9 +2,9 @@
 
 Prints `<kind>.<group> "<name>" deleted[ from <ns> namespace][ (dry run)]` per object (`-o name`:
 `<kind>.<group>/<name>`); the store's garbage collector removes what the object owns (a VM's VMI
-and ControllerRevisions, a DataVolume's PVC), as Kubernetes' background cascade does. Goes on past a missing object and
-reports the errors at the end, exit 1. A selector matching nothing prints `No resources found`
-on stdout and exits 0, as kubectl does.
+and ControllerRevisions, a DataVolume's PVC), as Kubernetes' background cascade does. Goes on
+past a missing object and reports the errors at the end, exit 1. A selector matching nothing
+prints `No resources found` on stdout and exits 0, as kubectl does.
 """
 from __future__ import annotations
 
