@@ -119,3 +119,28 @@ def test_requirements_refusals(clients, netns_namespace):  # noqa: F811
         "requirements: insufficient CPU resources of 0 vCPU provided by VirtualMachine, preference "
         "requires 2 vCPU provided as cores")
     assert kubectl("get", "vm", "-n", ns, "-o", "name").stdout == ""
+
+
+def test_image_upload_labels_the_volume(clients, netns_namespace, tmp_path):  # noqa: F811
+    kubectl, virtctl, ns = clients.kubectl, clients.virtctl, netns_namespace
+    image = tmp_path / "cirros.img"
+    image.write_bytes(b"\0" * 4096)
+    r = virtctl("image-upload", "dv", "cirros", "--size=1Gi", "--default-instancetype", "n1.medium",
+                "--default-preference", "cirros", "--force-bind", f"--image-path={image}", "-n", ns,
+                "--wait-secs=3", check=False)
+    # No CDI here: the DataVolume is made, the bytes cannot go. virtctl then waits for CDI's upload
+    # pod until --wait-secs; instancetype says at once that no upload proxy answers. Both exit 1.
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[:2] == [f"PVC {ns}/cirros not found ", f"DataVolume {ns}/cirros created"]
+    # The seed's `kubectl get dv/cirros -o json | jq .metadata.labels`.
+    assert _get_json(kubectl, ns, "dv/cirros")["metadata"]["labels"] == {
+        "instancetype.kubevirt.io/default-instancetype": "n1.medium",
+        "instancetype.kubevirt.io/default-preference": "cirros"}
+    if clients.name == "instancetype":
+        # The claim is CDI's to make from the DataVolume; instancetype makes it as CDI does (with
+        # CDI's labels, the seed's `kubectl get pvc/cirros -o json | jq .metadata.labels`).
+        assert _get_json(kubectl, ns, "pvc/cirros")["metadata"]["labels"] == {
+            "app": "containerized-data-importer", "app.kubernetes.io/component": "storage",
+            "app.kubernetes.io/managed-by": "cdi-controller",
+            "instancetype.kubevirt.io/default-instancetype": "n1.medium",
+            "instancetype.kubevirt.io/default-preference": "cirros"}

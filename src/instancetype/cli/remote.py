@@ -15,7 +15,7 @@ A cluster is only ever used when the command line names one (`--kubeconfig`, `--
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS
 from instancetype.errors import LoadError
@@ -46,6 +46,13 @@ def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
     out = clone(out)
     out["metadata"]["annotations"] = {**annotations, LAST_APPLIED: text}
     return out
+
+
+def _without_managed_fields(obj: dict) -> dict:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(meta, dict) or "managedFields" not in meta:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
 
 
 class RemoteCluster(StoreReads):
@@ -87,6 +94,15 @@ class RemoteCluster(StoreReads):
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    # --- reads: as kubectl prints and edits objects, without metadata.managedFields -----------------
+    # (kubectl's --show-managed-fields=false, printers.OmitManagedFieldsPrinter)
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        return _without_managed_fields(self.store.get(kind, name, namespace))
+
+    def list(self, kind: str, namespace: str | None = None, **selectors: Any) -> Iterator[dict]:
+        return (_without_managed_fields(obj) for obj in self.store.list(kind, namespace, **selectors))
 
     # --- writes ----------------------------------------------------------------------------------
 
