@@ -179,13 +179,9 @@ def test_same_lines_as_kubectl(installed, namespace, tmp_path):
                      ["delete", "vm", "vm1"], ["delete", "vm", "vm1"]):
             mine = cli(kube, "--kubeconfig", str(kube.kubeconfig), *args, "-n", ours_ns)
             real = kube.kubectl(*args, "-n", theirs_ns, check=False)
-            if args[0] == "delete" and real.returncode == 0:
-                # kubectl 1.36 adds ` from <ns> namespace`; the seeds (older kubectl) print `deleted`,
-                # and so does this command line.
-                assert real.stdout.replace(f" from {theirs_ns} namespace", "") == mine.stdout
-                continue
-            assert (mine.returncode, mine.stdout, mine.stderr.replace(ours_ns, theirs_ns)) == \
-                (real.returncode, real.stdout, real.stderr), args
+            # (kubectl 1.36's delete names the namespace: `deleted from <ns> namespace`)
+            ours = (mine.returncode, mine.stdout.replace(ours_ns, theirs_ns), mine.stderr.replace(ours_ns, theirs_ns))
+            assert ours == (real.returncode, real.stdout, real.stderr), args
     finally:
         kube.kubectl("delete", "namespace", theirs_ns, "--wait=false", check=False)
 
