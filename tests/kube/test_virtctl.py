@@ -2,8 +2,12 @@
 `subresources.kubevirt.io/v1`, registered by `instancetype install` as an APIService and served by
 `instancetype serve` inside the test's network namespace (the aggregator refuses loopback
 endpoints), with `instancetype controller` beside it, both as the ServiceAccount `install` made:
-seeds 002 and 003, start, stop, restart, dry runs, both expansions equal to the offline
-`instancetype expand`, and RBAC on the subresources (403 without it, allowed with it)."""
+seeds 001, 002 and 003, start, stop, restart, dry runs, both expansions equal to the offline
+`instancetype expand`, and RBAC on the subresources (403 without it, allowed with it).
+
+The seeds' sequences, start/stop/restart and `expand --vm` are written once against the `clients`
+fixture (tests/kube/clients.py) and run twice: with the real clients, then with
+`instancetype --kubeconfig` in their place, printing the same lines."""
 from __future__ import annotations
 
 import json
