@@ -146,6 +146,21 @@ def test_expand_stored(state):
                                   'virtualmachines.kubevirt.io "non-existing-vm" not found\n')
 
 
+def test_expand_file_against_the_store(state, tmp_path):
+    """virtctl `expand --file`: a VM that is not stored, expanded as the stored one is."""
+    f = tmp_path / "vm.yaml"
+    f.write_text(VM)
+    posted = json.loads(run(state, "expand", "--file", str(f), "-o", "json").out)
+    assert posted["spec"] == json.loads(run(state, "expand", "--vm", "vm1", "-o", "json").out)["spec"]
+    r = run(state, "expand", "--file", str(tmp_path / "nope.yaml"))
+    assert (r.code, r.err) == (1, f"error reading file open {tmp_path / 'nope.yaml'}: no such file or directory\n")
+    r = run(state, "expand", "--file", str(f), "-n", "other")
+    assert r.code == 1 and r.err.startswith("error expanding VirtualMachine - vm1 in namespace - other: ")
+    r = run(state, "expand", "--file", str(f), "--vm", "vm1")
+    assert (r.code, r.err) == (1, "error: if any flags in the group [file vm] are set none of the others can be; "
+                                  "[file vm] were all set\n")
+
+
 def test_get_all_namespaces_lists_10000_vms_in_order(tmp_path):
     """`get vm -A` of 10,000 VMs prints every row, in order, on the real CLI process."""
     from instancetype.store.sqlite import SqliteStore

@@ -225,13 +225,16 @@ def test_expand_vm_equals_offline_expand(clients, subresource_api, vm_namespace,
                                                'virtualmachine.kubevirt.io "nope" not found')
 
 
-def test_expand_file_equals_offline_expand(subresource_api, vm_namespace, tmp_path):
-    kube, ns = subresource_api, vm_namespace
+def test_expand_file_equals_offline_expand(clients, subresource_api, vm_namespace, tmp_path):
+    virtctl, ns = clients.virtctl, vm_namespace
     posted = _vm("posted", ns)
     del posted["metadata"]["namespace"]
     (tmp_path / "vm.yaml").write_text(yaml.safe_dump(posted))
-    by_file = yaml.safe_load(kube.virtctl("expand", "--file", str(tmp_path / "vm.yaml"), "-n", ns).stdout)
-    assert _without_go_zero_time(by_file["spec"]) == _offline_expand(kube, ns, _vm("posted", ns), tmp_path)["spec"]
+    by_file = yaml.safe_load(virtctl("expand", "--file", str(tmp_path / "vm.yaml"), "-n", ns).stdout)
+    offline = _offline_expand(subresource_api, ns, _vm("posted", ns), tmp_path)
+    assert _without_go_zero_time(by_file["spec"]) == offline["spec"]
+    missing = virtctl("expand", "--file", str(tmp_path / "nope.yaml"), "-n", ns, check=False)
+    assert missing.stderr.splitlines()[-1] == f"error reading file open {tmp_path / 'nope.yaml'}: no such file or directory"
 
 
 def test_rbac_on_the_subresources(subresource_api, vm_namespace):

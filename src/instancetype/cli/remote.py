@@ -195,3 +195,14 @@ class RemoteCluster(StoreReads):
                 raise NotFound(f"the server could not find the requested resource (get "
                                f"virtualmachines.kubevirt.io {name})", kind="subresource") from None
             raise
+
+    def expand_spec(self, vm: dict, namespace: str | None = None) -> dict:
+        """`PUT .../namespaces/NS/expand-vm-spec` with the VM (virtctl `expand --file`)."""
+        ns = namespace or self.store.default_namespace
+        try:
+            return self.store.request("PUT", f"/apis/{SUBRESOURCE_GROUP}/namespaces/{ns}/expand-vm-spec", vm)
+        except NotFound as e:
+            if not getattr(e, "kind", ""):
+                raise NotFound("the server could not find the requested resource (put expand-vm-spec)",
+                               kind="subresource") from None
+            raise
