@@ -141,7 +141,7 @@ def test_start_paused_and_force_options(state):
 def test_delete_forms(state, tmp_path):
     f = tmp_path / "vm.yaml"
     f.write_text(VM)
-    assert run(state, "delete", "-f", str(f)).out == 'virtualmachine.kubevirt.io "vm1" deleted\n'
+    assert run(state, "delete", "-f", str(f)).out == 'virtualmachine.kubevirt.io "vm1" deleted from default namespace\n'
     r = run(state, "delete", "-f", str(f))
     assert (r.code, r.err) == (1, f'Error from server (NotFound): error when deleting "{f}": '
                                   'virtualmachines.kubevirt.io "vm1" not found\n')
@@ -152,11 +152,11 @@ def test_delete_forms(state, tmp_path):
     assert (run(state, "delete", "vm", "-l", "app=none").out, run(state, "delete", "vm", "--all").code) == (
         "No resources found\n", 0)
     assert run(state, "delete", "vmf/small", "--dry-run=server").out == (
-        'virtualmachineinstancetype.instancetype.kubevirt.io "small" deleted (server dry run)\n')
+        'virtualmachineinstancetype.instancetype.kubevirt.io "small" deleted from default namespace (server dry run)\n')
     assert run(state, "delete", "vmf", "small", "-o", "name", "--dry-run").out == (
         "virtualmachineinstancetype.instancetype.kubevirt.io/small\n")
     assert run(state, "delete", "vmf/small").out == ('virtualmachineinstancetype.instancetype.kubevirt.io "small" '
-                                                     "deleted\n")
+                                                     "deleted from default namespace\n")
 
 
 def test_expand_stored(state):
@@ -166,6 +166,21 @@ def test_expand_stored(state):
     r = run(state, "expand", "--vm", "non-existing-vm")
     assert (r.code, r.err) == (1, "error expanding VirtualMachine - non-existing-vm in namespace - default: "
                                   'virtualmachines.kubevirt.io "non-existing-vm" not found\n')
+
+
+def test_expand_file_against_the_store(state, tmp_path):
+    """virtctl `expand --file`: a VM that is not stored, expanded as the stored one is."""
+    f = tmp_path / "vm.yaml"
+    f.write_text(VM)
+    posted = json.loads(run(state, "expand", "--file", str(f), "-o", "json").out)
+    assert posted["spec"] == json.loads(run(state, "expand", "--vm", "vm1", "-o", "json").out)["spec"]
+    r = run(state, "expand", "--file", str(tmp_path / "nope.yaml"))
+    assert (r.code, r.err) == (1, f"error reading file open {tmp_path / 'nope.yaml'}: no such file or directory\n")
+    r = run(state, "expand", "--file", str(f), "-n", "other")
+    assert r.code == 1 and r.err.startswith("error expanding VirtualMachine - vm1 in namespace - other: ")
+    r = run(state, "expand", "--file", str(f), "--vm", "vm1")
+    assert (r.code, r.err) == (1, "error: if any flags in the group [file vm] are set none of the others can be; "
+                                  "[file vm] were all set\n")
 
 
 def test_get_all_namespaces_lists_10000_vms_in_order(tmp_path):

@@ -11,7 +11,7 @@ def test_pvc_upload_datasource_and_errors(tmp_path):
     r = run(state, "image-upload", "pvc", "fedora", "--size=1Mi", f"--image-path={image}",
             "--default-instancetype", "u1.medium", "--default-preference", "fedora", "--datasource")
     assert r.code == 0, r.err
-    assert r.out.splitlines()[:2] == ["PVC default/fedora not found", "PersistentVolumeClaim default/fedora created"]
+    assert r.out.splitlines()[:2] == ["PVC default/fedora not found ", "PersistentVolumeClaim default/fedora created"]
     assert "Created a new DataSource default/fedora" in r.out
     pvc = get_json(state, "pvc", "fedora")
     assert (tmp_path / "state.db.images" / pvc["metadata"]["uid"]).read_bytes() == image.read_bytes()
@@ -51,5 +51,5 @@ def test_deleting_the_dv_removes_its_pvc(tmp_path):
     image.write_bytes(b"x")
     assert run(state, "image-upload", "dv", "d1", "--size=1Gi", f"--image-path={image}").code == 0
     assert run(state, "get", "pvc", "d1").code == 0
-    assert run(state, "delete", "dv", "d1").out == 'datavolume.cdi.kubevirt.io "d1" deleted\n'
+    assert run(state, "delete", "dv", "d1").out == 'datavolume.cdi.kubevirt.io "d1" deleted from default namespace\n'
     assert run(state, "get", "pvc", "d1").code == 1

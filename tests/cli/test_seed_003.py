@@ -60,7 +60,7 @@ def test_versioning_with_controller_revisions(tmp_path):
     assert table[0].split() == ["NAME", "CONTROLLER", "REVISION", "AGE"]
     assert table[1].split()[:3] == [name, "virtualmachine.kubevirt.io/vm-cirros-csmall", "0"]
     r = run_process(state, "delete", "vm/vm-cirros-csmall")
-    assert (r.code, r.out) == (0, 'virtualmachine.kubevirt.io "vm-cirros-csmall" deleted\n')
+    assert (r.code, r.out) == (0, 'virtualmachine.kubevirt.io "vm-cirros-csmall" deleted from default namespace\n')
     r = run(state, "get", f"controllerrevision/{name}")
     assert (r.code, r.err) == (1, f'Error from server (NotFound): controllerrevisions.apps "{name}" not found\n')
 

@@ -49,7 +49,7 @@ def test_versioning_commands_with_shared_revisions(tmp_path):
     assert f"Name:         {name}" in described and "instancetype.kubevirt.io/shared-revision=true" in described
     # deleting one VM keeps the revision its sibling pins; deleting the last removes it (seed 003)
     r = run_process(state, "delete", "vm/vm-cirros-csmall")
-    assert (r.code, r.out) == (0, 'virtualmachine.kubevirt.io "vm-cirros-csmall" deleted\n')
+    assert (r.code, r.out) == (0, 'virtualmachine.kubevirt.io "vm-cirros-csmall" deleted from default namespace\n')
     assert get_json(state, f"controllerrevision/{name}")["metadata"]["uid"] == cr["metadata"]["uid"]
     r = run_process(state, "delete", "vm/vm-cirros-csmall-2")
     assert r.code == 0, r.err

@@ -132,7 +132,7 @@ def test_apply_get_describe_label_patch_delete_on_both_stores(store):
     p = store.run("get", "vm", "nope", "-n", ns)
     assert (p.returncode, p.stderr) == (1, 'Error from server (NotFound): virtualmachines.kubevirt.io "nope" not found\n')
     p = store.run("delete", "vm", "vm1", "-n", ns)
-    assert (p.returncode, p.stdout) == (0, 'virtualmachine.kubevirt.io "vm1" deleted\n')
+    assert (p.returncode, p.stdout) == (0, f'virtualmachine.kubevirt.io "vm1" deleted from {ns} namespace\n')
 
 
 RUN_STRATEGY_REFUSED = "The request is invalid: spec.runStrategy: Invalid RunStrategy (Bogus)\n"
@@ -179,13 +179,9 @@ def test_same_lines_as_kubectl(installed, namespace, tmp_path):
                      ["delete", "vm", "vm1"], ["delete", "vm", "vm1"]):
             mine = cli(kube, "--kubeconfig", str(kube.kubeconfig), *args, "-n", ours_ns)
             real = kube.kubectl(*args, "-n", theirs_ns, check=False)
-            if args[0] == "delete" and real.returncode == 0:
-                # kubectl 1.36 adds ` from <ns> namespace`; the seeds (older kubectl) print `deleted`,
-                # and so does this command line.
-                assert real.stdout.replace(f" from {theirs_ns} namespace", "") == mine.stdout
-                continue
-            assert (mine.returncode, mine.stdout, mine.stderr.replace(ours_ns, theirs_ns)) == \
-                (real.returncode, real.stdout, real.stderr), args
+            # (kubectl 1.36's delete names the namespace: `deleted from <ns> namespace`)
+            ours = (mine.returncode, mine.stdout.replace(ours_ns, theirs_ns), mine.stderr.replace(ours_ns, theirs_ns))
+            assert ours == (real.returncode, real.stdout, real.stderr), args
     finally:
         kube.kubectl("delete", "namespace", theirs_ns, "--wait=false", check=False)
 
@@ -252,7 +248,7 @@ def test_image_upload_on_a_cluster_creates_the_claims_and_says_the_bytes_are_not
             "--default-instancetype-kind", "VirtualMachineClusterInstancetype", "--default-preference", "cirros",
             "--default-preference-kind", "VirtualMachineClusterPreference")
     assert p.returncode == 1 and "Traceback" not in p.stderr
-    assert p.stdout == f"PVC {ns}/cirros not found\nDataVolume {ns}/cirros created\n"
+    assert p.stdout == f"PVC {ns}/cirros not found \nDataVolume {ns}/cirros created\n"
     assert p.stderr.splitlines() == [f"the image bytes were not sent: no CDI upload proxy answers on this cluster "
                                      f"(the DataVolume {ns}/cirros is created and waits for them)"]
     labels = json.loads(kube.kubectl("get", "pvc", "cirros", "-n", ns, "-o", "jsonpath={.metadata.labels}").stdout)

@@ -2,8 +2,12 @@
 `subresources.kubevirt.io/v1`, registered by `instancetype install` as an APIService and served by
 `instancetype serve` inside the test's network namespace (the aggregator refuses loopback
 endpoints), with `instancetype controller` beside it, both as the ServiceAccount `install` made:
-seeds 002 and 003, start, stop, restart, dry runs, both expansions equal to the offline
-`instancetype expand`, and RBAC on the subresources (403 without it, allowed with it)."""
+seeds 001, 002 and 003, start, stop, restart, dry runs, both expansions equal to the offline
+`instancetype expand`, and RBAC on the subresources (403 without it, allowed with it).
+
+The seeds' sequences, start/stop/restart and `expand --vm` are written once against the `clients`
+fixture (tests/kube/clients.py) and run twice: with the real clients, then with
+`instancetype --kubeconfig` in their place, printing the same lines."""
 from __future__ import annotations
 
 import json
@@ -18,10 +22,19 @@ import yaml
 from tests.cli.test_seed_002 import EXAMPLE
 from tests.cli.test_seed_003 import CSMALL, OVERRIDE, VM_CIRROS_CSMALL
 from tests.kube.certs import make_webhook_certs
+from instancetype.controller import Cluster
+from tests.kube.clients import clients  # noqa: F401  (the fixture: the real clients, then ours)
 from tests.kube.controller_env import until
+from tests.kube.test_controller import CMEDIUM, FEDORA_PREF, FEDORA_VM
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_NS = "instancetype-system"
+# Seed 002's flavor.kubevirt.io objects, kept in their own group as the API server serves it.
+SEED_002_APPLIED = ("virtualmachineflavor.flavor.kubevirt.io/small created\n"
+                    "virtualmachinepreference.flavor.kubevirt.io/virtio created\n"
+                    "virtualmachine.kubevirt.io/example created\n")
+# kubectl 1.36 names the namespace where the seed's older kubectl did not.
+SEED_003_DELETED = 'virtualmachine.kubevirt.io "vm-cirros-csmall" deleted from {ns} namespace{dry}\n'
 PORT = 9443
 
 
@@ -138,37 +151,38 @@ def vm_namespace(subresource_api, netns_namespace):
     return netns_namespace
 
 
-def _vmi_uid(kube, ns: str) -> str | None:
-    r = kube.kubectl("get", "vmi", "vm1", "-n", ns, "-o", "jsonpath={.metadata.uid}", check=False)
+def _vmi_uid(kubectl, ns: str) -> str | None:
+    r = kubectl("get", "vmi", "vm1", "-n", ns, "-o", "jsonpath={.metadata.uid}", check=False)
     return r.stdout if r.returncode == 0 else None
 
 
-def test_start_stop_restart(subresource_api, vm_namespace):
-    kube, ns = subresource_api, vm_namespace
-    r = kube.virtctl("start", "vm1", "-n", ns)
+def test_start_stop_restart(clients, vm_namespace):
+    kubectl, virtctl, ns = clients.kubectl, clients.virtctl, vm_namespace
+    r = virtctl("start", "vm1", "-n", ns)
     assert r.stdout == "VM vm1 was scheduled to start\n"
-    kube.kubectl("wait", "vms/vm1", "-n", ns, "--for=condition=Ready", "--timeout=60s")
-    vmi = json.loads(kube.kubectl("get", "vmis/vm1", "-n", ns, "-o", "json").stdout)
+    r = kubectl("wait", "vms/vm1", "-n", ns, "--for=condition=Ready", "--timeout=60s")
+    assert r.stdout == "virtualmachine.kubevirt.io/vm1 condition met\n"
+    vmi = json.loads(kubectl("get", "vmis/vm1", "-n", ns, "-o", "json").stdout)
     assert vmi["spec"]["domain"]["devices"]["disks"] == [{"disk": {"bus": "virtio"}, "name": "containerdisk"}]
     assert vmi["spec"]["domain"]["devices"]["interfaces"] == [{"bridge": {}, "model": "virtio", "name": "default"}]
 
-    again = kube.virtctl("start", "vm1", "-n", ns, check=False)
+    again = virtctl("start", "vm1", "-n", ns, check=False)
     assert again.returncode == 1
     assert again.stderr.splitlines()[-1] == ('Error starting VirtualMachine Operation cannot be fulfilled on '
                                              'virtualmachine.kubevirt.io "vm1": VM is already running')
 
-    first = _vmi_uid(kube, ns)
-    assert kube.virtctl("restart", "vm1", "-n", ns).stdout == "VM vm1 was scheduled to restart\n"
+    first = _vmi_uid(kubectl, ns)
+    assert virtctl("restart", "vm1", "-n", ns).stdout == "VM vm1 was scheduled to restart\n"
     # the controller starts the next VMI once the first is gone
-    until(lambda: _vmi_uid(kube, ns) not in (None, first), timeout=60, what="a new VMI")
+    until(lambda: _vmi_uid(kubectl, ns) not in (None, first), timeout=60, what="a new VMI")
 
-    assert kube.virtctl("stop", "vm1", "-n", ns).stdout == "VM vm1 was scheduled to stop\n"
-    until(lambda: _vmi_uid(kube, ns) is None, timeout=60, what="the VMI to go")
-    assert kube.kubectl("get", "vm", "vm1", "-n", ns, "-o", "jsonpath={.spec.runStrategy}").stdout == "Halted"
-    again = kube.virtctl("stop", "vm1", "-n", ns, check=False)
+    assert virtctl("stop", "vm1", "-n", ns).stdout == "VM vm1 was scheduled to stop\n"
+    until(lambda: _vmi_uid(kubectl, ns) is None, timeout=60, what="the VMI to go")
+    assert kubectl("get", "vm", "vm1", "-n", ns, "-o", "jsonpath={.spec.runStrategy}").stdout == "Halted"
+    again = virtctl("stop", "vm1", "-n", ns, check=False)
     assert again.stderr.splitlines()[-1] == ('error stopping VirtualMachine Operation cannot be fulfilled on '
                                              'virtualmachine.kubevirt.io "vm1": VM is not running')
-    missing = kube.virtctl("start", "nope", "-n", ns, check=False)
+    missing = virtctl("start", "nope", "-n", ns, check=False)
     assert missing.stderr.splitlines()[-1] == 'Error starting VirtualMachine virtualmachine.kubevirt.io "nope" not found'
 
 
@@ -178,7 +192,7 @@ def test_dry_run_start_changes_nothing(subresource_api, vm_namespace):
     assert kube.virtctl("start", "vm1", "-n", ns, "--dry-run").stdout == \
         "Dry Run execution\nVM vm1 was scheduled to start\n"
     assert kube.kubectl("get", "vm", "vm1", "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}").stdout == before
-    assert _vmi_uid(kube, ns) is None
+    assert _vmi_uid(kube.kubectl, ns) is None
 
 
 def _conditions(obj: dict) -> dict:
@@ -232,21 +246,26 @@ def _without_go_zero_time(value):
     return value
 
 
-def test_expand_vm_and_file_equal_offline_expand(subresource_api, vm_namespace, tmp_path):
-    kube, ns = subresource_api, vm_namespace
-    offline = _offline_expand(kube, ns, _vm("vm1", ns), tmp_path)
-    by_name = json.loads(kube.virtctl("expand", "--vm", "vm1", "-n", ns, "-o", "json").stdout)
+def test_expand_vm_equals_offline_expand(clients, subresource_api, vm_namespace, tmp_path):
+    virtctl, ns = clients.virtctl, vm_namespace
+    offline = _offline_expand(subresource_api, ns, _vm("vm1", ns), tmp_path)
+    by_name = json.loads(virtctl("expand", "--vm", "vm1", "-n", ns, "-o", "json").stdout)
     assert _without_go_zero_time(by_name["spec"]) == offline["spec"]
+    missing = virtctl("expand", "--vm", "nope", "-n", ns, check=False)
+    assert missing.stderr.splitlines()[-1] == (f'error expanding VirtualMachine - nope in namespace - {ns}: '
+                                               'virtualmachine.kubevirt.io "nope" not found')
 
+
+def test_expand_file_equals_offline_expand(clients, subresource_api, vm_namespace, tmp_path):
+    virtctl, ns = clients.virtctl, vm_namespace
     posted = _vm("posted", ns)
     del posted["metadata"]["namespace"]
     (tmp_path / "vm.yaml").write_text(yaml.safe_dump(posted))
-    by_file = yaml.safe_load(kube.virtctl("expand", "--file", str(tmp_path / "vm.yaml"), "-n", ns).stdout)
-    assert _without_go_zero_time(by_file["spec"]) == _offline_expand(kube, ns, _vm("posted", ns), tmp_path)["spec"]
-
-    missing = kube.virtctl("expand", "--vm", "nope", "-n", ns, check=False)
-    assert missing.stderr.splitlines()[-1] == (f'error expanding VirtualMachine - nope in namespace - {ns}: '
-                                               'virtualmachine.kubevirt.io "nope" not found')
+    by_file = yaml.safe_load(virtctl("expand", "--file", str(tmp_path / "vm.yaml"), "-n", ns).stdout)
+    offline = _offline_expand(subresource_api, ns, _vm("posted", ns), tmp_path)
+    assert _without_go_zero_time(by_file["spec"]) == offline["spec"]
+    missing = virtctl("expand", "--file", str(tmp_path / "nope.yaml"), "-n", ns, check=False)
+    assert missing.stderr.splitlines()[-1] == f"error reading file open {tmp_path / 'nope.yaml'}: no such file or directory"
 
 
 def test_rbac_on_the_subresources(subresource_api, vm_namespace):
@@ -257,23 +276,44 @@ def test_rbac_on_the_subresources(subresource_api, vm_namespace):
         f'Error starting VirtualMachine virtualmachines.subresources.kubevirt.io "vm1" is forbidden: User "bob" '
         f'cannot update resource "virtualmachines/start" in API group "subresources.kubevirt.io" in the '
         f'namespace "{ns}"')
-    assert _vmi_uid(kube, ns) is None
+    assert _vmi_uid(kube.kubectl, ns) is None
     kube.kubectl("create", "rolebinding", "alice-vms", "-n", ns, "--clusterrole=instancetype:subresources-edit",
                  "--user=alice")
     assert kube.virtctl("start", "vm1", "-n", ns, user="alice").stdout == "VM vm1 was scheduled to start\n"
-    until(lambda: _vmi_uid(kube, ns) is not None, timeout=60, what="the VMI alice started")
+    until(lambda: _vmi_uid(kube.kubectl, ns) is not None, timeout=60, what="the VMI alice started")
     # start is not stop: bob still may not, and alice's permission is only in this namespace
     assert kube.virtctl("stop", "vm1", "-n", ns, user="bob", check=False).returncode == 1
 
 
-def test_seed_002_start_and_wait(subresource_api, netns_namespace):
-    kube, ns = subresource_api, netns_namespace
-    kube.kubectl("apply", "-n", ns, "-f", "-", input=EXAMPLE)
-    assert kube.virtctl("start", "example", "-n", ns).stdout == "VM example was scheduled to start\n"
-    r = kube.kubectl("wait", "vms/example", "-n", ns, "--for=condition=Ready", "--timeout=60s", check=False)
-    assert r.stdout == "virtualmachine.kubevirt.io/example condition met\n", \
-        r.stderr + kube.kubectl("get", "vm/example", "-n", ns, "-o", "yaml").stdout
-    vmi = json.loads(kube.kubectl("get", "vmis/example", "-n", ns, "-o", "json").stdout)
+def _get(kubectl, ns: str, what: str) -> dict | None:
+    r = kubectl("get", what, "-n", ns, "-o", "json", check=False)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def test_seed_001_vmi_equals_the_embedded_stores(clients, netns_namespace, tmp_path):
+    kubectl, ns = clients.kubectl, netns_namespace
+    r = kubectl("apply", "-n", ns, "-f", "-", input=yaml.safe_dump_all([CMEDIUM, FEDORA_PREF, FEDORA_VM]))
+    assert r.stdout == ("virtualmachineinstancetype.instancetype.kubevirt.io/cmedium created\n"
+                        "virtualmachinepreference.instancetype.kubevirt.io/fedora created\n"
+                        "virtualmachine.kubevirt.io/fedora created\n")
+    # runStrategy Always: the controller starts the VMI.
+    vmi = until(lambda: _get(kubectl, ns, "vmis/fedora"), timeout=60, what="the VMI fedora")
+    with Cluster.open(str(tmp_path / "state.db"), catalog=False) as c:
+        for obj in (CMEDIUM, FEDORA_PREF, FEDORA_VM):
+            c.apply(obj)
+        embedded = c.get("VirtualMachineInstance", "fedora")
+    assert vmi["spec"] == embedded["spec"]
+    assert vmi["spec"]["domain"]["firmware"]["uuid"] == "98f07cdd-96da-5880-b6c7-1a5700b73dc4"   # the seed's
+
+
+def test_seed_002_start_and_wait(clients, netns_namespace):
+    kubectl, virtctl, ns = clients.kubectl, clients.virtctl, netns_namespace
+    r = kubectl("apply", "-n", ns, "-f", "-", input=EXAMPLE)
+    assert r.stdout == SEED_002_APPLIED
+    assert virtctl("start", "example", "-n", ns).stdout == "VM example was scheduled to start\n"
+    r = kubectl("wait", "vms/example", "-n", ns, "--for=condition=Ready", "--timeout=60s", check=False)
+    assert r.stdout == "virtualmachine.kubevirt.io/example condition met\n", r.stderr
+    vmi = json.loads(kubectl("get", "vmis/example", "-n", ns, "-o", "json").stdout)
     devices = vmi["spec"]["domain"]["devices"]
     assert devices["disks"] == [{"disk": {"bus": "virtio"}, "name": "containerdisk"},
                                 {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"}]
@@ -281,31 +321,54 @@ def test_seed_002_start_and_wait(subresource_api, netns_namespace):
     assert vmi["spec"]["domain"]["cpu"]["sockets"] == 2
 
 
-def test_seed_003_user_override_and_versioning(subresource_api, netns_namespace, tmp_path):
-    kube, ns = subresource_api, netns_namespace
-    kube.kubectl("apply", "-n", ns, "-f", "-", input=OVERRIDE)
-    r = kube.virtctl("start", "example-preference-user-override", "-n", ns)
+def test_seed_003_user_override(clients, netns_namespace):
+    kubectl, virtctl, ns = clients.kubectl, clients.virtctl, netns_namespace
+    r = kubectl("apply", "-n", ns, "-f", "-", input=OVERRIDE)
+    # The seed's `configured` comes from a VM that already existed; on a new namespace, created.
+    assert r.stdout == ("virtualmachinepreference.instancetype.kubevirt.io/example-preference-disk-virtio created\n"
+                        "virtualmachine.kubevirt.io/example-preference-user-override created\n")
+    r = virtctl("start", "example-preference-user-override", "-n", ns)
     assert r.stdout == "VM example-preference-user-override was scheduled to start\n"
-    vmi = json.loads(kube.kubectl("get", "vmis/example-preference-user-override", "-n", ns, "-o", "json").stdout)
+    vm = _get(kubectl, ns, "vms/example-preference-user-override")
+    assert vm["spec"]["template"]["spec"]["domain"]["devices"]["disks"] == [
+        {"disk": {"bus": "sata"}, "name": "containerdisk"}, {"disk": {}, "name": "cloudinitdisk"}]
+    vmi = until(lambda: _get(kubectl, ns, "vmis/example-preference-user-override"), timeout=60, what="the VMI")
     assert vmi["spec"]["domain"]["devices"]["disks"] == [
         {"disk": {"bus": "sata"}, "name": "containerdisk"}, {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"}]
 
+
+def test_seed_003_versioning(clients, netns_namespace, tmp_path):
+    kubectl, virtctl, ns = clients.kubectl, clients.virtctl, netns_namespace
     (tmp_path / "csmall.yaml").write_text(CSMALL)
     (tmp_path / "vm-cirros-csmall.yaml").write_text(VM_CIRROS_CSMALL)
-    kube.kubectl("apply", "-n", ns, "-f", str(tmp_path / "csmall.yaml"), "-f", str(tmp_path / "vm-cirros-csmall.yaml"))
-    assert kube.virtctl("start", "vm-cirros-csmall", "-n", ns).stdout == "VM vm-cirros-csmall was scheduled to start\n"
-    vm = json.loads(kube.kubectl("get", "vm/vm-cirros-csmall", "-n", ns, "-o", "json").stdout)
-    uid = kube.kubectl("get", "virtualmachineinstancetype/csmall", "-n", ns, "-o", "jsonpath={.metadata.uid}").stdout
+    r = kubectl("apply", "-n", ns, "-f", str(tmp_path / "csmall.yaml"), "-f", str(tmp_path / "vm-cirros-csmall.yaml"))
+    assert r.stdout == ("virtualmachineinstancetype.instancetype.kubevirt.io/csmall created\n"
+                        "virtualmachine.kubevirt.io/vm-cirros-csmall created\n")
+    vm = _get(kubectl, ns, "vm/vm-cirros-csmall")
+    assert vm["spec"]["instancetype"] == {"kind": "VirtualMachineInstancetype", "name": "csmall"}
+    assert virtctl("start", "vm-cirros-csmall", "-n", ns).stdout == "VM vm-cirros-csmall was scheduled to start\n"
+    uid = kubectl("get", "virtualmachineinstancetype/csmall", "-n", ns, "-o", "jsonpath={.metadata.uid}").stdout
     name = f"vm-cirros-csmall-csmall-{uid}-1"
+    vm = until(lambda: (lambda vm: vm if "revisionName" in vm["spec"]["instancetype"] else None)(
+        _get(kubectl, ns, "vm/vm-cirros-csmall")), timeout=60, what="the revision name")
     assert vm["spec"]["instancetype"] == {"kind": "VirtualMachineInstancetype", "name": "csmall", "revisionName": name}
-    cr = json.loads(kube.kubectl("get", f"controllerrevision/{name}", "-n", ns, "-o", "json").stdout)
+    cr = _get(kubectl, ns, f"controllerrevision/{name}")
+    assert (cr["apiVersion"], cr["kind"]) == ("apps/v1", "ControllerRevision")
     assert cr["metadata"]["ownerReferences"] == [{
         "apiVersion": "kubevirt.io/v1", "blockOwnerDeletion": True, "controller": True, "kind": "VirtualMachine",
         "name": "vm-cirros-csmall", "uid": vm["metadata"]["uid"]}]
     # The revision goes with the VM (Kubernetes' garbage collector).
-    kube.kubectl("delete", "vm/vm-cirros-csmall", "-n", ns)
-    until(lambda: kube.kubectl("get", f"controllerrevision/{name}", "-n", ns, check=False).returncode != 0,
-          timeout=90, what="the revision to be collected")
+    r = kubectl("delete", "vm/vm-cirros-csmall", "-n", ns, "--dry-run=server")
+    assert r.stdout == SEED_003_DELETED.format(ns=ns, dry=" (server dry run)")
+    r = kubectl("delete", "vm/vm-cirros-csmall", "-n", ns)
+    assert r.stdout == SEED_003_DELETED.format(ns=ns, dry="")
+
+    def gone():
+        r = kubectl("get", f"controllerrevision/{name}", "-n", ns, check=False)
+        return r.returncode != 0 and (r.stdout, r.stderr)
+
+    assert until(gone, timeout=90, what="the revision to be collected") == (
+        "", f'Error from server (NotFound): controllerrevisions.apps "{name}" not found\n')
 
 
 def test_virtctl_version_reads_the_server(subresource_api):

@@ -67,7 +67,7 @@ def test_a_damaged_row_is_one_line_naming_the_object_and_can_be_deleted(tmp_path
                                    "default/p1 cannot be read ("), r.stderr
         assert "internal error" not in r.stderr
     r = _cli("--state", str(state), "delete", "pvc", "p1")
-    assert (r.returncode, r.stdout) == (0, 'persistentvolumeclaim "p1" deleted\n'), r.stderr
+    assert (r.returncode, r.stdout) == (0, 'persistentvolumeclaim "p1" deleted from default namespace\n'), r.stderr
     r = _cli("--state", str(state), "get", "pvc", "-o", "name")
     assert (r.returncode, r.stdout) == (0, "persistentvolumeclaim/p2\n")
 
@@ -270,7 +270,7 @@ def test_a_damaged_claim_row_does_not_stop_the_cluster_opening(tmp_path):
     db.commit()
     db.close()
     r = _cli("--state", str(state), "delete", "pvc", "p1")
-    assert (r.returncode, r.stdout) == (0, 'persistentvolumeclaim "p1" deleted\n'), r.stderr
+    assert (r.returncode, r.stdout) == (0, 'persistentvolumeclaim "p1" deleted from default namespace\n'), r.stderr
     assert list((tmp_path / "state.db.images").iterdir()) == []
 
 

@@ -1,10 +1,10 @@
 """kubectl `delete` on the embedded cluster: by TYPE NAME, TYPE/NAME, -f FILE, -l SELECTOR or --all.
 
-Prints `<kind>.<group> "<name>" deleted` per object (`-o name`: `<kind>.<group>/<name>`); the
-store's garbage collector removes what the object owns (a VM's VMI and ControllerRevisions, a
-DataVolume's PVC), as Kubernetes' background cascade does. Goes on past a missing object and
-reports the errors at the end, exit 1. A selector matching nothing prints `No resources found`
-on stdout and exits 0, as kubectl does.
+Prints `<kind>.<group> "<name>" deleted[ from <ns> namespace][ (dry run)]` per object (`-o name`:
+`<kind>.<group>/<name>`); the store's garbage collector removes what the object owns (a VM's VMI
+and ControllerRevisions, a DataVolume's PVC), as Kubernetes' background cascade does. Goes on
+past a missing object and reports the errors at the end, exit 1. A selector matching nothing
+prints `No resources found` on stdout and exits 0, as kubectl does.
 """
 from __future__ import annotations
 
@@ -121,5 +121,7 @@ def _delete(cluster, items: list[_Item], failures: list[Failure], ignore_not_fou
         if as_name:
             sys.stdout.write(f"{res.qualified_singular}/{name}\n")
         else:
-            sys.stdout.write(f'{res.qualified_singular} "{name}" deleted{suffix}\n')
+            # kubectl 1.36 names the namespace of a namespaced object, before a dry run's suffix.
+            where = f" from {ns} namespace" if res.namespaced and ns else ""
+            sys.stdout.write(f'{res.qualified_singular} "{name}" deleted{where}{suffix}\n')
     return deleted

@@ -217,7 +217,7 @@ def _claim_on_cluster(cluster: Any, req: Any, total: int, say: Any) -> int:
         cluster.get("PersistentVolumeClaim", name, ns)
         say(f"Using existing PVC {ns}/{name}")
     except NotFound:
-        say(f"PVC {ns}/{name} not found")
+        say(f"PVC {ns}/{name} not found ")    # sic: virtctl's trailing space
         if req.no_create:
             raise
         quantity = parse_size(req.size, req.to_pvc)

@@ -116,6 +116,9 @@ def resource_name(obj: dict) -> str:
     kind = obj.get("kind", "")
     res = kinds.BY_KIND.get(kind)
     prefix = res.qualified_singular if res else kind.lower()
+    api_version = obj.get("apiVersion")
+    if isinstance(api_version, str) and kinds.group_of(api_version) == kinds.FLAVOR_GROUP:
+        prefix = f"{kind.lower()}.{kinds.FLAVOR_GROUP}"    # a cluster keeps flavor objects in their group
     meta = obj.get("metadata")
     name = meta.get("name") if isinstance(meta, dict) else None
     return f"{prefix}/{name if isinstance(name, str) else ''}"    # unstructured GetName: "" unless a string

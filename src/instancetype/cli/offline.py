@@ -61,12 +61,15 @@ def _print(objs: list[dict], fmt: str) -> None:
 @_filename
 @click.option("--vm", "vm_name", default=None, metavar="NAME",
               help="Expand a VirtualMachine stored in the embedded store (virtctl's spelling).")
+@click.option("--file", "vm_file", default=None, metavar="FILE",
+              help="Expand the VirtualMachine in FILE, not stored, against the store's objects (virtctl's "
+                   "`expand --file`).")
 @_namespace
 @_output_option()
 @_config
 @_catalogue
 @click.pass_context
-def expand_cmd(ctx, filenames, vm_name, namespace, fmt, kubevirt_config, builtin_catalog):
+def expand_cmd(ctx, filenames, vm_name, vm_file, namespace, fmt, kubevirt_config, builtin_catalog):
     """Print each VirtualMachine expanded with its instancetype and preference.
 
     With -f, the instancetypes, preferences, ControllerRevisions and volumes a VM
@@ -75,12 +78,17 @@ def expand_cmd(ctx, filenames, vm_name, namespace, fmt, kubevirt_config, builtin
     """
     import instancetype
 
-    if vm_name is not None:
+    if vm_name is not None and vm_file is not None:   # cobra MarkFlagsMutuallyExclusive
+        output.error("if any flags in the group [file vm] are set none of the others can be; [file vm] were all set")
+        return 1
+    if vm_name is not None or vm_file is not None:
         if filenames:
-            output.error("--vm and -f cannot be used together")
+            output.error(f"{'--vm' if vm_name is not None else '--file'} and -f cannot be used together")
             return 1
-        from .vm_cmds import expand_stored
+        from .vm_cmds import expand_posted, expand_stored
 
+        if vm_file is not None:
+            return expand_posted(ctx, vm_file, namespace, fmt)
         return expand_stored(ctx, vm_name, namespace, fmt)
     if not filenames:
         output.error("invalid arguments - VirtualMachine name or file must be provided")

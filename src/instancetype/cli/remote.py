@@ -15,9 +15,9 @@ A cluster is only ever used when the command line names one (`--kubeconfig`, `--
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
-from instancetype.api.kinds import BY_KIND
+from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS
 from instancetype.errors import LoadError
 from instancetype.store.base import BadRequest, NotFound, StoreReads, check_json
 
@@ -46,6 +46,13 @@ def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
     out = clone(out)
     out["metadata"]["annotations"] = {**annotations, LAST_APPLIED: text}
     return out
+
+
+def _without_managed_fields(obj: dict) -> dict:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(meta, dict) or "managedFields" not in meta:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
 
 
 class RemoteCluster(StoreReads):
@@ -88,40 +95,51 @@ class RemoteCluster(StoreReads):
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    # --- reads: as kubectl prints and edits objects, without metadata.managedFields -----------------
+    # (kubectl's --show-managed-fields=false, printers.OmitManagedFieldsPrinter)
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        return _without_managed_fields(self.store.get(kind, name, namespace))
+
+    def list(self, kind: str, namespace: str | None = None, **selectors: Any) -> Iterator[dict]:
+        return (_without_managed_fields(obj) for obj in self.store.list(kind, namespace, **selectors))
+
     # --- writes ----------------------------------------------------------------------------------
 
     def apply(self, obj: dict, *, namespace: str | None = None):
-        from instancetype.api.versions import needs_upgrade, upgrade
+        """kubectl's client-side apply of the object at its own group and version (an old version
+        or a flavor.kubevirt.io object is the API server's to serve or refuse, as for kubectl); the
+        warnings are the API server's `Warning` headers, as kubectl prints them."""
         from instancetype.controller.apply import original_of, three_way_patch
         from instancetype.controller.cluster import ApplyResult
         from instancetype.store.base import check_create
+        from instancetype.store.kube.client import resource_of
 
         if not isinstance(obj, dict) or not obj.get("kind"):
             raise LoadError("apply: not a Kubernetes object")
         check_json(obj)
         if not isinstance(obj.get("metadata") or {}, dict):
             raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
-        res = BY_KIND.get(obj.get("kind", ""))
+        kind, api_version = obj["kind"], obj.get("apiVersion")
+        res = resource_of(kind, api_version)
         meta = obj.get("metadata") or {}
-        ns = (meta.get("namespace") or namespace or "default") if res is not None and res.namespaced else None
+        ns = (meta.get("namespace") or namespace or "default") if res.namespaced else None
         applied = kubectl_last_applied(obj, ns)
-        converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
-        check_create(converted, namespace)
-        kind = converted["kind"]
-        name = (converted.get("metadata") or {}).get("name") or ""
+        check_create(dict(applied, kind=FLAVOR_KINDS.get(kind, kind)) if res.group == FLAVOR_GROUP else applied,
+                     namespace)
+        name = meta.get("name") or ""
         try:
-            current = self.store.get(kind, name, ns) if name else None
+            current = self.store.get(kind, name, ns, api_version=api_version) if name else None
         except NotFound:
             current = None
         if current is None:
-            return ApplyResult("created", self.store.create(converted, namespace=ns), warnings)
-        original = original_of(current)
-        if original is not None and needs_upgrade(original):
-            original = upgrade(original)[0]
-        patch = three_way_patch(original, converted, current)
+            created = self.store.create(applied, namespace=ns)
+            return ApplyResult("created", created, list(self.store.last_warnings))
+        patch = three_way_patch(original_of(current), applied, current)
         if not patch:
-            return ApplyResult("unchanged", current, warnings)
-        return ApplyResult("configured", self.store.patch(kind, name, patch, ns), warnings)
+            return ApplyResult("unchanged", current, [])
+        patched = self.store.patch(kind, name, patch, ns, api_version=api_version)
+        return ApplyResult("configured", patched, list(self.store.last_warnings))
 
     def create(self, obj: dict, *, namespace: str | None = None):
         from instancetype.controller.cluster import ApplyResult
@@ -181,4 +199,15 @@ class RemoteCluster(StoreReads):
             if not getattr(e, "kind", ""):
                 raise NotFound(f"the server could not find the requested resource (get "
                                f"virtualmachines.kubevirt.io {name})", kind="subresource") from None
+            raise
+
+    def expand_spec(self, vm: dict, namespace: str | None = None) -> dict:
+        """`PUT .../namespaces/NS/expand-vm-spec` with the VM (virtctl `expand --file`)."""
+        ns = namespace or self.store.default_namespace
+        try:
+            return self.store.request("PUT", f"/apis/{SUBRESOURCE_GROUP}/namespaces/{ns}/expand-vm-spec", vm)
+        except NotFound as e:
+            if not getattr(e, "kind", ""):
+                raise NotFound("the server could not find the requested resource (put expand-vm-spec)",
+                               kind="subresource") from None
             raise

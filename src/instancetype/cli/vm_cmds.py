@@ -94,3 +94,37 @@ def expand_stored(ctx: click.Context, name: str, namespace: str | None, fmt: str
     sys.stdout.write(objects_text([expanded], fmt))
     return 0
 
+
+
+@reports_errors
+def expand_posted(ctx: click.Context, path: str, namespace: str | None, fmt: str) -> int:
+    """virtctl `expand --file FILE`: the VM in the file, not stored, expanded in the namespace
+    against the stored objects (KubeVirt's `expand-vm-spec`); errors as virtctl words them."""
+    import yaml
+
+    from instancetype.errors import Error
+
+    from .output import objects_text
+
+    ns = namespace or "default"
+    if fmt not in ("yaml", "json"):
+        raise CommandError(f"error not supported output format defined: {fmt}")
+    try:
+        with open(path, "rb") as f:
+            text = f.read()
+    except OSError as e:
+        raise CommandError(f"error reading file open {path}: {(e.strerror or str(e)).lower()}") from None
+    try:
+        vm = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise CommandError(f"error decoding VirtualMachine {e}") from None
+    if not isinstance(vm, dict):
+        raise CommandError("error decoding VirtualMachine: not a YAML or JSON object")
+    name = (vm.get("metadata") or {}).get("name", "") if isinstance(vm.get("metadata"), dict) else ""
+    with cluster_of(ctx) as cluster:
+        try:
+            expanded = cluster.expand_spec(vm, ns)
+        except Error as e:
+            raise CommandError(f"error expanding VirtualMachine - {name} in namespace - {ns}: {e}") from None
+    sys.stdout.write(objects_text([expanded], fmt))
+    return 0

@@ -137,7 +137,7 @@ def begin(cluster: Any, req: UploadRequest, total: int, say: Callable[[str], Non
             pvc = cluster.get("PersistentVolumeClaim", name, ns)
         except NotFound:
             pvc = None
-            say(f"PVC {ns}/{name} not found")
+            say(f"PVC {ns}/{name} not found ")    # sic: virtctl's trailing space
             if req.no_create:
                 raise
         if pvc is not None:

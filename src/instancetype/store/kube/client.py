@@ -7,6 +7,7 @@ table, so no kind is spelt twice.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -157,6 +158,20 @@ def api_error(status: Any) -> APIError:
     return APIError(message, code=code, reason=reason or "InternalError", **attrs)
 
 
+def _status_body(resp: Any) -> dict | None:
+    """The response's `Status`, when it is JSON of any parameters (`application/json;
+    charset=utf-8`, as an aggregated API may answer: lightkube recognises only the bare type;
+    client-go decodes by the media type alone), else None."""
+    media = (resp.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        return None
+    try:
+        body = json.loads(resp.content)
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) and body.get("kind") == "Status" else None
+
+
 def describe_server(config) -> str:
     try:
         return config.cluster.server
@@ -183,6 +198,9 @@ def api_errors(server: str, res: Resource | None = None) -> Iterator[None]:
         if resp.status_code == 401:
             raise Unreachable(f"the Kubernetes API server at {server} refused the credentials "
                               "(401 Unauthorized)") from None
+        status = _status_body(resp)
+        if status is not None:
+            raise api_error(status) from None
         if resp.status_code == 404:
             what = f" ({res.qualified}/{res.version})" if res is not None else ""
             raise NotFound(f"the server could not find the requested resource{what}") from None

@@ -151,8 +151,9 @@ class KubeStore(Store):
 
     # --- reads ---------------------------------------------------------------------------------
 
-    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
-        res = resource_of(kind)
+    def get(self, kind: str, name: str, namespace: str | None = None, *, api_version: str | None = None) -> dict:
+        """`api_version` reads the object at another served version or group (`resource_of`)."""
+        res = resource_of(kind, api_version)
         return self._send("get", res, name=name, namespace=self._ns(res, namespace))
 
     def get_flavor(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
@@ -263,12 +264,12 @@ class KubeStore(Store):
         raise AssertionError("unreachable")
 
     def patch(self, kind: str, name: str, patch: Mapping, namespace: str | None = None, *,
-              subresource: str | None = None) -> dict:
+              subresource: str | None = None, api_version: str | None = None) -> dict:
         """JSON merge patch (RFC 7386); a `metadata.resourceVersion` in it is a precondition."""
         if not isinstance(patch, Mapping):
             raise BadRequest("a merge patch must be a JSON object")
         check_json(patch)
-        res = resource_of(kind)
+        res = resource_of(kind, api_version)
         return self._send("patch", res, name=name, namespace=self._ns(res, namespace), body=dict(patch),
                           content_type=MERGE_PATCH, subresource=subresource)
 
