@@ -173,6 +173,31 @@ class _Cluster:
         want = dict(obj, metadata=dict(obj["metadata"], resourceVersion=resource_version))
         self._call(f"update {_label(obj)}", self.client.replace, _resource(want), field_manager=FIELD_MANAGER)
 
+    def wait_storage_ready(self, crd: dict) -> None:
+        """Until the API server serves the CRD's objects from its watch cache (a list at
+        resourceVersion 0 of the storage version answers, not 429 "storage is (re)initializing").
+
+        kube-apiserver makes a CRD's storage on the first request for its objects. When that first
+        request is the CRD finalizer's own list, after a `delete` (a CRD nobody listed since this
+        API server started, or since it was made), it meets a watch cache still initialising,
+        fails, and is requeued with the workqueue's per-item exponential backoff (crd_finalizer.go
+        `processNextWorkItem`, `AddRateLimited`): on a busy machine the retries drift to tens of
+        seconds, and the CRD stays Terminating that long. Listing it here first makes the storage
+        and waits (429 is retried by `_call`, bounded) until it is ready."""
+        spec = crd["spec"]
+        version = next(v["name"] for v in spec["versions"] if v.get("storage"))
+        path = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}"
+        gc = self.client._client
+
+        def first_page() -> None:
+            resp = gc.send(gc._client.build_request("GET", path, params={"limit": 1, "resourceVersion": "0"}))
+            try:
+                gc.raise_for_status(resp)
+            except ApiError as exc:
+                if exc.status.code != 404:     # 404: not served (yet), no storage to wait for
+                    raise
+        self._call(f"list {spec['names']['plural']}.{spec['group']}", first_page)
+
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> bool:
         cls = _class_of(api_version, kind)
 
@@ -336,6 +361,8 @@ def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
     if kinds.BY_KIND["KubeVirt"].qualified in crd_names:
         remove(kv_obj)
     remove(ns_obj)
+    for crd in crds:
+        cluster.wait_storage_ready(crd)
     for crd in reversed(crds):
         if cluster.delete(*_CRD, crd["metadata"]["name"]):
             echo(f"{_label(crd)} deleted")
