@@ -144,7 +144,7 @@ def _read_kubeconfig(path: str | os.PathLike) -> KubeConfig:
     try:
         data = yaml.load(filepath.read_text(), Loader=loader)
     except yaml.YAMLError as e:
-        raise ValueError(f"not YAML: {e}") from None
+        raise ValueError("not YAML: " + " ".join(str(e).split())) from None
     return KubeConfig.from_dict(data, fname=filepath)
 
 
