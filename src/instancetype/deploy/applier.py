@@ -173,6 +173,22 @@ class _Cluster:
         want = dict(obj, metadata=dict(obj["metadata"], resourceVersion=resource_version))
         self._call(f"update {_label(obj)}", self.client.replace, _resource(want), field_manager=FIELD_MANAGER)
 
+    def delete_collection(self, api_version: str, kind: str, labels: dict) -> list[dict]:
+        """One DELETE of the collection of a cluster-scoped kind (the objects with `labels`): the
+        objects the API server deleted, in its list order (a hundred catalogue objects in one
+        request, not one each)."""
+        cls = _class_of(api_version, kind)
+        gc = self.client._client
+        selector = ",".join(f"{k}={v}" for k, v in labels.items())
+
+        def remove() -> list[dict]:
+            br = gc.prepare_request("deletecollection", cls, params={"labelSelector": selector})
+            resp = gc.send(gc.build_adapter_request(br))
+            gc.raise_for_status(resp)
+            items = resp.json().get("items") if resp.content else None
+            return [o for o in items or () if isinstance(o, dict)]
+        return self._call(f"delete {kind} -l {selector}", remove)
+
     def wait_storage_ready(self, crd: dict) -> None:
         """Until the API server serves the CRD's objects from its watch cache (a list at
         resourceVersion 0 of the storage version answers, not 429 "storage is (re)initializing").
@@ -354,9 +370,8 @@ def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
         from instancetype.controller.catalog_sync import CATALOGUE_KINDS
 
         for kind in CATALOGUE_KINDS:
-            for live in cluster.list(kinds.API_VERSION, kind, labels=MANAGED_SELECTOR):
-                if cluster.delete(kinds.API_VERSION, kind, live["metadata"]["name"]):
-                    echo(f"{_label(dict(live, apiVersion=kinds.API_VERSION, kind=kind))} deleted")
+            for live in cluster.delete_collection(kinds.API_VERSION, kind, MANAGED_SELECTOR):
+                echo(f"{_label(dict(live, apiVersion=kinds.API_VERSION, kind=kind))} deleted")
     ns_obj, kv_obj = kubevirt_objects()
     if kinds.BY_KIND["KubeVirt"].qualified in crd_names:
         remove(kv_obj)

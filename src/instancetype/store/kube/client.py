@@ -30,7 +30,9 @@ def _import_lightkube_package_lazily() -> None:
     package = importlib.util.module_from_spec(spec)
 
     def whole_package(name: str) -> Any:
-        if name.startswith("__"):
+        # A submodule (`from lightkube import operators`, as lightkube's own modules do) is left
+        # to the import system; only the package's own names need its __init__.
+        if name.startswith("__") or importlib.util.find_spec(f"lightkube.{name}") is not None:
             raise AttributeError(name)
         del package.__getattr__
         spec.loader.exec_module(package)
