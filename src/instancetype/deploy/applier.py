@@ -14,7 +14,8 @@ A cluster where KubeVirt's own CRDs exist (kubevirt.io or instancetype.kubevirt.
 Storage CRDs (CDI, snapshots) that another owner installed are left as they are.
 
 `uninstall`: the APIService and webhook configurations first (so nothing is refused on the way), then RBAC, the
-catalogue, the KubeVirt object and `kubevirt` namespace if ours, our CRDs (waited for until gone),
+catalogue (one DELETE per kind), the KubeVirt object and `kubevirt` namespace if ours, our CRDs
+(each one's storage made ready first, see `_Cluster.wait_storage_ready`; waited for until gone),
 and the namespace. Only objects with our label are removed; absent ones are skipped.
 
 Public: `ClusterError`, `connect(kubeconfig, context) -> Client`, `install(client, ...)`,
@@ -45,9 +46,8 @@ from instancetype.deploy.webhooks import WebhookTarget
 
 FIELD_MANAGER = "instancetype"
 CRD_WAIT_SECONDS = 60.0
-# A deleted CRD goes when the API server's finalizer has emptied it; on a CRD whose storage is
-# being set up again that finalizer backs off (crd_finalizer "storage is (re)initializing") for
-# tens of seconds at times.
+# A deleted CRD goes when the API server's finalizer has emptied it: seconds, once its storage is
+# ready (`_Cluster.wait_storage_ready`); the bound is for a finalizer that backs off anyway.
 CRD_DELETE_SECONDS = 300.0
 RETRY_SECONDS = 30.0
 Echo = Callable[[str], None]
@@ -199,7 +199,8 @@ class _Cluster:
         fails, and is requeued with the workqueue's per-item exponential backoff (crd_finalizer.go
         `processNextWorkItem`, `AddRateLimited`): on a busy machine the retries drift to tens of
         seconds, and the CRD stays Terminating that long. Listing it here first makes the storage
-        and waits (429 is retried by `_call`, bounded) until it is ready."""
+        and waits (429 is retried by `_call`, bounded) until it is ready. Best effort: past the
+        bound, or refused, the delete goes ahead (and says what is wrong, if anything is)."""
         spec = crd["spec"]
         version = next(v["name"] for v in spec["versions"] if v.get("storage"))
         path = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}"
@@ -212,7 +213,10 @@ class _Cluster:
             except ApiError as exc:
                 if exc.status.code != 404:     # 404: not served (yet), no storage to wait for
                     raise
-        self._call(f"list {spec['names']['plural']}.{spec['group']}", first_page)
+        try:
+            self._call(f"list {spec['names']['plural']}.{spec['group']}", first_page)
+        except ClusterError:
+            pass
 
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> bool:
         cls = _class_of(api_version, kind)
