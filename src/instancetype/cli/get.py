@@ -133,20 +133,29 @@ def _print_tables(cluster, targets: list[Target], query: _Query, fmt: str | None
     printed = 0
     now = time.time()
     for t in targets:
-        objs = _objects(cluster, t, query, errors)
         prefix = t.resource.qualified_singular + "/"
-        if fmt == "name":
-            for o in objs:
-                sys.stdout.write(f"{prefix}{(o.get('metadata') or {}).get('name', '')}\n")
-                printed += 1
-            continue
-        cols = tables.columns_for(t.resource.kind, fmt == "wide")
-        if show_labels:
-            cols = cols + [tables.Column("LABELS", lambda o, n: _labels_text(o))]
         ns_col = query.all_namespaces and t.resource.namespaced
-        rows: Iterable[list[str]] = tables.table_rows(objs, cols, now, namespace_column=ns_col,
-                                                      name_prefix=prefix if with_kind else "")
-        header = None if no_headers else tables.header_for(cols, ns_col)
+        served = None
+        if fmt != "name" and not t.names and getattr(cluster, "remote", False):
+            served = _served_table(cluster, t, query, fmt == "wide", prefix if with_kind else "", show_labels,
+                                   ns_col)
+        if served is not None:
+            header, rows = served
+            if no_headers:
+                header = None
+        else:
+            objs = _objects(cluster, t, query, errors)
+            if fmt == "name":
+                for o in objs:
+                    sys.stdout.write(f"{prefix}{(o.get('metadata') or {}).get('name', '')}\n")
+                    printed += 1
+                continue
+            cols = tables.columns_for(t.resource.kind, fmt == "wide")
+            if show_labels:
+                cols = cols + [tables.Column("LABELS", lambda o, n: _labels_text(o))]
+            rows = tables.table_rows(objs, cols, now, namespace_column=ns_col,
+                                     name_prefix=prefix if with_kind else "")
+            header = None if no_headers else tables.header_for(cols, ns_col)
         if printed and header is not None:
             # kubectl separates the tables of several resource types by a blank line.
             first = _peek(rows)
@@ -157,6 +166,46 @@ def _print_tables(cluster, targets: list[Target], query: _Query, fmt: str | None
         printed += tables.print_table(sys.stdout, rows, header)
     if printed == 0 and not errors and fmt != "name" and not query.ignore_not_found:
         _no_resources(targets, query.namespace, query.all_namespaces)
+
+
+def _served_table(cluster, t: Target, query: _Query, wide: bool, name_prefix: str, show_labels: bool,
+                  ns_col: bool) -> tuple[list[str], Iterator[list[str]]] | None:
+    """A list on a cluster as kubectl prints it: the API server's Table (its columns and cells:
+    a CRD's printer columns, AGE computed there), then cli-runtime `printTable`'s choices: columns
+    of priority 0 unless wide, NAMESPACE from each row's metadata, `<kind>.<group>/` before the
+    first cell, LABELS last. The header and the rows; None when the server sent a plain list."""
+    ns = None if query.all_namespaces else namespace_of(t.resource, query.namespace)
+    pages = cluster.store.list_table(t.resource.kind, ns, label_selector=query.selector,
+                                     field_selector=query.field_selector)
+    first = next(pages)
+    if first.get("kind") != "Table":
+        return None
+    definitions = [c for c in first.get("columnDefinitions") or () if isinstance(c, dict)]
+    shown = [i for i, c in enumerate(definitions) if wide or not c.get("priority")]
+    header = [str(definitions[i].get("name", "")).upper() for i in shown]
+    if show_labels:
+        header.append("LABELS")
+    if ns_col:
+        header.insert(0, "NAMESPACE")
+
+    def rows() -> Iterator[list[str]]:
+        page = first
+        while True:
+            for row in page.get("rows") or ():
+                cells = row.get("cells") or []
+                out = [tables.go_cell(cells[i]) for i in shown if i < len(cells)]
+                if name_prefix and out:
+                    out[0] = name_prefix + out[0]
+                obj = row.get("object") or {}
+                if show_labels:
+                    out.append(_labels_text(obj))
+                if ns_col:
+                    out.insert(0, tables.go_cell((obj.get("metadata") or {}).get("namespace")))
+                yield out
+            page = next(pages, None)
+            if page is None:
+                return
+    return header, rows()
 
 
 def _peek(rows: Iterable[list[str]]) -> Iterator[list[str]] | None:

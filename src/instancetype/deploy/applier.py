@@ -14,7 +14,8 @@ A cluster where KubeVirt's own CRDs exist (kubevirt.io or instancetype.kubevirt.
 Storage CRDs (CDI, snapshots) that another owner installed are left as they are.
 
 `uninstall`: the APIService and webhook configurations first (so nothing is refused on the way), then RBAC, the
-catalogue, the KubeVirt object and `kubevirt` namespace if ours, our CRDs (waited for until gone),
+catalogue (one DELETE per kind), the KubeVirt object and `kubevirt` namespace if ours, our CRDs
+(each one's storage made ready first, see `_Cluster.wait_storage_ready`; waited for until gone),
 and the namespace. Only objects with our label are removed; absent ones are skipped.
 
 Public: `ClusterError`, `connect(kubeconfig, context) -> Client`, `install(client, ...)`,
@@ -45,9 +46,8 @@ from instancetype.deploy.webhooks import WebhookTarget
 
 FIELD_MANAGER = "instancetype"
 CRD_WAIT_SECONDS = 60.0
-# A deleted CRD goes when the API server's finalizer has emptied it; on a CRD whose storage is
-# being set up again that finalizer backs off (crd_finalizer "storage is (re)initializing") for
-# tens of seconds at times.
+# A deleted CRD goes when the API server's finalizer has emptied it: seconds, once its storage is
+# ready (`_Cluster.wait_storage_ready`); the bound is for a finalizer that backs off anyway.
 CRD_DELETE_SECONDS = 300.0
 RETRY_SECONDS = 30.0
 Echo = Callable[[str], None]
@@ -172,6 +172,51 @@ class _Cluster:
     def replace(self, obj: dict, resource_version: str) -> None:
         want = dict(obj, metadata=dict(obj["metadata"], resourceVersion=resource_version))
         self._call(f"update {_label(obj)}", self.client.replace, _resource(want), field_manager=FIELD_MANAGER)
+
+    def delete_collection(self, api_version: str, kind: str, labels: dict) -> list[dict]:
+        """One DELETE of the collection of a cluster-scoped kind (the objects with `labels`): the
+        objects the API server deleted, in its list order (a hundred catalogue objects in one
+        request, not one each)."""
+        cls = _class_of(api_version, kind)
+        gc = self.client._client
+        selector = ",".join(f"{k}={v}" for k, v in labels.items())
+
+        def remove() -> list[dict]:
+            br = gc.prepare_request("deletecollection", cls, params={"labelSelector": selector})
+            resp = gc.send(gc.build_adapter_request(br))
+            gc.raise_for_status(resp)
+            items = resp.json().get("items") if resp.content else None
+            return [o for o in items or () if isinstance(o, dict)]
+        return self._call(f"delete {kind} -l {selector}", remove)
+
+    def wait_storage_ready(self, crd: dict) -> None:
+        """Until the API server serves the CRD's objects from its watch cache (a list at
+        resourceVersion 0 of the storage version answers, not 429 "storage is (re)initializing").
+
+        kube-apiserver makes a CRD's storage on the first request for its objects. When that first
+        request is the CRD finalizer's own list, after a `delete` (a CRD nobody listed since this
+        API server started, or since it was made), it meets a watch cache still initialising,
+        fails, and is requeued with the workqueue's per-item exponential backoff (crd_finalizer.go
+        `processNextWorkItem`, `AddRateLimited`): on a busy machine the retries drift to tens of
+        seconds, and the CRD stays Terminating that long. Listing it here first makes the storage
+        and waits (429 is retried by `_call`, bounded) until it is ready. Best effort: past the
+        bound, or refused, the delete goes ahead (and says what is wrong, if anything is)."""
+        spec = crd["spec"]
+        version = next(v["name"] for v in spec["versions"] if v.get("storage"))
+        path = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}"
+        gc = self.client._client
+
+        def first_page() -> None:
+            resp = gc.send(gc._client.build_request("GET", path, params={"limit": 1, "resourceVersion": "0"}))
+            try:
+                gc.raise_for_status(resp)
+            except ApiError as exc:
+                if exc.status.code != 404:     # 404: not served (yet), no storage to wait for
+                    raise
+        try:
+            self._call(f"list {spec['names']['plural']}.{spec['group']}", first_page)
+        except ClusterError:
+            pass
 
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> bool:
         cls = _class_of(api_version, kind)
@@ -329,13 +374,14 @@ def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
         from instancetype.controller.catalog_sync import CATALOGUE_KINDS
 
         for kind in CATALOGUE_KINDS:
-            for live in cluster.list(kinds.API_VERSION, kind, labels=MANAGED_SELECTOR):
-                if cluster.delete(kinds.API_VERSION, kind, live["metadata"]["name"]):
-                    echo(f"{_label(dict(live, apiVersion=kinds.API_VERSION, kind=kind))} deleted")
+            for live in cluster.delete_collection(kinds.API_VERSION, kind, MANAGED_SELECTOR):
+                echo(f"{_label(dict(live, apiVersion=kinds.API_VERSION, kind=kind))} deleted")
     ns_obj, kv_obj = kubevirt_objects()
     if kinds.BY_KIND["KubeVirt"].qualified in crd_names:
         remove(kv_obj)
     remove(ns_obj)
+    for crd in crds:
+        cluster.wait_storage_ready(crd)
     for crd in reversed(crds):
         if cluster.delete(*_CRD, crd["metadata"]["name"]):
             echo(f"{_label(crd)} deleted")

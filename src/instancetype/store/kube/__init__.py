@@ -22,8 +22,20 @@
 """
 from .client import Gone, Unreachable, load_config, resource_of
 from .store import KubeStore, WatchStream
-from .informer import Informer, InformerSet
-from .cached import ADMISSION_KINDS, CachedObjects, CachedStore
+
+# The informers and the cached store load on first use: a command line that only sends requests
+# (`instancetype --kubeconfig K get ...`) does not import them.
+_LAZY = {"Informer": "informer", "InformerSet": "informer", "ADMISSION_KINDS": "cached",
+         "CachedObjects": "cached", "CachedStore": "cached"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{module}", __name__), name)
 
 __all__ = ["KubeStore", "WatchStream", "Informer", "InformerSet", "CachedStore", "CachedObjects", "ADMISSION_KINDS",
            "Gone", "Unreachable", "load_config", "resource_of"]

@@ -13,14 +13,15 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import httpx2
-import lightkube
+from lightkube.config.client_adapter import ConnectionParams
 from lightkube.config.kubeconfig import KubeConfig
+from lightkube.core import resource as lightkube_resource
 from lightkube.core.exceptions import ApiError, ConfigError
 from lightkube.core.generic_client import GenericSyncClient
-from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 
 from instancetype.api import kinds, names
 from instancetype.api.kinds import Resource
@@ -68,11 +69,25 @@ def resource_of(kind: Any, api_version: Any = None) -> Resource:
     return res
 
 
+_VERBS = ["delete", "deletecollection", "get", "global_list", "global_watch", "list", "patch", "post", "put",
+          "watch"]
+
+
 @lru_cache(maxsize=None)
 def resource_class(res: Resource) -> type:
-    """lightkube's generic resource class of `res` (its `.Status` is the status subresource)."""
-    make = create_namespaced_resource if res.namespaced else create_global_resource
-    return make(res.group, res.version, res.kind, res.plural)
+    """lightkube's description of `res` for its request builder (`prepare_request`): the API info
+    of `lightkube.generic_resource`'s classes, its `.Status` the status subresource. The store
+    decodes answers itself (msgspec, plain dicts), so no generic model class is made (that module
+    imports lightkube's async and typed clients)."""
+    r = lightkube_resource
+    info = r.ApiInfo(resource=r.ResourceDef(res.group, res.version, res.kind), plural=res.plural, verbs=_VERBS)
+    status = r.ApiInfo(resource=info.resource, parent=info.resource, plural=res.plural, verbs=["get", "patch", "put"],
+                       action="status")
+    base, sub = (r.NamespacedResourceG, r.NamespacedResourceG) if res.namespaced else (r.GlobalResource,
+                                                                                       r.GlobalSubResource)
+    cls = type(res.kind, (base,), {"_api_info": info})
+    cls.Status = type(f"{res.kind}Status", (sub,), {"_api_info": status})     # type: ignore[attr-defined]
+    return cls
 
 
 # --- connecting -------------------------------------------------------------------------------
@@ -81,12 +96,9 @@ def load_config(kubeconfig: str | os.PathLike | None = None, context: str | None
     """The kubeconfig's context (`--kubeconfig`, else $KUBECONFIG, else ~/.kube/config): a
     lightkube SingleConfig. A missing or unreadable file is one StoreError line."""
     try:
-        if kubeconfig is not None:
-            cfg = KubeConfig.from_file(kubeconfig)
-        else:
-            env = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
-            cfg = KubeConfig.from_file(env or "~/.kube/config")
-        return cfg.get(context_name=context)
+        if kubeconfig is None:
+            kubeconfig = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or "~/.kube/config"
+        return _read_kubeconfig(kubeconfig).get(context_name=context)
     except ConfigError as e:
         raise Unreachable(f"kubeconfig: {e}") from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
@@ -94,10 +106,27 @@ def load_config(kubeconfig: str | os.PathLike | None = None, context: str | None
         raise Unreachable(f"kubeconfig {where}: cannot be read ({type(e).__name__}: {e})") from None
 
 
+def _read_kubeconfig(path: str | os.PathLike) -> KubeConfig:
+    """lightkube's `KubeConfig.from_file`, the YAML read by libyaml's parser when PyYAML has it
+    (the pure-Python one takes milliseconds on a kubeconfig with embedded certificates)."""
+    import yaml
+
+    filepath = Path(path).expanduser()
+    if not filepath.is_file():
+        raise ConfigError(f"Configuration file {path} not found")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(filepath.read_text(), Loader=loader)
+    except yaml.YAMLError as e:
+        raise ValueError("not YAML: " + " ".join(str(e).split())) from None
+    return KubeConfig.from_dict(data, fname=filepath)
+
+
 # httpcore's optional parts the store never uses, skipped at its import: trio (async clients under
-# trio; about 40 ms with attrs) and h2 (HTTP/2; about 9 ms): every client here is lightkube's
-# synchronous one over HTTP/1.1 (lightkube's `http2` is off).
-_UNUSED_TRANSPORT_EXTRAS = ("trio", "h2")
+# trio; about 40 ms with attrs), h2 (HTTP/2; about 9 ms) and anyio (its async network backend;
+# about 4 ms): every client here is lightkube's synchronous one over HTTP/1.1 (lightkube's `http2`
+# is off). httpcore imports each of them under `try: ... except ImportError`.
+_UNUSED_TRANSPORT_EXTRAS = ("trio", "h2", "anyio")
 
 
 def _import_sync_transport() -> None:
@@ -116,18 +145,32 @@ def _import_sync_transport() -> None:
                 del sys.modules[name]
 
 
-def make_client(config, *, timeout: float = DEFAULT_TIMEOUT, field_manager: str = FIELD_MANAGER) -> lightkube.Client:
+def make_client(config, *, timeout: float = DEFAULT_TIMEOUT, field_manager: str = FIELD_MANAGER) -> Any:
+    """A typed lightkube Client (for callers that use lightkube's models)."""
+    from lightkube.core.client import Client
+
     _import_sync_transport()
     try:
-        return lightkube.Client(config, timeout=httpx2.Timeout(timeout), field_manager=field_manager,
-                                trust_env=False)
+        return Client(config, timeout=httpx2.Timeout(timeout), field_manager=field_manager, trust_env=False)
     except (ConfigError, OSError, ValueError, AssertionError) as e:
         raise Unreachable(f"kubeconfig: cannot use context {getattr(config, 'context_name', '')!r}: {e}") from None
 
 
-def generic(client: lightkube.Client) -> GenericSyncClient:
-    """lightkube's request layer (URL building, auth, paging, watch) under a Client."""
-    return client._client
+def make_generic_client(config, *, timeout: float = DEFAULT_TIMEOUT,
+                        field_manager: str = FIELD_MANAGER) -> GenericSyncClient:
+    """lightkube's generic sync client (what `lightkube.Client` wraps), with the same settings."""
+    _import_sync_transport()
+    try:
+        return GenericSyncClient(ConnectionParams(timeout=httpx2.Timeout(timeout), trust_env=False), config,
+                                 field_manager=field_manager)
+    except (ConfigError, OSError, ValueError, AssertionError) as e:
+        raise Unreachable(f"kubeconfig: cannot use context {getattr(config, 'context_name', '')!r}: {e}") from None
+
+
+def generic(client: Any) -> GenericSyncClient:
+    """lightkube's request layer (URL building, auth, paging, watch): the client itself, or the one
+    under a typed Client."""
+    return client if isinstance(client, GenericSyncClient) else client._client
 
 
 # --- errors -----------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from instancetype.store.base import (
 
 from .client import (
     DEFAULT_TIMEOUT, FIELD_MANAGER, Gone, api_errors, describe_server, generic, load_config, make_client,
-    resource_class, resource_of,
+    make_generic_client, resource_class, resource_of,
 )
 from .flavor import FLAVOR_API_VERSION, FLAVOR_OF, as_type
 
@@ -94,8 +94,7 @@ class KubeStore(Store):
         self.config = config if config is not None else load_config(kubeconfig, context)
         self.timeout = timeout
         self.field_manager = field_manager
-        self.client = make_client(self.config, timeout=timeout, field_manager=field_manager)
-        self._gc = generic(self.client)
+        self._gc = make_generic_client(self.config, timeout=timeout, field_manager=field_manager)
         self.server = describe_server(self.config)
         self.default_namespace = self._gc.namespace or DEFAULT_NAMESPACE
         self.last_warnings: list[str] = []     # the API server's `Warning` headers of the last request
@@ -106,7 +105,7 @@ class KubeStore(Store):
         return make_client(self.config, timeout=timeout or self.timeout, field_manager=self.field_manager)
 
     def close(self) -> None:
-        self.client.close()
+        self._gc.close()
 
     # --- requests ------------------------------------------------------------------------------
 
@@ -184,21 +183,38 @@ class KubeStore(Store):
             raise BadRequest(f"namespace: must be a string, not {type(namespace).__name__}")
         ns = (namespace or ALL_NS) if res.namespaced else None
         items: list[dict] = []
-        rv = ""
+        with gc_paused():
+            for page in self.list_pages(res, ns, params):
+                for obj in page.get("items") or ():
+                    obj.setdefault("apiVersion", res.api_version)
+                    obj.setdefault("kind", res.kind)
+                    items.append(obj)
+        return items, (page.get("metadata") or {}).get("resourceVersion") or ""
+
+    def list_pages(self, res: Resource, namespace: str | None, params: dict,
+                   headers: dict | None = None) -> Iterator[dict]:
+        """The decoded pages of one list request (`limit`/`continue` paging, lightkube's request
+        builder), as the API server sent them: no object is built per item. `namespace` is a
+        namespace, `ALL_NS`, or None for a cluster-scoped kind; `headers` may ask for another
+        representation of the list (a Table)."""
         gc = self._gc
-        with api_errors(self.server, res), gc_paused():
-            br = gc.prepare_request("list", resource_class(res), namespace=ns, params=params)
-            listing = gc.list(br)
-            for item in listing:
-                obj = dict(item)
-                obj.setdefault("apiVersion", res.api_version)
-                obj.setdefault("kind", res.kind)
-                items.append(obj)
-            try:
-                rv = listing.resourceVersion
-            except Exception:     # an empty list: lightkube has no version before the first item
-                rv = getattr(listing, "_resourceVersion", None) or ""
-        return items, rv
+        with api_errors(self.server, res):
+            br = gc.prepare_request("list", resource_class(res), namespace=namespace, params=params, headers=headers)
+            while True:
+                resp = gc.send(gc.build_adapter_request(br))
+                gc.raise_for_status(resp)
+                try:
+                    with gc_paused():
+                        page = _decode(resp.content)
+                except msgspec.DecodeError:
+                    raise BadRequest(f"the API server's answer is not JSON: {resp.text[:200]!r}") from None
+                if not isinstance(page, dict):
+                    raise BadRequest("the API server's answer is not a list")
+                yield page
+                cont = (page.get("metadata") or {}).get("continue")
+                if not cont:
+                    return
+                br.params["continue"] = cont
 
     def count(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
               field_selector: Any = None) -> int:
