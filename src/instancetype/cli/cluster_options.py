@@ -32,6 +32,49 @@ def cluster_choice(ctx: Any) -> tuple[str | None, str | None] | None:
     return kubeconfig, context
 
 
+DEFAULT_NAMESPACE = "default"
+
+
+def kube_config(ctx: Any) -> Any:
+    """The lightkube config (`SingleConfig`) of the cluster the command line names, loaded once per
+    command (the namespace resolution and the store share it); None on the embedded store."""
+    choice = cluster_choice(ctx)
+    if choice is None:
+        return None
+    root = ctx.find_root()
+    if (root.obj or {}).get("state") and root.get_parameter_source("state") == click.core.ParameterSource.COMMANDLINE:
+        raise click.ClickException("--state is the embedded store's; it cannot be used with a cluster "
+                                   "(--kubeconfig, --cluster, --context)")
+    meta = root.meta
+    if "instancetype.kube_config" not in meta:
+        from instancetype.store.kube.client import load_config
+
+        meta["instancetype.kube_config"] = load_config(*choice)
+    return meta["instancetype.kube_config"]
+
+
+def default_namespace(ctx: Any) -> str:
+    """The namespace of a command without `-n`, as kubectl picks it (clientcmd
+    `DirectClientConfig.Namespace`): on a cluster, the namespace of the kubeconfig's context
+    (`--context`, else its current one), else `default`; on the embedded store, `default`."""
+    config = kube_config(ctx)
+    return DEFAULT_NAMESPACE if config is None else (config.namespace or DEFAULT_NAMESPACE)
+
+
+def resolve_namespace(ctx: Any, param: Any, value: Any) -> str:
+    """click callback of every command's `-n/--namespace`: the namespace the command acts in, never
+    None. Whether `-n` was given (kubectl's `enforceNamespace`) is kept for `namespace_given`;
+    `-n ""` counts as not given, as in kubectl."""
+    given = isinstance(value, str) and value != ""
+    ctx.meta["instancetype.namespace_given"] = given
+    return value if given else default_namespace(ctx)
+
+
+def namespace_given(ctx: Any) -> bool:
+    """True when the command line has `-n NS` (a manifest's own namespace must then be NS)."""
+    return bool(ctx is not None and ctx.meta.get("instancetype.namespace_given"))
+
+
 def cluster_options(fn: Any) -> Any:
     """The three options, for the `instancetype` group (kubectl's flags of the same names)."""
     for opt in reversed([

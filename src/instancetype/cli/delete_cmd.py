@@ -23,12 +23,12 @@ from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_
 _Item = tuple[kinds.Resource, str, "str | None", "str | None"]     # (resource, name, namespace, source file)
 
 
-def _items_from_files(filenames: tuple[str, ...], namespace: str | None) -> list[_Item]:
+def _items_from_files(ctx: click.Context, filenames: tuple[str, ...], namespace: str) -> list[_Item]:
     from .loader import read_sources
 
     items: list[_Item] = []
     for d in read_sources(list(filenames)):
-        check_namespace(d, namespace)
+        check_namespace(ctx, d, namespace)
         res = kinds.BY_KIND.get(stored_kind(d.obj))
         if res is None:
             raise CommandError(f"error: {mapping_error(d, namespace)}")
@@ -68,7 +68,7 @@ def delete_cmd(ctx, args, filenames, namespace, selector, all_, all_namespaces, 
     items: list[_Item] = []
     selects: list[tuple[kinds.Resource, str | None]] = []
     if filenames:
-        items = _items_from_files(filenames, namespace)
+        items = _items_from_files(ctx, filenames, namespace)
     else:
         for t in parse_targets(args, verb="delete"):
             if t.names:

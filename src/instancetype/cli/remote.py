@@ -55,8 +55,8 @@ class RemoteCluster(StoreReads):
     remote = True
     images = None
 
-    def __init__(self, kubeconfig: str | None, context: str | None):
-        self._kubeconfig, self._context = kubeconfig, context
+    def __init__(self, kubeconfig: str | None, context: str | None, config: Any = None):
+        self._kubeconfig, self._context, self._config = kubeconfig, context, config
         self._store: Any = None
 
     @property
@@ -65,12 +65,13 @@ class RemoteCluster(StoreReads):
         if self._store is None:
             from .kube_store import CommandLineKubeStore
 
-            self._store = CommandLineKubeStore(self._kubeconfig, self._context)
+            self._store = CommandLineKubeStore(self._kubeconfig, self._context, config=self._config)
         return self._store
 
     @classmethod
-    def open(cls, kubeconfig: str | None, context: str | None) -> "RemoteCluster":
-        cluster = cls(kubeconfig, context)
+    def open(cls, kubeconfig: str | None, context: str | None, config: Any = None) -> "RemoteCluster":
+        """`config`: the kubeconfig already loaded (lightkube `SingleConfig`), else it is read here."""
+        cluster = cls(kubeconfig, context, config)
         try:
             cluster.store.ping()      # one clear line now for an unreachable or unauthorised cluster
         except BaseException:
@@ -103,7 +104,8 @@ class RemoteCluster(StoreReads):
             raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
         res = BY_KIND.get(obj.get("kind", ""))
         meta = obj.get("metadata") or {}
-        ns = (meta.get("namespace") or namespace or "default") if res is not None and res.namespaced else None
+        ns = (meta.get("namespace") or namespace or self.store.default_namespace) \
+            if res is not None and res.namespaced else None
         applied = kubectl_last_applied(obj, ns)
         converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
         check_create(converted, namespace)

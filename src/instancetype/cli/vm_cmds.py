@@ -22,7 +22,7 @@ _ERRORS = {
 }
 
 
-def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace: str | None, *,
+def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace: str, *,
                dry_run: bool = False, force: bool = False, grace_period: int | None = None) -> int:
     from instancetype.errors import Error
     from instancetype.store.base import NotFound
@@ -36,7 +36,7 @@ def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace
     with cluster_of(ctx) as cluster:
         try:
             with undone(cluster.store) if dry_run else cluster.store.transaction():
-                getattr(cluster, action)(name, namespace or "default")
+                getattr(cluster, action)(name, namespace)
         except NotFound as e:
             # The subresource handler answers with the singular resource (virt-api fetchVirtualMachine).
             text = f'virtualmachine.kubevirt.io "{name}" not found' if getattr(e, "kind", None) in (
@@ -69,14 +69,14 @@ restart_cmd = _vm_command("restart", "Restart a VirtualMachine (virtctl restart)
 
 
 @reports_errors
-def expand_stored(ctx: click.Context, name: str, namespace: str | None, fmt: str) -> int:
+def expand_stored(ctx: click.Context, name: str, namespace: str, fmt: str) -> int:
     """virtctl `expand --vm NAME`: the stored VM expanded against the stored objects, printed as
     `expand -f` prints (YAML or JSON); errors as virtctl words them."""
     from instancetype.errors import Error
 
     from .output import objects_text
 
-    ns = namespace or "default"
+    ns = namespace
     if fmt not in ("yaml", "json"):
         raise CommandError(f"error not supported output format defined: {fmt}")
     with cluster_of(ctx) as cluster:
