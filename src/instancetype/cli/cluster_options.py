@@ -65,6 +65,8 @@ def resolve_namespace(ctx: Any, param: Any, value: Any) -> str:
     """click callback of every command's `-n/--namespace`: the namespace the command acts in, never
     None. Whether `-n` was given (kubectl's `enforceNamespace`) is kept for `namespace_given`;
     `-n ""` counts as not given, as in kubectl."""
+    if not (isinstance(value, str) and value):
+        value = ctx.meta.get("instancetype.namespace")      # the group's `-n`, before the verb
     given = isinstance(value, str) and value != ""
     ctx.meta["instancetype.namespace_given"] = given
     return value if given else default_namespace(ctx)
@@ -76,7 +78,8 @@ def namespace_given(ctx: Any) -> bool:
 
 
 def cluster_options(fn: Any) -> Any:
-    """The three options, for the `instancetype` group (kubectl's flags of the same names)."""
+    """The three options and `-n`, for the `instancetype` group (kubectl's global flags of the same
+    names: `instancetype -n NS get vm` is `instancetype get vm -n NS`)."""
     for opt in reversed([
         click.option("--kubeconfig", default=None, metavar="PATH", expose_value=False, callback=remember_option,
                      help="Use the Kubernetes cluster of this kubeconfig instead of the embedded store."),
@@ -85,6 +88,8 @@ def cluster_options(fn: Any) -> Any:
                      help="Use the cluster of kubectl's kubeconfig ($KUBECONFIG, else ~/.kube/config)."),
         click.option("--context", default=None, metavar="NAME", expose_value=False, callback=remember_option,
                      help="The kubeconfig context to use (implies a cluster)."),
+        click.option("-n", "--namespace", default=None, metavar="NS", expose_value=False, callback=remember_option,
+                     help="The namespace of the commands that take -n (theirs wins when both are given)."),
     ]):
         fn = opt(fn)
     return fn

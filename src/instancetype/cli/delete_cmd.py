@@ -16,9 +16,9 @@ from instancetype.api import kinds, names
 from instancetype.api.gotext import quote
 
 from .completers import complete_args
-from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_namespace, cluster_of,
-                      dry_run_mode, filename_option, mapping_error, namespace_of, namespace_option, parse_targets,
-                      report, reports_errors, source_name, stored_kind)
+from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_all_namespaces, check_namespace,
+                      cluster_of, dry_run_mode, filename_option, mapping_error, namespace_of, namespace_option,
+                      parse_targets, report, reports_errors, source_name, stored_kind)
 
 _Item = tuple[kinds.Resource, str, "str | None", "str | None"]     # (resource, name, namespace, source file)
 
@@ -70,7 +70,9 @@ def delete_cmd(ctx, args, filenames, namespace, selector, all_, all_namespaces, 
     if filenames:
         items = _items_from_files(ctx, filenames, namespace)
     else:
-        for t in parse_targets(args, verb="delete"):
+        targets = parse_targets(args, verb="delete")
+        check_all_namespaces(targets, all_namespaces)
+        for t in targets:
             if t.names:
                 if selector or all_:
                     raise CommandError("error: name cannot be provided when a selector is specified")

@@ -201,6 +201,12 @@ def parse_targets(args: tuple[str, ...] | list[str], *, verb: str = "get") -> li
     return [Target(r, list(args[1:])) for r in resources]
 
 
+def check_all_namespaces(targets: list[Target], all_namespaces: bool) -> None:
+    """cli-runtime's builder refuses names with `-A` (`visitByName`), for every verb that has it."""
+    if all_namespaces and any(t.names for t in targets):
+        raise CommandError("error: a resource cannot be retrieved by name across all namespaces")
+
+
 def namespace_of(res: Resource, namespace: str) -> str | None:
     """The namespace a request goes to: none for cluster-scoped kinds, else `namespace` (the
     command's, resolved by `namespace_option`: `-n`, else the kubeconfig context's, else `default`)."""
