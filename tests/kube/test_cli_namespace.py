@@ -7,6 +7,7 @@ same namespace and print the same lines.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ import yaml
 
 from ..cli._helpers import INSTANCETYPE, VM
 from .test_cli_cluster import cli, installed  # noqa: F401 (the module's installed system)
+from .test_virtctl import subresource_api, vm_namespace  # noqa: F401 (serve and the controller in a netns)
 
 KLOG = re.compile(r"[IWE]\d{4} ")      # client-go's log lines (a short watch's warning), not kubectl's output
 
@@ -144,3 +146,30 @@ def test_the_contexts_namespace_like_kubectl(installed, namespace, tmp_path):  #
         same(kube, k, "--context", "other", "get", "vm", "-o", "name")
     finally:
         kube.kubectl("delete", "namespace", other_ns, "--wait=false", check=False)
+
+
+def test_virtctl_verbs_in_the_contexts_namespace(subresource_api, vm_namespace, virtctl, tmp_path):  # noqa: F811
+    """start / stop / expand --vm without -n act where the real virtctl does with the same
+    kubeconfig: the context's namespace (KubeVirt's subresource API, through the aggregator)."""
+    kube, ns = subresource_api, vm_namespace
+    k = contexts_kubeconfig(kube, tmp_path / "k", {"main": ns, "plain": None}, "main")
+    env = {key: v for key, v in os.environ.items() if key != "KUBECONFIG"}
+
+    def real_virtctl(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(virtctl), "--kubeconfig", str(k), *args], capture_output=True, text=True,
+                              env=env, timeout=120)
+
+    mine = ours(kube, k, "expand", "--vm", "vm1", "-o", "json")
+    real = real_virtctl("expand", "--vm", "vm1", "-o", "json")
+    assert mine.returncode == real.returncode == 0, (mine.stderr, real.stderr)
+    assert json.loads(mine.stdout)["metadata"]["namespace"] == json.loads(real.stdout)["metadata"]["namespace"] == ns
+    p = ours(kube, k, "start", "vm1")
+    assert (p.returncode, p.stdout) == (0, "VM vm1 was scheduled to start\n"), p.stderr
+    assert kube.kubectl("get", "vm", "vm1", "-n", ns, "-o", "jsonpath={.spec.runStrategy}").stdout == "Always"
+    p, real = ours(kube, k, "start", "vm1"), real_virtctl("start", "vm1")
+    assert (p.returncode, p.stderr) == (1, real.stderr.splitlines()[-1] + "\n")
+    p = ours(kube, k, "stop", "vm1")
+    assert (p.returncode, p.stdout) == (0, "VM vm1 was scheduled to stop\n"), p.stderr
+    # a context without a namespace: `default`, where there is no vm1
+    p, real = ours(kube, k, "--context", "plain", "start", "vm1"), real_virtctl("--context", "plain", "start", "vm1")
+    assert (p.returncode, p.stderr) == (1, real.stderr.splitlines()[-1] + "\n")

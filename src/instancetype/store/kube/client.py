@@ -157,6 +157,18 @@ def api_error(status: Any) -> APIError:
     return APIError(message, code=code, reason=reason or "InternalError", **attrs)
 
 
+def _status_body(resp: Any) -> dict | None:
+    """A `Status` answer whatever its Content-Type (lightkube decodes only an exact
+    `application/json`; an aggregated API server may add `; charset=utf-8`); None otherwise."""
+    import msgspec
+
+    try:
+        body = msgspec.json.decode(resp.content)
+    except (msgspec.DecodeError, ValueError):
+        return None
+    return body if isinstance(body, dict) and body.get("kind") == "Status" else None
+
+
 def describe_server(config) -> str:
     try:
         return config.cluster.server
@@ -183,6 +195,9 @@ def api_errors(server: str, res: Resource | None = None) -> Iterator[None]:
         if resp.status_code == 401:
             raise Unreachable(f"the Kubernetes API server at {server} refused the credentials "
                               "(401 Unauthorized)") from None
+        status = _status_body(resp)
+        if status is not None:
+            raise api_error(status) from None
         if resp.status_code == 404:
             what = f" ({res.qualified}/{res.version})" if res is not None else ""
             raise NotFound(f"the server could not find the requested resource{what}") from None
