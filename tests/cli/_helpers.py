@@ -160,12 +160,15 @@ def target(request, tmp_path):
     """Where a command line runs: a fresh state file, or a fresh namespace of the real cluster."""
     if request.param == "embedded":
         return tmp_path / "state.db"
-    kube = request.getfixturevalue("installed_cluster")
-    namespace = request.getfixturevalue("namespace")
+    return cluster_target(request.getfixturevalue("installed_cluster"), request.getfixturevalue("namespace"),
+                          tmp_path / "kubeconfig")
+
+
+def cluster_target(kube, namespace: str, path: Path) -> OnCluster:
+    """`kube` through a kubeconfig at `path` whose context's namespace is `namespace`."""
     cfg = yaml.safe_load(Path(kube.kubeconfig).read_text())
     for context in cfg["contexts"]:
         context["context"]["namespace"] = namespace
-    path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump(cfg))
     path.chmod(0o600)
     return OnCluster(path, namespace)
