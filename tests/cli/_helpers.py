@@ -57,12 +57,12 @@ class OnCluster:
 
 def run(state, *args: str, stdin: str | None = None) -> Result:
     if isinstance(state, OnCluster):
-        r = _run_main([*state.args(), *args], stdin)
+        r = run_argv([*state.args(), *args], stdin)
         return Result(r.code, state.seen(r.out), state.seen(r.err))
-    return _run_main(["--state", str(state), *args], stdin)
+    return run_argv(["--state", str(state), *args], stdin)
 
 
-def _run_main(argv: list[str], stdin: str | None) -> Result:
+def run_argv(argv: list[str], stdin: str | None) -> Result:
     out, err = io.StringIO(), io.StringIO()
     old_stdin = sys.stdin
     if stdin is not None:
