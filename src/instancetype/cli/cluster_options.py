@@ -1,8 +1,11 @@
-"""The group's `--kubeconfig`, `--cluster` and `--context`: which cluster a command talks to.
+"""The group's `--kubeconfig`, `--cluster` and `--context`: which cluster a command talks to; and
+the one rule for the namespace of a command without `-n` (`default_namespace`).
 
 A cluster is never chosen silently: without these options every command uses the embedded store
-(`--state`), so no one writes to a production cluster by accident. Light on imports: the group
-loads this module on every command.
+(`--state`), so no one writes to a production cluster by accident. On a cluster, the namespace is
+kubectl's: `-n`, else that of the kubeconfig's context (lightkube's loader reads it), else
+`default`. Light on imports: the group loads this module on every command, and the kubeconfig is
+read only when a cluster is named (once per command: the store reuses it).
 """
 from __future__ import annotations
 
@@ -10,9 +13,10 @@ from typing import Any
 
 import click
 
+
 def remember_option(ctx: Any, param: Any, value: Any) -> Any:
-    """click callback of the group's `--kubeconfig`, `--cluster` and `--context`: kept in
-    `ctx.meta` for `cluster_of` (the group's own signature stays as it is)."""
+    """click callback of the group's `--kubeconfig`, `--cluster`, `--context` and `-n`: kept in
+    `ctx.meta` for `cluster_of` and `resolve_namespace` (the group's own signature stays as it is)."""
     if value not in (None, False):
         ctx.meta[f"instancetype.{param.name}"] = value
     return value
