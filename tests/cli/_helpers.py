@@ -3,6 +3,11 @@
 `run` calls the real `main()` in-process on a real state file (fast); `run_process` starts the
 installed CLI as a subprocess (exit codes and streams exactly as a user sees them). The
 manifests are built from the seeds' objects as dicts, so each test states only what differs.
+
+Both stores: a test taking the `target` fixture runs twice, on a state file and on the real
+kube-apiserver (`OnCluster`: `--kubeconfig` whose context's namespace is a fresh one, `instancetype
+install` and `serve` answering its webhooks); `run(target, ...)` is the same command line on either,
+and the fresh namespace is printed back as `default`, so the same assertions hold on both.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,7 +40,29 @@ class Result:
     err: str
 
 
+@dataclass(frozen=True)
+class OnCluster:
+    """The cluster a `target` names: a kubeconfig whose current context's namespace is `namespace`."""
+
+    kubeconfig: Path
+    namespace: str
+
+    def args(self) -> list[str]:
+        return ["--kubeconfig", str(self.kubeconfig)]
+
+    def seen(self, text: str) -> str:
+        """Output with the fresh namespace printed as the embedded store's `default`."""
+        return text.replace(self.namespace, "default")
+
+
 def run(state, *args: str, stdin: str | None = None) -> Result:
+    if isinstance(state, OnCluster):
+        r = run_argv([*state.args(), *args], stdin)
+        return Result(r.code, state.seen(r.out), state.seen(r.err))
+    return run_argv(["--state", str(state), *args], stdin)
+
+
+def run_argv(argv: list[str], stdin: str | None) -> Result:
     out, err = io.StringIO(), io.StringIO()
     old_stdin = sys.stdin
     if stdin is not None:
@@ -42,7 +70,7 @@ def run(state, *args: str, stdin: str | None = None) -> Result:
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                main(["--state", str(state), *args])
+                main(argv)
                 code = 0
             except SystemExit as e:
                 code = int(e.code or 0)
@@ -52,6 +80,10 @@ def run(state, *args: str, stdin: str | None = None) -> Result:
 
 
 def run_process(state, *args: str, stdin: str | None = None) -> Result:
+    if isinstance(state, OnCluster):
+        p = subprocess.run([sys.executable, "-m", "instancetype", *state.args(), *args], input=stdin,
+                           capture_output=True, text=True, timeout=120)
+        return Result(p.returncode, state.seen(p.stdout), state.seen(p.stderr))
     env = dict(os.environ, INSTANCETYPE_STATE=str(state))
     p = subprocess.run([sys.executable, "-m", "instancetype", *args], input=stdin, capture_output=True, text=True,
                        env=env, timeout=60)
@@ -109,3 +141,43 @@ def image(tmp_path):
     path = tmp_path / "disk.img"
     path.write_bytes(b"x" * 4096)
     return path
+
+
+# --- both stores ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def installed_cluster(request):
+    """The test cluster with the system installed and `serve` answering its webhooks, for a module."""
+    from tests.kube.served import installed_and_served
+
+    kube = request.getfixturevalue("kube")
+    with installed_and_served(kube, request.getfixturevalue("webhook_certs")):
+        yield kube
+
+
+@pytest.fixture(params=["embedded", pytest.param("cluster", marks=pytest.mark.cluster)])
+def target(request, tmp_path):
+    """Where a command line runs: a fresh state file, or a fresh namespace of the real cluster."""
+    if request.param == "embedded":
+        return tmp_path / "state.db"
+    return cluster_target(request.getfixturevalue("installed_cluster"), request.getfixturevalue("namespace"),
+                          tmp_path / "kubeconfig")
+
+
+def cluster_target(kube, namespace: str, path: Path) -> OnCluster:
+    """`kube` through a kubeconfig at `path` whose context's namespace is `namespace`."""
+    cfg = yaml.safe_load(Path(kube.kubeconfig).read_text())
+    for context in cfg["contexts"]:
+        context["context"]["namespace"] = namespace
+    path.write_text(yaml.safe_dump(cfg))
+    path.chmod(0o600)
+    return OnCluster(path, namespace)
+
+
+def on_cluster(target) -> bool:
+    return isinstance(target, OnCluster)
+
+
+def store_args(target) -> list[str]:
+    """The global options that name a target's store, for a command line of one's own."""
+    return target.args() if isinstance(target, OnCluster) else ["--state", str(target)]

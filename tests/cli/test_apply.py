@@ -3,7 +3,16 @@ from __future__ import annotations
 
 import json
 
-from ._helpers import INSTANCETYPE, VM, doc, get_json, inferring_vm, run, run_process, state  # noqa: F401 (fixture)
+import pytest
+
+from ._helpers import (INSTANCETYPE, VM, doc, get_json, inferring_vm, installed_cluster, run, run_process,  # noqa: F401
+                       target)
+
+
+@pytest.fixture
+def state(target):
+    """An empty store of either kind."""
+    return target
 
 
 def test_created_unchanged_configured(state):
@@ -94,7 +103,10 @@ def test_missing_namespace(state):
     assert r.err == ('Error from server (NotFound): error when creating "STDIN": namespaces "elsewhere" not found\n')
 
 
-def test_kubevirt_settings(state):
+def test_kubevirt_settings(tmp_path):
+    # The embedded store only: on a cluster the settings are those of the KubeVirt object `install`
+    # made (virt-operator ignores a second one), which this test must not change for the others.
+    state = tmp_path / "state.db"
     kv = doc("""
         apiVersion: kubevirt.io/v1
         kind: KubeVirt

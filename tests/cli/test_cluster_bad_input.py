@@ -1,5 +1,6 @@
 """Bad input to the cluster commands: bad flags, names, files and state files give a clear
-error and exit 1, never a traceback (hypothesis, bounded to stay fast)."""
+error and exit 1, never a traceback (hypothesis, bounded to stay fast); bad manifests, files and
+arguments give the same lines on the embedded store and on a real API server."""
 from __future__ import annotations
 
 import os
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ._helpers import INSTANCETYPE, VM, run
+from ._helpers import INSTANCETYPE, VM, cluster_target, installed_cluster, run, target  # noqa: F401 (fixtures)
 
 COMMANDS = ["apply", "get", "describe", "delete", "wait", "start", "stop", "restart", "image-upload", "expand"]
 WORDS = ["vm", "vms", "vm/vm1", "vmi", "vmf/small", "pvc", "dv", "kubevirt", "vm,vmi", "nosuch", "vm/", "/x", ",",
@@ -62,20 +63,23 @@ def test_damaged_state_file(tmp_path, content, args):
         assert r.code == 1 and len(r.err.splitlines()) == 1 and "state file" in r.err, r.err
 
 
-@pytest.mark.parametrize("stdin", ["kind: [", "- a\n- b\n", "apiVersion: v1\n", "kind: VirtualMachine\n",
-                                   "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: 5\n",
-                                   "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: [1]\n",
-                                   "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: x\nspec: 3\n",
-                                   "\x00\xff", "---\n---\n"])
+BAD_MANIFESTS = ["kind: [", "- a\n- b\n", "apiVersion: v1\n", "kind: VirtualMachine\n",
+                 "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: 5\n",
+                 "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: [1]\n",
+                 "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: x\nspec: 3\n",
+                 "\x00\xff", "---\n---\n"]
+
+
+@pytest.mark.parametrize("stdin", BAD_MANIFESTS)
 @pytest.mark.parametrize("command", ["apply", "delete"])
-def test_bad_manifests(tmp_path, stdin, command):
-    r = run(tmp_path / "state.db", command, "-f", "-", stdin=stdin)
+def test_bad_manifests(target, stdin, command):
+    r = run(target, command, "-f", "-", stdin=stdin)
     _assert_clean(r, [command, stdin])
     assert r.code == 1
 
 
-def test_bad_files_and_paths(tmp_path):
-    state = tmp_path / "state.db"
+def test_bad_files_and_paths(target, tmp_path):
+    state = target
     (tmp_path / "d").mkdir()
     for args in (["apply", "-f", str(tmp_path / "missing.yaml")], ["delete", "-f", str(tmp_path / "missing.yaml")],
                  ["apply", "-f", str(tmp_path / "d")],
@@ -86,3 +90,27 @@ def test_bad_files_and_paths(tmp_path):
         r = run(state, *args)
         _assert_clean(r, args)
         assert r.code == 1 and len(r.err.strip().splitlines()) == 1, (args, r.err)
+
+
+def test_bad_input_gets_the_same_lines_on_both_stores(installed_cluster, namespace, tmp_path):
+    """Each bad manifest, file and argument: the same exit status and lines on a state file and on
+    the real API server (`--kubeconfig`)."""
+    embedded = tmp_path / "state.db"
+    cluster = cluster_target(installed_cluster, namespace, tmp_path / "kubeconfig")
+    (tmp_path / "d").mkdir()
+    cases = [([command, "-f", "-"], stdin) for command in ("apply", "delete") for stdin in BAD_MANIFESTS]
+    cases += [(args, None) for args in (
+        ["apply", "-f", str(tmp_path / "missing.yaml")], ["delete", "-f", str(tmp_path / "missing.yaml")],
+        ["apply", "-f", str(tmp_path / "d")], ["get", "nosuch"], ["get", "vm", "-o", "xml"], ["get", "vm", "x", "-A"],
+        ["get", "vm/"], ["get", "vm", "-l", "a in ("], ["delete", "vm"], ["delete", "vm", "..", "a%b"],
+        ["describe", "vm", "nope"], ["wait", "vm/x", "--for=bogus"], ["wait", "vm/x", "--for=delete", "--timeout=soon"],
+        ["patch", "vm", "x", "--type", "bogus", "-p", "{}"], ["patch", "vm", "x", "--type", "merge", "-p", "{"],
+        ["label", "vm", "x", "a=b", "c"], ["label", "vm", "x", "-A", "a=b"], ["annotate", "vm"],
+        ["apply", "-n", "other", "-f", "-"], ["image-upload", "dv", "x", "y", "z"],
+        ["image-upload", "dv", "../x", "--size=1Gi", f"--image-path={tmp_path / 'd'}"])]
+    for args, stdin in cases:
+        if args[:2] == ["apply", "-n"]:
+            stdin = VM.replace("name: vm1", "name: vm1\n  namespace: x")
+        mine, theirs = run(embedded, *args, stdin=stdin), run(cluster, *args, stdin=stdin)
+        assert theirs.code == 1 and "Traceback" not in theirs.err, (args, stdin, theirs)
+        assert (theirs.code, theirs.out, theirs.err) == (mine.code, mine.out, mine.err), (args, stdin)

@@ -12,14 +12,15 @@ import time
 
 import pytest
 
-from ._helpers import INSTANCETYPE, VM, get_json, run
+from ._helpers import INSTANCETYPE, VM, get_json, installed_cluster, run, store_args, target  # noqa: F401
 
 
 @pytest.fixture
-def state(tmp_path):
-    s = tmp_path / "state.db"
-    assert run(s, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + VM).code == 0
-    return s
+def state(target):
+    """vm1 and its instancetype, on either store."""
+    r = run(target, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + VM)
+    assert r.code == 0, r.err
+    return target
 
 
 def vm(state) -> dict:
@@ -136,7 +137,7 @@ def _editor(tmp_path, script: str) -> dict:
 
 
 def run_edit(state, env, *args):
-    p = subprocess.run([sys.executable, "-m", "instancetype", "--state", str(state), "edit", *args],
+    p = subprocess.run([sys.executable, "-m", "instancetype", *store_args(state), "edit", *args],
                        capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
     return p
 
@@ -199,9 +200,9 @@ def test_edit_syntax_error_reopens(state, tmp_path):
 # --- get -w ---------------------------------------------------------------------------------------------
 
 def test_get_watch_prints_changes_made_by_another_process(state):
-    env = dict(os.environ, INSTANCETYPE_STATE=str(state))
-    p = subprocess.Popen([sys.executable, "-m", "instancetype", "get", "vm", "-w"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen([sys.executable, "-m", "instancetype", *store_args(state), "get", "vm", "-w"],
+                         stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
     try:
         header = p.stdout.readline()
         assert header.split() == ["NAME", "AGE", "STATUS", "READY"]
@@ -225,7 +226,7 @@ def test_get_watch_one_type_only(state):
 def test_jsonpath(state):
     assert run(state, "get", "vm", "vm1", "-o", "jsonpath={.metadata.name}").out == "vm1"
     assert run(state, "get", "vm", "-o", "jsonpath={.items[*].metadata.name}").out == "vm1"
-    r = run(state, "get", "vmf", "-A", "-o",
+    r = run(state, "get", "vmf", "-o",
             'jsonpath={range .items[?(@.metadata.name=="small")]}{.metadata.name}{"\\t"}{.spec.cpu.guest}{"\\n"}{end}')
     assert r.out == "small\t1\n"
     assert run(state, "get", "vm", "vm1", "-o", "jsonpath={.spec.instancetype}").out == \
@@ -285,9 +286,9 @@ def test_explain_field_layout(state):
 
 
 def _complete(state, words: str) -> list[str]:
+    words = words.replace("instancetype ", "instancetype " + " ".join(store_args(state)) + " ", 1)
     cword = len(words.split()) - (0 if words.endswith(" ") else 1)
-    env = dict(os.environ, COMP_WORDS=words, COMP_CWORD=str(cword), _INSTANCETYPE_COMPLETE="bash_complete",
-               INSTANCETYPE_STATE=str(state))
+    env = dict(os.environ, COMP_WORDS=words, COMP_CWORD=str(cword), _INSTANCETYPE_COMPLETE="bash_complete")
     p = subprocess.run([sys.executable, "-m", "instancetype"], capture_output=True, text=True, env=env, timeout=60)
     return [line.partition(",")[2] for line in p.stdout.splitlines()]
 
@@ -307,12 +308,14 @@ def test_completion(state):
 
 # --- the cluster options, without a cluster ---------------------------------------------------------------
 
-def test_cluster_options_before_create_are_skipped(state):
+def test_cluster_options_before_create_are_skipped(tmp_path):
+    state = tmp_path / "state.db"
     r = run(state, "--kubeconfig", "/nonexistent", "create", "vm", "--name", "x")
     assert r.code == 0 and r.out.startswith("apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n")
 
 
-def test_state_and_a_cluster_together_are_refused(state, tmp_path):
+def test_state_and_a_cluster_together_are_refused(tmp_path):
+    state = tmp_path / "state.db"
     r = run(state, "--kubeconfig", str(tmp_path / "kubeconfig"), "get", "vm")
     assert (r.code, r.out) == (1, "")
     assert r.err == ("error: --state is the embedded store's; it cannot be used with a cluster (--kubeconfig, "

@@ -8,7 +8,7 @@ from instancetype.api import names
 from instancetype.controller import Cluster
 from instancetype.store.base import BadRequest, Invalid
 
-from ._helpers import run
+from ._helpers import installed_cluster, run, target  # noqa: F401 (fixtures: both stores)
 
 SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
              "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
@@ -72,8 +72,8 @@ def test_every_write_of_the_api_refuses_with_the_api_servers_text(tmp_path):
         assert ok["metadata"]["name"].startswith("vm-")
 
 
-def test_apply_prints_the_invalid_error_as_kubectl(tmp_path):
-    state = tmp_path / "s.db"
+def test_apply_prints_the_invalid_error_as_kubectl(target, tmp_path):
+    state = target
     manifest = tmp_path / "vm.yaml"
     vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "MyVM"},
           "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}}}
@@ -116,8 +116,8 @@ def test_validate_gives_one_line_for_a_null_or_non_string_name(tmp_path):
     assert "None" not in r.err
 
 
-def test_delete_and_image_upload_refuse_names_that_cannot_be_a_path_segment(tmp_path):
-    state = tmp_path / "s.db"
+def test_delete_and_image_upload_refuse_names_that_cannot_be_a_path_segment(target, tmp_path):
+    state = target
     image = tmp_path / "i.img"
     image.write_bytes(b"x")
     r = run(state, "delete", "pvc", "..", "a%b")

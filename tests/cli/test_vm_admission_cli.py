@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ._helpers import get_json, run
+from ._helpers import get_json, installed_cluster, run, target  # noqa: F401 (fixtures: both stores)
 
 VM_UNKNOWN = """
 apiVersion: kubevirt.io/v1
@@ -47,8 +47,8 @@ spec:
 """
 
 
-def test_apply_refuses_unknown_fields_by_default(tmp_path):
-    state = tmp_path / "s.db"
+def test_apply_refuses_unknown_fields_by_default(target):
+    state = target
     r = run(state, "apply", "-f", "-", stdin=VM_UNKNOWN)
     assert r.code == 1 and r.out == ""
     assert r.err == ('Error from server (BadRequest): error when creating "STDIN": VirtualMachine in version "v1" '
@@ -57,8 +57,8 @@ def test_apply_refuses_unknown_fields_by_default(tmp_path):
     assert run(state, "apply", "-f", "-", "--validate=true", stdin=VM_UNKNOWN).code == 1
 
 
-def test_apply_validate_warn_drops_them_with_warnings(tmp_path):
-    state = tmp_path / "s.db"
+def test_apply_validate_warn_drops_them_with_warnings(target):
+    state = target
     r = run(state, "apply", "-f", "-", "--validate=warn", stdin=VM_UNKNOWN)
     assert (r.code, r.out) == (0, "virtualmachine.kubevirt.io/vm1 created\n")
     assert r.err == ('Warning: unknown field "spec.cpus"\n'
@@ -68,23 +68,23 @@ def test_apply_validate_warn_drops_them_with_warnings(tmp_path):
     assert stored["spec"]["template"]["spec"]["domain"]["devices"]["disks"] == [{"name": "root"}]
 
 
-def test_apply_validate_ignore_drops_them_silently(tmp_path):
-    state = tmp_path / "s.db"
+def test_apply_validate_ignore_drops_them_silently(target):
+    state = target
     for value in ("ignore", "false"):
         r = run(state, "apply", "-f", "-", f"--validate={value}", stdin=VM_UNKNOWN)
         assert r.code == 0 and r.err == ""
 
 
-def test_apply_validate_bad_value(tmp_path):
-    r = run(tmp_path / "s.db", "apply", "-f", "-", "--validate=maybe", stdin=VM_UNKNOWN)
+def test_apply_validate_bad_value(target):
+    r = run(target, "apply", "-f", "-", "--validate=maybe", stdin=VM_UNKNOWN)
     assert r.code == 1
     assert r.err == ('error: invalid - validate option "maybe"; must be one of: strict (or true), warn, '
                      'ignore (or false)\n')
 
 
-def test_apply_refuses_what_the_vm_webhook_refuses(tmp_path):
+def test_apply_refuses_what_the_vm_webhook_refuses(target):
     vm = VM_UNKNOWN.replace("  cpus: 2\n", "").replace("            size: 10Gi\n", "").replace("Halted", "always")
-    r = run(tmp_path / "s.db", "apply", "-f", "-", stdin=vm)
+    r = run(target, "apply", "-f", "-", stdin=vm)
     assert r.code == 1
     assert r.err == "The request is invalid: spec.runStrategy: Invalid RunStrategy (always)\n"
 

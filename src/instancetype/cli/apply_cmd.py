@@ -95,7 +95,7 @@ def apply_cmd(ctx, filenames, namespace, recursive, dry_run, validate):
         raise CommandError("error: must specify one of -f and -k")
     docs = read_sources(list(filenames))
     for d in docs:
-        check_namespace(d, namespace)
+        check_namespace(ctx, d, namespace)
     if not docs:
         raise CommandError("error: no objects passed to apply")
     failures: list[Failure] = []
@@ -119,7 +119,7 @@ def apply_cmd(ctx, filenames, namespace, recursive, dry_run, validate):
     return report(failures)
 
 
-def _apply_chunk(cluster: Any, docs: list, namespace: str | None, failures: list[Failure], suffix: str,
+def _apply_chunk(cluster: Any, docs: list, namespace: str, failures: list[Failure], suffix: str,
                  show: Any = None, fields: str = "strict") -> list[tuple[str, str]]:
     pending: list[tuple[str, str]] = []
     for d in docs:
@@ -141,7 +141,7 @@ def _show(pending: list[tuple[str, str]], warn: Any) -> None:
     sys.stdout.flush()
 
 
-def _apply_one(cluster: Any, d: Any, namespace: str | None, pending: list[tuple[str, str]],
+def _apply_one(cluster: Any, d: Any, namespace: str, pending: list[tuple[str, str]],
                suffix: str, fields: str = "strict") -> Failure | None:
     from instancetype.errors import Error, StoreError
     from instancetype.store.base import APIError, Invalid, StateFileError
@@ -152,7 +152,7 @@ def _apply_one(cluster: Any, d: Any, namespace: str | None, pending: list[tuple[
     source = source_name(d.source)
     meta = d.obj.get("metadata") if isinstance(d.obj.get("metadata"), dict) else {}
     res = kinds.BY_KIND.get(d.kind)
-    ns = (meta.get("namespace") or namespace or "default") if (res is None or res.namespaced) else None
+    ns = (meta.get("namespace") or namespace) if (res is None or res.namespaced) else None
     mapping = mapping_error(d, ns)
     if mapping is not None:
         return Failure(f"error: {mapping}", mapping)

@@ -13,7 +13,7 @@ from typing import Any
 
 from instancetype.api.kinds import Resource
 
-from .kubectl import CommandError, api_error_text, namespace_of, parse_targets
+from .kubectl import CommandError, api_error_text, check_all_namespaces, namespace_of, parse_targets
 
 
 @dataclass
@@ -59,6 +59,7 @@ def select(cluster: Any, words: list[str], namespace: str | None, *, all_namespa
     from instancetype.store.base import NotFound
 
     targets = parse_targets(words, verb=verb)
+    check_all_namespaces(targets, all_namespaces)
     named = any(t.names for t in targets)
     if named and (selector or field_selector):
         raise CommandError("error: name cannot be provided when a selector is specified")

@@ -1,8 +1,11 @@
-"""The group's `--kubeconfig`, `--cluster` and `--context`: which cluster a command talks to.
+"""The group's `--kubeconfig`, `--cluster` and `--context`: which cluster a command talks to; and
+the one rule for the namespace of a command without `-n` (`default_namespace`).
 
 A cluster is never chosen silently: without these options every command uses the embedded store
-(`--state`), so no one writes to a production cluster by accident. Light on imports: the group
-loads this module on every command.
+(`--state`), so no one writes to a production cluster by accident. On a cluster, the namespace is
+kubectl's: `-n`, else that of the kubeconfig's context (lightkube's loader reads it), else
+`default`. Light on imports: the group loads this module on every command, and the kubeconfig is
+read only when a cluster is named (once per command: the store reuses it).
 """
 from __future__ import annotations
 
@@ -10,9 +13,10 @@ from typing import Any
 
 import click
 
+
 def remember_option(ctx: Any, param: Any, value: Any) -> Any:
-    """click callback of the group's `--kubeconfig`, `--cluster` and `--context`: kept in
-    `ctx.meta` for `cluster_of` (the group's own signature stays as it is)."""
+    """click callback of the group's `--kubeconfig`, `--cluster`, `--context` and `-n`: kept in
+    `ctx.meta` for `cluster_of` and `resolve_namespace` (the group's own signature stays as it is)."""
     if value not in (None, False):
         ctx.meta[f"instancetype.{param.name}"] = value
     return value
@@ -32,8 +36,54 @@ def cluster_choice(ctx: Any) -> tuple[str | None, str | None] | None:
     return kubeconfig, context
 
 
+DEFAULT_NAMESPACE = "default"
+
+
+def kube_config(ctx: Any) -> Any:
+    """The lightkube config (`SingleConfig`) of the cluster the command line names, loaded once per
+    command (the namespace resolution and the store share it); None on the embedded store."""
+    choice = cluster_choice(ctx)
+    if choice is None:
+        return None
+    root = ctx.find_root()
+    if (root.obj or {}).get("state") and root.get_parameter_source("state") == click.core.ParameterSource.COMMANDLINE:
+        raise click.ClickException("--state is the embedded store's; it cannot be used with a cluster "
+                                   "(--kubeconfig, --cluster, --context)")
+    meta = root.meta
+    if "instancetype.kube_config" not in meta:
+        from instancetype.store.kube.client import load_config
+
+        meta["instancetype.kube_config"] = load_config(*choice)
+    return meta["instancetype.kube_config"]
+
+
+def default_namespace(ctx: Any) -> str:
+    """The namespace of a command without `-n`, as kubectl picks it (clientcmd
+    `DirectClientConfig.Namespace`): on a cluster, the namespace of the kubeconfig's context
+    (`--context`, else its current one), else `default`; on the embedded store, `default`."""
+    config = kube_config(ctx)
+    return DEFAULT_NAMESPACE if config is None else (config.namespace or DEFAULT_NAMESPACE)
+
+
+def resolve_namespace(ctx: Any, param: Any, value: Any) -> str:
+    """click callback of every command's `-n/--namespace`: the namespace the command acts in, never
+    None. Whether `-n` was given (kubectl's `enforceNamespace`) is kept for `namespace_given`;
+    `-n ""` counts as not given, as in kubectl."""
+    if not (isinstance(value, str) and value):
+        value = ctx.meta.get("instancetype.namespace")      # the group's `-n`, before the verb
+    given = isinstance(value, str) and value != ""
+    ctx.meta["instancetype.namespace_given"] = given
+    return value if given else default_namespace(ctx)
+
+
+def namespace_given(ctx: Any) -> bool:
+    """True when the command line has `-n NS` (a manifest's own namespace must then be NS)."""
+    return bool(ctx is not None and ctx.meta.get("instancetype.namespace_given"))
+
+
 def cluster_options(fn: Any) -> Any:
-    """The three options, for the `instancetype` group (kubectl's flags of the same names)."""
+    """The three options and `-n`, for the `instancetype` group (kubectl's global flags of the same
+    names: `instancetype -n NS get vm` is `instancetype get vm -n NS`)."""
     for opt in reversed([
         click.option("--kubeconfig", default=None, metavar="PATH", expose_value=False, callback=remember_option,
                      help="Use the Kubernetes cluster of this kubeconfig instead of the embedded store."),
@@ -42,6 +92,8 @@ def cluster_options(fn: Any) -> Any:
                      help="Use the cluster of kubectl's kubeconfig ($KUBECONFIG, else ~/.kube/config)."),
         click.option("--context", default=None, metavar="NAME", expose_value=False, callback=remember_option,
                      help="The kubeconfig context to use (implies a cluster)."),
+        click.option("-n", "--namespace", default=None, metavar="NS", expose_value=False, callback=remember_option,
+                     help="The namespace of the commands that take -n (theirs wins when both are given)."),
     ]):
         fn = opt(fn)
     return fn

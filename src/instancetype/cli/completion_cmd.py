@@ -3,7 +3,8 @@
 
 Resource arguments complete as kubectl's do: the first word to a resource type, the next ones to
 the names of the objects of that type in the embedded store (read only; nothing when there is no
-state file yet, or the file cannot be read).
+state file yet, or the file cannot be read), or on the cluster `--kubeconfig`/`--cluster`/`--context`
+names, in the namespace the command would use.
 """
 from __future__ import annotations
 
@@ -53,8 +54,16 @@ def _state_option(ctx: click.Context) -> str | None:
     return (root.params or {}).get("state") or os.environ.get("INSTANCETYPE_STATE")
 
 
+COMPLETION_TIMEOUT_S = 5.0     # a cluster that does not answer must not hang the shell
+
+
 def _names(ctx: click.Context, kind: str, namespace: str | None) -> list[str]:
-    """The object names of a kind in the embedded store; [] when there is nothing cheap to read."""
+    """The object names of a kind in the embedded store, or on the cluster the command line names
+    (as kubectl's completion asks its API server); [] when there is nothing cheap to read."""
+    from .cluster_options import cluster_choice
+
+    if cluster_choice(ctx) is not None:
+        return _cluster_names(ctx, kind, namespace)
     from instancetype.store.base import default_state_path
 
     path = default_state_path(_state_option(ctx))
@@ -69,6 +78,37 @@ def _names(ctx: click.Context, kind: str, namespace: str | None) -> list[str]:
         return []
 
 
+def _cluster_names(ctx: click.Context, kind: str, namespace: str | None) -> list[str]:
+    try:
+        from instancetype.store.kube.store import KubeStore
+
+        from .cluster_options import kube_config
+
+        store = KubeStore(config=kube_config(ctx), timeout=COMPLETION_TIMEOUT_S)
+        try:
+            return [(o.get("metadata") or {}).get("name", "") for o in store.list(kind, namespace)]
+        finally:
+            store.close()
+    except Exception:  # noqa: BLE001 - completion must never print a traceback into the shell
+        return []
+
+
+def _namespace(ctx: click.Context, res) -> str | None:
+    """The namespace a resource's names are completed in: the command's (`-n`, else the kubeconfig
+    context's on a cluster, else default); None for cluster-scoped kinds."""
+    if not res.namespaced:
+        return None
+    namespace = ctx.params.get("namespace")
+    if namespace:
+        return namespace
+    from .cluster_options import DEFAULT_NAMESPACE, default_namespace
+
+    try:
+        return default_namespace(ctx)
+    except Exception:  # noqa: BLE001 - an unreadable kubeconfig completes nothing, silently
+        return DEFAULT_NAMESPACE
+
+
 def complete_resource_args(ctx: click.Context, param: click.Parameter, incomplete: str):
     """`TYPE` then `NAME...`, or `TYPE/NAME`."""
     from click.shell_completion import CompletionItem
@@ -76,20 +116,19 @@ def complete_resource_args(ctx: click.Context, param: click.Parameter, incomplet
     from instancetype.api.kinds import resource_for
 
     before = [a for a in (ctx.params.get(param.name) or ()) if a]
-    namespace = ctx.params.get("namespace")
     if "/" in incomplete:
         word, _, prefix = incomplete.partition("/")
         res = resource_for(word)
         if res is None:
             return []
-        ns = None if not res.namespaced else namespace or "default"
+        ns = _namespace(ctx, res)
         return [CompletionItem(f"{word}/{n}") for n in _names(ctx, res.kind, ns) if n.startswith(prefix)]
     if not before:
         return [CompletionItem(w) for w in _resource_words() if w.startswith(incomplete)]
     res = resource_for(before[0].split(",")[0])
     if res is None or "/" in before[0]:
         return []
-    ns = None if not res.namespaced else namespace or "default"
+    ns = _namespace(ctx, res)
     return [CompletionItem(n) for n in _names(ctx, res.kind, ns) if n.startswith(incomplete) and n not in before]
 
 
@@ -97,5 +136,7 @@ def complete_vm_names(ctx: click.Context, param: click.Parameter, incomplete: st
     """The VirtualMachines of the namespace (virtctl start/stop/restart)."""
     from click.shell_completion import CompletionItem
 
-    ns = ctx.params.get("namespace") or "default"
+    from instancetype.api.kinds import BY_KIND
+
+    ns = _namespace(ctx, BY_KIND["VirtualMachine"])
     return [CompletionItem(n) for n in _names(ctx, "VirtualMachine", ns) if n.startswith(incomplete)]

@@ -16,19 +16,19 @@ from instancetype.api import kinds, names
 from instancetype.api.gotext import quote
 
 from .completers import complete_args
-from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_namespace, cluster_of,
-                      dry_run_mode, filename_option, mapping_error, namespace_of, namespace_option, parse_targets,
-                      report, reports_errors, source_name, stored_kind)
+from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_all_namespaces, check_namespace,
+                      cluster_of, dry_run_mode, filename_option, mapping_error, namespace_of, namespace_option,
+                      parse_targets, report, reports_errors, source_name, stored_kind)
 
 _Item = tuple[kinds.Resource, str, "str | None", "str | None"]     # (resource, name, namespace, source file)
 
 
-def _items_from_files(filenames: tuple[str, ...], namespace: str | None) -> list[_Item]:
+def _items_from_files(ctx: click.Context, filenames: tuple[str, ...], namespace: str) -> list[_Item]:
     from .loader import read_sources
 
     items: list[_Item] = []
     for d in read_sources(list(filenames)):
-        check_namespace(d, namespace)
+        check_namespace(ctx, d, namespace)
         res = kinds.BY_KIND.get(stored_kind(d.obj))
         if res is None:
             raise CommandError(f"error: {mapping_error(d, namespace)}")
@@ -68,9 +68,11 @@ def delete_cmd(ctx, args, filenames, namespace, selector, all_, all_namespaces, 
     items: list[_Item] = []
     selects: list[tuple[kinds.Resource, str | None]] = []
     if filenames:
-        items = _items_from_files(filenames, namespace)
+        items = _items_from_files(ctx, filenames, namespace)
     else:
-        for t in parse_targets(args, verb="delete"):
+        targets = parse_targets(args, verb="delete")
+        check_all_namespaces(targets, all_namespaces)
+        for t in targets:
             if t.names:
                 if selector or all_:
                     raise CommandError("error: name cannot be provided when a selector is specified")

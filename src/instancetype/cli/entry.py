@@ -12,14 +12,16 @@ from instancetype.errors import CLIError
 
 def _create_args(argv: list[str]) -> list[str] | None:
     """The words after `create` when the command is `create` (global `--state`, `--kubeconfig`,
-    `--context` and `--cluster` may precede it).
+    `--context`, `--cluster` and `-n` may precede it; `-n` is passed on, virtctl's persistent flag).
 
     `--state ""` is refused here too, as the click group refuses it, though `create` writes no state."""
     i = 0
+    namespace: list[str] = []
     while i < len(argv):
         a = argv[i]
         if a == "create":
-            return argv[i + 1:]
+            rest = argv[i + 1:]
+            return rest[:1] + namespace + rest[1:]      # a later `-n` wins, as in pflag
         if a == "--state":
             if i + 1 < len(argv) and argv[i + 1] == "":
                 raise CLIError(EMPTY_STATE)
@@ -30,6 +32,12 @@ def _create_args(argv: list[str]) -> list[str] | None:
             i += 1
         elif a in ("--kubeconfig", "--context"):     # the cluster options: `create` writes to no store
             i += 2
+        elif a in ("-n", "--namespace"):
+            namespace = [f"--namespace={argv[i + 1]}"] if i + 1 < len(argv) else []
+            i += 2
+        elif a.startswith(("--namespace=", "-n=")):
+            namespace = ["--namespace=" + a.partition("=")[2]]
+            i += 1
         elif a == "--cluster" or a.startswith(("--kubeconfig=", "--context=")):
             i += 1
         else:

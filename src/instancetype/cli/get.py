@@ -16,8 +16,8 @@ from instancetype.jsonutil import sorted_keys
 from . import tables
 from .listing import _labels_text, _no_resources, _yaml  # noqa: F401 (patch_cmd, edit_cmd use _yaml)
 from .completers import complete_args
-from .kubectl import (CommandError, Target, api_error_text, cluster_of, fail, go_json, namespace_of,
-                      namespace_option, parse_targets, reports_errors)
+from .kubectl import (CommandError, Target, api_error_text, check_all_namespaces, cluster_of, fail, go_json,
+                      namespace_of, namespace_option, parse_targets, reports_errors)
 
 _OUTPUTS = ("yaml", "json", "name", "wide")
 
@@ -59,8 +59,7 @@ def get_cmd(ctx, args, namespace, all_namespaces, fmt, selector, field_selector,
     named = any(t.names for t in targets)
     if named and (selector or field_selector):
         raise CommandError("error: name cannot be provided when a selector is specified")
-    if named and all_namespaces:
-        raise CommandError("error: a resource cannot be retrieved by name across all namespaces")
+    check_all_namespaces(targets, all_namespaces)
     if (watch or watch_only) and len(targets) > 1:
         raise CommandError("error: you may only specify a single resource type")
     query = _Query(namespace, all_namespaces, selector, field_selector, ignore_not_found)
@@ -363,6 +362,7 @@ def describe_cmd(ctx, args, namespace, all_namespaces, selector):
     from instancetype.store.base import NotFound, StateFileError
 
     targets = parse_targets(args, verb="describe")
+    check_all_namespaces(targets, all_namespaces)
     errors: list[str] = []
     texts: list[str] = []
     with cluster_of(ctx) as cluster:

@@ -121,7 +121,7 @@ class _Bar:
 @reports_errors
 def image_upload_cmd(ctx, args, namespace, **opts):
     """Upload a VM image to a DataVolume/PersistentVolumeClaim (virtctl image-upload)."""
-    return run(ctx, list(args), namespace or "default", opts)
+    return run(ctx, list(args), namespace, opts)
 
 
 def _parse_args(args: list[str], opts: dict) -> tuple[bool, str]:

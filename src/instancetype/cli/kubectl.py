@@ -19,6 +19,8 @@ import click
 from instancetype.api import kinds
 from instancetype.api.kinds import Resource, resource_for
 
+from .cluster_options import namespace_given, resolve_namespace
+
 STDIN_SOURCE = "STDIN"   # kubectl's name for `-f -` in its messages
 
 
@@ -57,12 +59,10 @@ def cluster_of(ctx: click.Context) -> Iterator[Any]:
     state = (ctx.find_root().obj or {}).get("state") if ctx is not None else None
     choice = cluster_choice(ctx)
     if choice is not None:
-        if state and ctx.find_root().get_parameter_source("state") == click.core.ParameterSource.COMMANDLINE:
-            raise CommandError("error: --state is the embedded store's; it cannot be used with a cluster "
-                               "(--kubeconfig, --cluster, --context)")
+        from .cluster_options import kube_config
         from .remote import RemoteCluster
 
-        cluster = RemoteCluster.open(*choice)
+        cluster = RemoteCluster.open(*choice, config=kube_config(ctx))  # refuses --state with a cluster
     else:
         from instancetype.controller.cluster import Cluster
 
@@ -201,11 +201,16 @@ def parse_targets(args: tuple[str, ...] | list[str], *, verb: str = "get") -> li
     return [Target(r, list(args[1:])) for r in resources]
 
 
-def namespace_of(res: Resource, namespace: str | None) -> str | None:
-    """The namespace a request goes to: none for cluster-scoped kinds, `-n` or `default` otherwise."""
-    if not res.namespaced:
-        return None
-    return namespace or "default"
+def check_all_namespaces(targets: list[Target], all_namespaces: bool) -> None:
+    """cli-runtime's builder refuses names with `-A` (`visitByName`), for every verb that has it."""
+    if all_namespaces and any(t.names for t in targets):
+        raise CommandError("error: a resource cannot be retrieved by name across all namespaces")
+
+
+def namespace_of(res: Resource, namespace: str) -> str | None:
+    """The namespace a request goes to: none for cluster-scoped kinds, else `namespace` (the
+    command's, resolved by `namespace_option`: `-n`, else the kubeconfig context's, else `default`)."""
+    return namespace if res.namespaced else None
 
 
 # --- objects read from files (apply -f, delete -f) ----------------------------------------------
@@ -238,14 +243,17 @@ def mapping_error(d: Any, ns: str | None) -> str | None:
             "ensure CRDs are installed first")
 
 
-def check_namespace(d: Any, namespace: str | None) -> None:
-    """kubectl refuses a document whose own namespace differs from `-n`."""
+def check_namespace(ctx: Any, d: Any, namespace: str) -> None:
+    """kubectl refuses a document whose own namespace differs from `-n` (cli-runtime's
+    `RequireNamespace`, only when `-n` is given: the context's namespace does not enforce)."""
+    if not namespace_given(ctx):
+        return
     res = kinds.BY_KIND.get(stored_kind(d.obj))
     if res is not None and not res.namespaced:
         return
     meta = d.obj.get("metadata")
     given = meta.get("namespace") if isinstance(meta, dict) else None
-    if namespace and given and given != namespace:
+    if given and given != namespace:
         raise CommandError(f'error: the namespace from the provided object "{given}" does not match the namespace '
                            f'"{namespace}". You must pass \'--namespace={given}\' to perform this operation.')
 
@@ -254,5 +262,6 @@ def check_namespace(d: Any, namespace: str | None) -> None:
 
 filename_option = click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
                                help="A file, a directory or - for stdin. Repeatable.")
-namespace_option = click.option("-n", "--namespace", default=None, help="The namespace (default: default).")
+namespace_option = click.option("-n", "--namespace", default=None, callback=resolve_namespace,
+                                help="The namespace (default: the kubeconfig context's on a cluster, else default).")
 

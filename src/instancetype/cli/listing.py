@@ -20,8 +20,8 @@ def _labels_text(obj: dict) -> str:
     return ",".join(f"{k}={labels[k]}" for k in sorted(labels)) or "<none>"
 
 
-def _no_resources(targets: list[Target], namespace: str | None, all_namespaces: bool) -> None:
+def _no_resources(targets: list[Target], namespace: str, all_namespaces: bool) -> None:
     if all_namespaces or not any(t.resource.namespaced for t in targets):
         fail("No resources found")
     else:
-        fail(f"No resources found in {namespace or 'default'} namespace.")
+        fail(f"No resources found in {namespace} namespace.")

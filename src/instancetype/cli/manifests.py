@@ -43,7 +43,9 @@ def check_known_kind(d: Document) -> None:
         raise LoadError(f'{d.where}: no matches for kind "{d.kind}" in version "{d.api_version}"')
 
 
-def sort_documents(docs: list[Document], namespace: str | None) -> Manifests:
+def sort_documents(docs: list[Document], namespace: str, *, enforce: bool = True) -> Manifests:
+    """`namespace`: that of the objects that name none; `enforce`: it was given (`-n`), and an
+    object naming another is refused, as kubectl does."""
     m = Manifests()
     for position, d in enumerate(docs):
         m.order[id(d)] = position
@@ -54,7 +56,7 @@ def sort_documents(docs: list[Document], namespace: str | None) -> Manifests:
             except LoadError as e:
                 raise LoadError(f"{d.where}: {e}") from None
             m.warnings.extend(w)
-        _default_namespace(d, namespace)
+        _default_namespace(d, namespace, enforce)
         group = kinds.group_of(d.api_version)     # after the upgrade: flavor objects are instancetypes now
         if d.kind == "VirtualMachine" and group == "kubevirt.io":
             m.vms.append(d)
@@ -69,19 +71,19 @@ def sort_documents(docs: list[Document], namespace: str | None) -> Manifests:
     return m
 
 
-def _default_namespace(d: Document, namespace: str | None) -> None:
+def _default_namespace(d: Document, namespace: str, enforce: bool) -> None:
     res = kinds.BY_KIND.get(d.kind)
     if res is not None and not res.namespaced:
         return
     meta = d.obj.get("metadata")
     if meta is None:
         meta = d.obj["metadata"] = {}
-    if namespace and meta.get("namespace") and meta["namespace"] != namespace:
+    if enforce and meta.get("namespace") and meta["namespace"] != namespace:
         raise LoadError(f"{d.where}: the namespace from the provided object \"{meta['namespace']}\" does not "
                         f"match the namespace \"{namespace}\". You must pass '--namespace={meta['namespace']}' "
                         f"to perform this operation.")
     if not meta.get("namespace"):
-        meta["namespace"] = namespace or "default"
+        meta["namespace"] = namespace
 
 
 def read_config(path: str | None, manifests: Manifests | None = None) -> dict | None:

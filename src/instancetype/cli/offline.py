@@ -15,13 +15,15 @@ from instancetype.api import kinds
 from instancetype.errors import Error, LoadError, NotFoundError, UnexpectedKindError
 
 from . import output
+from .cluster_options import DEFAULT_NAMESPACE, namespace_given, resolve_namespace
 from .loader import read_sources
 from .manifests import Manifests, check_known_kind, read_config, resource_name, sort_documents
 
 _filename = click.option("-f", "--filename", "filenames", multiple=True, metavar="FILE",
                          help="A file, a directory (read recursively) or - for stdin. Repeatable.")
-_namespace = click.option("-n", "--namespace", default=None,
-                          help="The namespace of objects that name none (default: default).")
+_namespace = click.option("-n", "--namespace", default=None, callback=resolve_namespace,
+                          help="The namespace of objects that name none (default: the kubeconfig context's with "
+                               "--kubeconfig/--cluster/--context, else default).")
 _catalogue = click.option("--builtin-catalog/--no-builtin-catalog", "builtin_catalog", default=True,
                           help="Look up cluster instancetypes and preferences the files do not define in the "
                                "built-in catalogue (default on).")
@@ -34,12 +36,13 @@ def _output_option(choices: tuple[str, ...] = ("yaml", "json")):
                         help="Output format.")
 
 
-def load(filenames: tuple[str, ...], namespace: str | None, kubevirt_config: str | None = None
+def load(filenames: tuple[str, ...], namespace: str, kubevirt_config: str | None = None
          ) -> tuple[Manifests, dict | None]:
     """The sorted manifests and the cluster settings; notes on what is skipped go to stderr."""
     if not filenames:
         raise click.UsageError("must specify -f")
-    m = sort_documents(read_sources(list(filenames)), namespace)
+    m = sort_documents(read_sources(list(filenames)), namespace,
+                       enforce=namespace_given(click.get_current_context(silent=True)))
     config = read_config(kubevirt_config, m)
     for w in m.warnings:
         output.warn(w)
@@ -209,7 +212,7 @@ def _missing_references(vm: dict, objects: list[dict]) -> list[str]:
     from instancetype.engine import find
     from instancetype.engine.objects import ObjectIndex
 
-    ns = (vm.get("metadata") or {}).get("namespace") or "default"
+    ns = (vm.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE
     index = ObjectIndex(objects, ns)
     out = []
     for fn in (find.find_instancetype, find.find_preference):

@@ -62,8 +62,8 @@ class RemoteCluster(StoreReads):
     remote = True
     images = None
 
-    def __init__(self, kubeconfig: str | None, context: str | None):
-        self._kubeconfig, self._context = kubeconfig, context
+    def __init__(self, kubeconfig: str | None, context: str | None, config: Any = None):
+        self._kubeconfig, self._context, self._config = kubeconfig, context, config
         self._store: Any = None
 
     @property
@@ -72,12 +72,13 @@ class RemoteCluster(StoreReads):
         if self._store is None:
             from .kube_store import CommandLineKubeStore
 
-            self._store = CommandLineKubeStore(self._kubeconfig, self._context)
+            self._store = CommandLineKubeStore(self._kubeconfig, self._context, config=self._config)
         return self._store
 
     @classmethod
-    def open(cls, kubeconfig: str | None, context: str | None) -> "RemoteCluster":
-        cluster = cls(kubeconfig, context)
+    def open(cls, kubeconfig: str | None, context: str | None, config: Any = None) -> "RemoteCluster":
+        """`config`: the kubeconfig already loaded (lightkube `SingleConfig`), else it is read here."""
+        cluster = cls(kubeconfig, context, config)
         try:
             cluster.store.ping()      # one clear line now for an unreachable or unauthorised cluster
         except BaseException:
@@ -123,7 +124,7 @@ class RemoteCluster(StoreReads):
         kind, api_version = obj["kind"], obj.get("apiVersion")
         res = resource_of(kind, api_version)
         meta = obj.get("metadata") or {}
-        ns = (meta.get("namespace") or namespace or "default") if res.namespaced else None
+        ns = (meta.get("namespace") or namespace or self.store.default_namespace) if res.namespaced else None
         applied = kubectl_last_applied(obj, ns)
         check_create(dict(applied, kind=FLAVOR_KINDS.get(kind, kind)) if res.group == FLAVOR_GROUP else applied,
                      namespace)

@@ -22,7 +22,7 @@ _ERRORS = {
 }
 
 
-def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace: str | None, *,
+def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace: str, *,
                dry_run: bool = False, force: bool = False, grace_period: int | None = None,
                paused: bool = False) -> int:
     from instancetype.errors import Error
@@ -38,9 +38,9 @@ def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace
         try:
             with undone(cluster.store) if dry_run else cluster.store.transaction():
                 if action == "start":
-                    cluster.start(name, namespace or "default", paused=paused)
+                    cluster.start(name, namespace, paused=paused)
                 else:       # StopOptions.gracePeriod / RestartOptions.gracePeriodSeconds with --force
-                    getattr(cluster, action)(name, namespace or "default", grace_period=grace_period if force else None)
+                    getattr(cluster, action)(name, namespace, grace_period=grace_period if force else None)
         except NotFound as e:
             # The subresource handler answers with the singular resource (virt-api fetchVirtualMachine).
             text = f'virtualmachine.kubevirt.io "{name}" not found' if getattr(e, "kind", None) in (
@@ -76,14 +76,14 @@ restart_cmd = _vm_command("restart", "Restart a VirtualMachine (virtctl restart)
 
 
 @reports_errors
-def expand_stored(ctx: click.Context, name: str, namespace: str | None, fmt: str) -> int:
+def expand_stored(ctx: click.Context, name: str, namespace: str, fmt: str) -> int:
     """virtctl `expand --vm NAME`: the stored VM expanded against the stored objects, printed as
     `expand -f` prints (YAML or JSON); errors as virtctl words them."""
     from instancetype.errors import Error
 
     from .output import objects_text
 
-    ns = namespace or "default"
+    ns = namespace
     if fmt not in ("yaml", "json"):
         raise CommandError(f"error not supported output format defined: {fmt}")
     with cluster_of(ctx) as cluster:
@@ -97,7 +97,7 @@ def expand_stored(ctx: click.Context, name: str, namespace: str | None, fmt: str
 
 
 @reports_errors
-def expand_posted(ctx: click.Context, path: str, namespace: str | None, fmt: str) -> int:
+def expand_posted(ctx: click.Context, path: str, namespace: str, fmt: str) -> int:
     """virtctl `expand --file FILE`: the VM in the file, not stored, expanded in the namespace
     against the stored objects (KubeVirt's `expand-vm-spec`); errors as virtctl words them."""
     import yaml
@@ -106,7 +106,7 @@ def expand_posted(ctx: click.Context, path: str, namespace: str | None, fmt: str
 
     from .output import objects_text
 
-    ns = namespace or "default"
+    ns = namespace
     if fmt not in ("yaml", "json"):
         raise CommandError(f"error not supported output format defined: {fmt}")
     try:

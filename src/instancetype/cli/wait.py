@@ -18,7 +18,7 @@ from typing import Any, Callable
 import click
 
 from .completers import complete_args
-from .kubectl import (CommandError, Failure, api_failure, cluster_of, namespace_of, namespace_option,
+from .kubectl import (CommandError, Failure, api_failure, check_all_namespaces, cluster_of, namespace_of, namespace_option,
                       parse_targets, report, reports_errors)
 
 POLL_SECONDS = 0.1
@@ -142,12 +142,13 @@ def check_for(for_: str | None) -> Check | None:
 @click.command("wait")
 @click.argument("args", nargs=-1, shell_complete=complete_args)
 @namespace_option
+@click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="Without names: in every namespace.")
 @click.option("--for", "for_", default=None, metavar="CONDITION",
               help="condition=Ready[=true], delete, or jsonpath='{.status.phase}'=Running.")
 @click.option("--timeout", default="30s", help="How long to wait (Go duration, default 30s; 0: check once).")
 @click.pass_context
 @reports_errors
-def wait_cmd(ctx, args, namespace, for_, timeout):
+def wait_cmd(ctx, args, namespace, all_namespaces, for_, timeout):
     """Wait until objects meet a condition (kubectl wait)."""
     from instancetype.store.base import NotFound
 
@@ -156,15 +157,21 @@ def wait_cmd(ctx, args, namespace, for_, timeout):
         seconds = WEEK_SECONDS
     check = check_for(for_)
     targets = parse_targets(args, verb="wait")
+    check_all_namespaces(targets, all_namespaces)
     failures: list[Failure] = []
     deadline = time.monotonic() + seconds
     with cluster_of(ctx) as cluster:
         for t in targets:
             ns = namespace_of(t.resource, namespace)
-            names = t.names or [(o.get("metadata") or {}).get("name", "") for o in cluster.list(t.resource.kind, ns)]
-            if not names and check is not None:
+            if t.names:
+                named = [(name, ns) for name in t.names]
+            else:
+                metas = [o.get("metadata") or {} for o in
+                         cluster.list(t.resource.kind, None if all_namespaces else ns)]
+                named = [(m.get("name", ""), m.get("namespace")) for m in metas]
+            if not named and check is not None:
                 failures.append(Failure("error: no matching resources found", "no matching resources found"))
-            for name in names:
+            for name, ns in named:
                 where = f"{t.resource.plural}/{name}"
                 try:
                     met = _wait_one(cluster, t.resource.kind, name, ns, check, deadline, seconds == 0)

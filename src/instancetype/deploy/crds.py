@@ -132,6 +132,20 @@ def _preserved_kind(description: str = "") -> dict:
     return out
 
 
+def _kubevirt_schema() -> dict:
+    """KubeVirt's object: every field kept, and the parts the controller reads typed as objects, so
+    that the API server refuses `instancetype: 5` as the embedded store does (the same paths)."""
+    from instancetype.webhook.admission import KUBEVIRT_OBJECT_PATHS
+
+    schema = _preserved_kind("KubeVirt represents the object deploying all KubeVirt resources.")
+    for path in KUBEVIRT_OBJECT_PATHS:       # parents first
+        node = schema
+        for name in path[:-1]:
+            node = node["properties"][name]
+        node.setdefault("properties", {})[path[-1]] = preserved_object()
+    return schema
+
+
 def kubevirt_crd(kind: str) -> dict:
     """VirtualMachine, VirtualMachineInstance, KubeVirt, DataVolume, DataSource or VolumeSnapshot."""
     r = kinds.BY_KIND[kind]
@@ -159,7 +173,7 @@ def kubevirt_crd(kind: str) -> dict:
     if kind == "KubeVirt":
         columns = [_AGE, {"name": "Phase", "type": "string", "jsonPath": ".status.phase"}]
         return _crd(r.group, kind, r.plural, r.singular, True,
-                    [_version("v1", _preserved_kind("KubeVirt represents the object deploying all KubeVirt resources."), columns)],
+                    [_version("v1", _kubevirt_schema(), columns)],
                     short_names=r.short_names, categories=("all",), labels={"operator.kubevirt.io": ""})
     if kind == "DataVolume":
         # CDI's DataVolume (kubebuilder markers of cdi v1beta1 types.go).

@@ -63,14 +63,15 @@ def admit(store: Store, obj: dict, *, operation: str = "CREATE", old: dict | Non
     return Admitted(clone(obj), warnings)
 
 
-# The parts of a KubeVirt object the controller reads: the CRD's schema types them as objects.
-_KUBEVIRT_OBJECT_PATHS = (("spec",), ("spec", "configuration"), ("spec", "configuration", "instancetype"),
+# The parts of a KubeVirt object the controller reads: the CRD's schema types them as objects
+# (deploy/crds.py installs the same schema on a cluster).
+KUBEVIRT_OBJECT_PATHS = (("spec",), ("spec", "configuration"), ("spec", "configuration", "instancetype"),
                           ("spec", "configuration", "commonInstancetypesDeployment"))
 
 
 def _check_kubevirt_schema(obj: dict) -> None:
     """The API server's structural-schema check of a KubeVirt object, for the fields read here."""
-    for path in _KUBEVIRT_OBJECT_PATHS:     # parents first: dig stops at a parent already checked
+    for path in KUBEVIRT_OBJECT_PATHS:     # parents first: dig stops at a parent already checked
         value = dig(obj, *path)
         if value is None or isinstance(value, dict):
             continue
