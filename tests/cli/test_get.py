@@ -131,8 +131,10 @@ def test_start_stop_restart_messages(embedded):
     assert run(state, "start").err == "accepts 1 arg(s), received 0\n"
 
 
-def test_start_paused_and_force_options(state):
-    """virtctl's `start --paused` (a paused VMI, the VM Paused) and `--force --grace-period`."""
+def test_start_paused_and_force_options(embedded):
+    """virtctl's `start --paused` (a paused VMI, the VM Paused) and `--force --grace-period`
+    (on a cluster: tests/kube/test_virtctl.py::test_start_paused)."""
+    state = embedded
     assert run(state, "start", "vm1", "--paused", "--dry-run").out == "VM vm1 was scheduled to start\n"
     assert run(state, "get", "vmi").err == "No resources found in default namespace.\n"
     assert run(state, "start", "vm1", "--paused").out == "VM vm1 was scheduled to start\n"
