@@ -358,11 +358,22 @@ class VMController:
         with self._stats_lock:
             self.stats[what] += n
 
-    def idle(self) -> bool:
-        """Nothing queued or in flight and no expectation pending."""
+    def idle(self, within: float | None = None) -> bool:
+        """Nothing queued or in flight and no expectation pending (with `within`: retries due
+        later than `within` seconds from now do not count)."""
         with self._expect_lock:
             pending = bool(self._expect)
-        return self.queue.idle() and not pending
+        return self.queue.idle(within) and not pending
+
+    def wait_idle(self, timeout: float, *, within: float = 1.0, poll: float = 0.02) -> bool:
+        """Wait (at most `timeout` seconds) until `idle(within)`: what a caller that made a write
+        and saw it reach the informers needs before reading the settled state. False on timeout."""
+        deadline = time.monotonic() + timeout
+        while not self.idle(within):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll)
+        return True
 
 
 def feed_from_store(store: Store, controller: VMController, kinds_: Iterable[str] = WATCHED_KINDS, *,
