@@ -241,3 +241,22 @@ def test_wait_idle_returns_once_the_work_is_done_and_is_bounded(tmp_path):
     finally:
         ctl.stop()
         store.close()
+
+
+def test_an_updated_object_gone_from_the_cache_leaves_no_expectation(tmp_path):
+    """A VMI whose last finalizer the controller's update removed is deleted at once: the VM's
+    key must not wait EXPECTATION_TIMEOUT for the cache to show an object that no longer exists.
+    A created object not in the cache yet is still waited for."""
+    from instancetype.controller.runner import _RecordingStore
+
+    store = SqliteStore(str(tmp_path / "state.db"))
+    try:
+        rec = _RecordingStore(store, lambda: True)
+        claim = rec.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                            "metadata": {"name": "disk", "namespace": "default"}, "spec": {}})
+        rec.update(dict(claim, metadata={**claim["metadata"], "labels": {"a": "b"}}))
+        (_, _, _, created), (_, _, _, updated) = rec.checks
+        assert created(None) is False
+        assert updated(None) is True
+    finally:
+        store.close()

@@ -126,14 +126,16 @@ class _RecordingStore(Store):
             raise NotLeading("not the leader: the lease was lost; no write is made")
         self.writes += 1
 
-    def _expect_seen(self, obj: dict, before_rv: Any = None) -> None:
+    def _expect_seen(self, obj: dict, before_rv: Any = None, *, existed: bool = False) -> None:
         meta = obj.get("metadata") or {}
         uid, rv = meta.get("uid"), meta.get("resourceVersion")
         ns = meta.get("namespace") or ""
 
         def seen(cached: dict | None) -> bool:
             if cached is None:
-                return False
+                # A created object not cached yet; an updated one deleted since (a VMI whose last
+                # finalizer the update removed): nothing of ours left to wait for.
+                return existed
             cm = cached.get("metadata") or {}
             if cm.get("uid") != uid:
                 return True            # replaced since: nothing of ours left to wait for
@@ -151,14 +153,14 @@ class _RecordingStore(Store):
         self._fence()
         before = (obj.get("metadata") or {}).get("resourceVersion")
         updated = self._store.update(obj, subresource=subresource)
-        self._expect_seen(updated, before)
+        self._expect_seen(updated, before, existed=True)
         return updated
 
     def patch(self, kind, name, patch, namespace=None, *, subresource=None):
         self._fence()
         before = ((patch or {}).get("metadata") or {}).get("resourceVersion")
         patched = self._store.patch(kind, name, patch, namespace, subresource=subresource)
-        self._expect_seen(patched, before)
+        self._expect_seen(patched, before, existed=True)
         return patched
 
     def delete(self, kind, name, namespace=None, **kw):
