@@ -145,7 +145,11 @@ def _expand_in_place(store: Store, vm: dict, config: dict | None, stored: dict) 
                       stored)
 
 
-def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict) -> dict:
+def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict, *, inline: bool = True) -> dict:
+    """Pin the revisions, build and create the VMI, write the status. `inline=False` (a request of
+    the subresource API on a cluster, virt-api's part): the status is left to the controller the
+    VMI's event brings (virt-controller's updateStatus), whose writes it would race: a Conflict
+    there, retried, would find the VMI just created and answer `VM is already running`."""
     import instancetype
 
     pinned: dict[str, dict] = {}
@@ -164,7 +168,10 @@ def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         return _write_failure(store, vm, reason, str(e), stored)
     except Error as e:
         return _write_failure(store, vm, "FailedCreate", str(e), stored)
-    return _write_status(store, vm, _create_vmi(store, vm, vmi), stored)
+    created = _create_vmi(store, vm, vmi)
+    if not inline:
+        return stored
+    return _write_status(store, vm, created, stored)
 
 
 class _WithPinned(StoreObjects):
@@ -341,7 +348,7 @@ def start(store: Store, vm: dict, config: dict | None = None, *, inline: bool = 
         raise _conflict(vm, f"{strategy} does not support manual start requests")
     if strategy == "Halted":
         return _set_running(store, vm, True, config, inline)
-    return _start_vmi(store, clone(vm), config, vm)  # Manual, RerunOnFailure: a start request
+    return _start_vmi(store, clone(vm), config, vm, inline=inline)  # Manual, RerunOnFailure: a start request
 
 
 def stop(store: Store, vm: dict, config: dict | None = None, *, inline: bool = True) -> dict:
@@ -366,4 +373,4 @@ def restart(store: Store, vm: dict, config: dict | None = None, *, inline: bool 
     _delete_vmi(store, vm)
     if not inline and strategy == "Always":
         return vm       # the controller starts the next VMI once this one is gone
-    return _start_vmi(store, clone(vm), config, vm)
+    return _start_vmi(store, clone(vm), config, vm, inline=inline)
