@@ -11,7 +11,6 @@ from instancetype.controller import Cluster
 from instancetype.store.base import Conflict, Invalid, NotFound
 from instancetype.webhook.admission import Refused
 from tests import builders
-from tests.kube.both_stores import any_cluster, kube_stack  # noqa: F401 -- fixtures
 
 IT = builders.instancetype_obj("csmall", cpu=1, memory="128Mi")
 PREF = builders.preference_obj("cirros", {"devices": {"preferredDiskBus": "virtio"}})

@@ -17,12 +17,16 @@
   has removed the dependents. Bounded (SETTLE_TIMEOUT), with an assertion naming what did not
   settle; no sleeps.
 
+The controller keeps the catalogue (virt-operator's part, as `instancetype controller` does by
+default). The tests of a module share the cluster-scoped objects: the KubeVirt object's spec is
+put back after each test, and the cluster-scoped objects a test created are deleted.
+
 Marks: `@pytest.mark.embedded_only(reason)` skips the `kube` variant with that reason.
 Other helpers: `any_cluster.store_name` ("embedded" / "kube") for the few assertions whose
 wording is the API server's; `KubeCluster.namespace`.
 
-A test module that uses `any_cluster` imports it (`from tests.kube.both_stores import any_cluster`),
-which also brings the module-scoped `kube_stack`.
+Registered for the whole suite by `pytest_plugins` in tests/conftest.py: any test may ask for
+`any_cluster` (it is marked `cluster` on its `kube` variant only).
 """
 from __future__ import annotations
 
@@ -104,6 +108,7 @@ class KubeCluster:
         self.stack, self.namespace = stack, namespace
         self.remote = RemoteCluster(str(kubeconfig), None)
         self.images = None
+        self.created_cluster_scoped: list[tuple[str, str]] = []     # deleted after the test
 
     def close(self) -> None:
         self.remote.close()
@@ -162,10 +167,18 @@ class KubeCluster:
         self.settle([("VirtualMachine", ns, name), ("VirtualMachineInstance", ns, name)])
         return out
 
+    def sync_catalog(self, *, dry_run: bool = False) -> list:
+        changes = self.remote.sync_catalog(dry_run=dry_run)
+        if not dry_run:
+            self.settle([(c.kind, "", c.name) for c in changes])
+        return changes
+
     def _settled(self, result):
         meta = result.object.get("metadata") or {}
         kind = result.object.get("kind") or ""
         key = (kind, meta.get("namespace") or "", meta.get("name") or "")
+        if result.action == "created" and not _namespaced(kind):
+            self.created_cluster_scoped.append((kind, key[2]))
         self.settle([key])
         with contextlib.suppress(NotFound):      # what the embedded store returns: the settled object
             result.object = self.remote.get(kind, key[2], key[1] or None)
@@ -225,7 +238,7 @@ def _run_controller(stack: KubeStack, stop: threading.Event, ready: threading.Ev
         ready.set()
 
     try:
-        run(Options(kubeconfig=str(stack.kube.kubeconfig), workers=2, catalog=False), stop, on_ready=on_ready)
+        run(Options(kubeconfig=str(stack.kube.kubeconfig), workers=2, catalog=True), stop, on_ready=on_ready)
     except BaseException as e:  # noqa: BLE001 -- reported by the fixture and by settle()
         stack.failure.append(repr(e))
         ready.set()
@@ -288,6 +301,9 @@ def kube_cluster(stack: KubeStack, namespace: str, work: Path) -> Iterator[KubeC
         try:
             for vm in list(cluster.list("VirtualMachine")):
                 cluster.delete("VirtualMachine", vm["metadata"]["name"])
+            for kind, name in cluster.created_cluster_scoped:
+                with contextlib.suppress(NotFound):
+                    cluster.delete(kind, name)
             _restore_kubevirt(cluster, stack.kubevirt)
         finally:
             cluster.close()
