@@ -35,6 +35,11 @@ class Result:
 
 
 def run(state, *args: str, stdin: str | None = None) -> Result:
+    return run_main(["--state", str(state), *args], stdin=stdin)
+
+
+def run_main(argv: list[str], *, stdin: str | None = None) -> Result:
+    """`instancetype ARGV` in this process: exit code, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
     old_stdin = sys.stdin
     if stdin is not None:
@@ -42,7 +47,7 @@ def run(state, *args: str, stdin: str | None = None) -> Result:
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                main(["--state", str(state), *args])
+                main(argv)
                 code = 0
             except SystemExit as e:
                 code = int(e.code or 0)

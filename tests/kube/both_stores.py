@@ -105,7 +105,7 @@ class KubeCluster:
     def __init__(self, stack: KubeStack, namespace: str, kubeconfig: Path):
         from instancetype.cli.remote import RemoteCluster
 
-        self.stack, self.namespace = stack, namespace
+        self.stack, self.namespace, self.kubeconfig = stack, namespace, kubeconfig
         self.remote = RemoteCluster(str(kubeconfig), None)
         self.images = None
         self.created_cluster_scoped: list[tuple[str, str]] = []     # deleted after the test
@@ -205,6 +205,12 @@ class KubeCluster:
                                      f"writing {keys}: queue {len(ctl.queue)}, stats {ctl.stats}"
                                      + "".join(f"\ncontroller thread failed: {f}" for f in self.stack.failure))
 
+    def settle_namespace(self) -> None:
+        """After writes made elsewhere (the command line): settle every VM of the namespace and its VMI."""
+        names = [vm["metadata"]["name"] for vm in self.remote.store.list("VirtualMachine", self.namespace)]
+        self.settle([(kind, self.namespace, n) for n in names
+                     for kind in ("VirtualMachine", "VirtualMachineInstance")])
+
     def _live(self, kind: str, ns: str, name: str) -> dict | None:
         try:
             return self.remote.store.get(kind, name, ns or None)
@@ -225,6 +231,21 @@ class KubeCluster:
             if time.monotonic() >= deadline:
                 raise AssertionError(f"timed out waiting for {what}")
             time.sleep(0.02)
+
+
+def cli_args(cluster) -> list[str]:
+    """The `instancetype` options that name `cluster`'s store: its state file, or the kubeconfig
+    of its namespace (after such a command, call `settled(cluster)`)."""
+    if cluster.store_name == "embedded":
+        return ["--state", str(cluster.store.path)]
+    return ["--kubeconfig", str(cluster.kubeconfig)]
+
+
+def settled(cluster) -> None:
+    """What a command line's writes started on `cluster` has settled (nothing to wait for on the
+    embedded store, where it ran inline)."""
+    if cluster.store_name == "kube":
+        cluster.settle_namespace()
 
 
 # --- fixtures ----------------------------------------------------------------------------------------
