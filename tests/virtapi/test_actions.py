@@ -87,3 +87,15 @@ def test_a_manual_start_creates_the_vmi_and_leaves_the_status_to_the_controller(
         assert c.store.count("VirtualMachineInstance", "default") == 1
         assert c.get("VirtualMachine", "vm1", "default")["status"]["printableStatus"] == "Stopped"
         assert store.updates == 0
+
+
+def test_a_manual_stop_deletes_the_vmi_and_leaves_the_status_to_the_controller(tmp_path):
+    with Cluster.open(str(tmp_path / "state.db")) as c:
+        c.apply(builders.vm("vm1", namespace=None, runStrategy="Manual", domain={"devices": {}}), namespace="default")
+        c.start("vm1", "default")
+        assert c.get("VirtualMachine", "vm1", "default")["status"]["printableStatus"] == "Running"
+        store = RacingStore(c.store, races=0)
+        vm_action(store, "stop", "default", "vm1", b"")
+        assert c.store.count("VirtualMachineInstance", "default") == 0
+        assert c.get("VirtualMachine", "vm1", "default")["status"]["printableStatus"] == "Running"
+        assert store.updates == 0

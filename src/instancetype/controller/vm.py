@@ -361,6 +361,11 @@ def stop(store: Store, vm: dict, config: dict | None = None, *, inline: bool = T
     if strategy in ("Always", "Once"):
         return _set_running(store, vm, False, config, inline)
     _delete_vmi(store, vm)
+    if not inline:
+        # virt-api's part ends with the deletion; the status is the controller's (see _start_vmi):
+        # written here it raced the controller that the deletion woke, and the Conflict's retry
+        # found no VMI and answered `VM is not running`.
+        return vm
     return _write_status(store, clone(vm), None, vm)
 
 
