@@ -157,8 +157,8 @@ def subresource_api_served(kube, work: Path, *, controller: bool = True) -> Iter
     """`instancetype install` (the APIService at the namespace's ADDRESS:SUBRESOURCE_PORT), then
     `instancetype serve` (the webhooks and the subresource API) and, with `controller`,
     `instancetype controller` inside `kube` (kube_netns), both as the ServiceAccount install made.
-    On exit the VMs go while the controller (the caller's, without `controller`) still runs, then
-    `uninstall`, then the processes stop."""
+    On exit the VMs go while the controller runs (without `controller`, the caller's must have let
+    their VMIs go: controller_env.release_vmis), then `uninstall`, then the processes stop."""
     from tests.kube.certs import make_webhook_certs
     from tests.kube.controller_env import until
 
