@@ -62,6 +62,11 @@ def vm_namespace(subresource_api, netns_namespace):
     return netns_namespace
 
 
+def _vmi_json(kube, ns: str, name: str) -> dict | None:
+    r = kube.kubectl("get", f"vmis/{name}", "-n", ns, "-o", "json", check=False)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
 def _vmi_uid(kube, ns: str) -> str | None:
     r = kube.kubectl("get", "vmi", "vm1", "-n", ns, "-o", "jsonpath={.metadata.uid}", check=False)
     return r.stdout if r.returncode == 0 else None
@@ -179,7 +184,8 @@ def test_seed_003_user_override_and_versioning(subresource_api, netns_namespace,
     kube.kubectl("apply", "-n", ns, "-f", "-", input=OVERRIDE)
     r = kube.virtctl("start", "example-preference-user-override", "-n", ns)
     assert r.stdout == "VM example-preference-user-override was scheduled to start\n"
-    vmi = json.loads(kube.kubectl("get", "vmis/example-preference-user-override", "-n", ns, "-o", "json").stdout)
+    # `running: true` is virt-api's part; the controller makes the VMI once it sees it
+    vmi = until(lambda: _vmi_json(kube, ns, "example-preference-user-override"), timeout=60, what="the VMI")
     assert vmi["spec"]["domain"]["devices"]["disks"] == [
         {"disk": {"bus": "sata"}, "name": "containerdisk"}, {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"}]
 
@@ -187,7 +193,9 @@ def test_seed_003_user_override_and_versioning(subresource_api, netns_namespace,
     (tmp_path / "vm-cirros-csmall.yaml").write_text(VM_CIRROS_CSMALL)
     kube.kubectl("apply", "-n", ns, "-f", str(tmp_path / "csmall.yaml"), "-f", str(tmp_path / "vm-cirros-csmall.yaml"))
     assert kube.virtctl("start", "vm-cirros-csmall", "-n", ns).stdout == "VM vm-cirros-csmall was scheduled to start\n"
-    vm = json.loads(kube.kubectl("get", "vm/vm-cirros-csmall", "-n", ns, "-o", "json").stdout)
+    vm = until(lambda: (lambda v: v if "revisionName" in v["spec"]["instancetype"] else None)(
+        json.loads(kube.kubectl("get", "vm/vm-cirros-csmall", "-n", ns, "-o", "json").stdout)),
+        timeout=60, what="the controller to pin the revision")
     uid = kube.kubectl("get", "virtualmachineinstancetype/csmall", "-n", ns, "-o", "jsonpath={.metadata.uid}").stdout
     name = f"vm-cirros-csmall-csmall-{uid}-1"
     assert vm["spec"]["instancetype"] == {"kind": "VirtualMachineInstancetype", "name": "csmall", "revisionName": name}
