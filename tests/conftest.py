@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-# The cluster-mode fixtures (kube, kube_netns, namespace...): see tests/kube/conftest.py.
-pytest_plugins = ["tests.kube.plugin"]
+# The cluster-mode fixtures (kube, kube_netns, namespace...): see tests/kube/conftest.py;
+# any_cluster (one test body on both stores): see tests/kube/both_stores.py.
+pytest_plugins = ["tests.kube.plugin", "tests.kube.both_stores"]
 
 
 @pytest.fixture(autouse=True)

@@ -57,12 +57,13 @@ class OnCluster:
 
 def run(state, *args: str, stdin: str | None = None) -> Result:
     if isinstance(state, OnCluster):
-        r = run_argv([*state.args(), *args], stdin)
+        r = run_main([*state.args(), *args], stdin=stdin)
         return Result(r.code, state.seen(r.out), state.seen(r.err))
-    return run_argv(["--state", str(state), *args], stdin)
+    return run_main(["--state", str(state), *args], stdin=stdin)
 
 
-def run_argv(argv: list[str], stdin: str | None) -> Result:
+def run_main(argv: list[str], *, stdin: str | None = None) -> Result:
+    """`instancetype ARGV` in this process: exit code, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
     old_stdin = sys.stdin
     if stdin is not None:

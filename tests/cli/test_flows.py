@@ -1,56 +1,78 @@
 """The VM controller flows (pkg/instancetype/controller/vm; KubeVirt's functional tests/instancetype)
-through the CLI: pinning, renaming, deleting the referenced object, inference."""
+through the CLI: pinning, renaming, deleting the referenced object (on both stores: `any_cluster`,
+`--state` or `--kubeconfig`), inference (the embedded store's images)."""
 from __future__ import annotations
 
-from ._helpers import INSTANCETYPE, VM, get_json, inferring_vm, run
+import json
+
+import pytest
+
+from tests.kube.both_stores import cli_args, settled
+
+from ._helpers import INSTANCETYPE, VM, Result, get_json, inferring_vm, run, run_main
 
 
-def _vm(state, name="vm1"):
-    return get_json(state, "vm", name)
+@pytest.fixture
+def cluster(any_cluster):
+    return any_cluster
 
 
-def test_pinned_revision_survives_an_edit(tmp_path):
-    state = tmp_path / "state.db"
-    run(state, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + VM)
-    assert run(state, "start", "vm1").code == 0
-    pinned = _vm(state)["spec"]["instancetype"]["revisionName"]
-    assert run(state, "apply", "-f", "-", stdin=INSTANCETYPE.replace("guest: 1\n", "guest: 2\n")).out.endswith(
+def _run(cluster, *args: str, stdin: str | None = None) -> Result:
+    """The command on `cluster`'s store (`--state` or `--kubeconfig`), then settled."""
+    result = run_main([*cli_args(cluster), *args], stdin=stdin)
+    settled(cluster)
+    return result
+
+
+def _get_json(cluster, *args: str):
+    r = run_main([*cli_args(cluster), "get", *args, "-o", "json"])
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+def _vm(cluster, name="vm1"):
+    return _get_json(cluster, "vm", name)
+
+
+def test_pinned_revision_survives_an_edit(cluster):
+    _run(cluster, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + VM)
+    assert _run(cluster, "start", "vm1").code == 0
+    pinned = _vm(cluster)["spec"]["instancetype"]["revisionName"]
+    assert _run(cluster, "apply", "-f", "-", stdin=INSTANCETYPE.replace("guest: 1\n", "guest: 2\n")).out.endswith(
         "configured\n")
-    assert run(state, "restart", "vm1").code == 0
-    assert _vm(state)["spec"]["instancetype"]["revisionName"] == pinned
-    vmi = get_json(state, "vmi", "vm1")
+    assert _run(cluster, "restart", "vm1").code == 0
+    assert _vm(cluster)["spec"]["instancetype"]["revisionName"] == pinned
+    vmi = _get_json(cluster, "vmi", "vm1")
     assert vmi["spec"]["domain"]["cpu"]["sockets"] == 1
 
 
-def test_rename_with_and_without_revision_name(tmp_path):
-    state = tmp_path / "state.db"
+def test_rename_with_and_without_revision_name(cluster):
     other = INSTANCETYPE.replace("name: small", "name: other")
-    run(state, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + other + "---\n" + VM)
-    run(state, "start", "vm1")
-    vm = _vm(state)
+    _run(cluster, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + other + "---\n" + VM)
+    _run(cluster, "start", "vm1")
+    vm = _vm(cluster)
     pinned = vm["spec"]["instancetype"]["revisionName"]
     renamed = VM.replace("    name: small", f"    name: other\n    revisionName: {pinned}")
-    r = run(state, "apply", "-f", "-", stdin=renamed)
+    r = _run(cluster, "apply", "-f", "-", stdin=renamed)
     assert (r.code, r.err) == (1, "The request is invalid: spec.instancetype.revisionName: the Matcher Name has been "
                                   "updated without updating the RevisionName\n")
     # kubectl apply keeps a field the controller set (revisionName is in no applied configuration),
     # so the rename is refused the same way until the manifest clears it explicitly.
-    assert run(state, "apply", "-f", "-", stdin=VM.replace("    name: small", "    name: other")).code == 1
-    r = run(state, "apply", "-f", "-", stdin=VM.replace("    name: small", "    name: other\n    revisionName: null"))
+    assert _run(cluster, "apply", "-f", "-", stdin=VM.replace("    name: small", "    name: other")).code == 1
+    r = _run(cluster, "apply", "-f", "-", stdin=VM.replace("    name: small", "    name: other\n    revisionName: null"))
     assert (r.code, r.out) == (0, "virtualmachine.kubevirt.io/vm1 configured\n"), r.err
-    assert _vm(state)["spec"]["instancetype"]["name"] == "other"
+    assert _vm(cluster)["spec"]["instancetype"]["name"] == "other"
 
 
-def test_deleting_the_referenced_instancetype(tmp_path):
-    state = tmp_path / "state.db"
-    run(state, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + VM)
-    assert run(state, "delete", "virtualmachineinstancetype", "small").code == 0
+def test_deleting_the_referenced_instancetype(cluster):
+    _run(cluster, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + VM)
+    assert _run(cluster, "delete", "virtualmachineinstancetype", "small").code == 0
     # Admitted (KubeVirt admits a VM whose instancetype is missing); it cannot start.
-    assert run(state, "start", "vm1").code == 0
-    vm = _vm(state)
+    assert _run(cluster, "start", "vm1").code == 0
+    vm = _vm(cluster)
     failure = [c for c in vm["status"]["conditions"] if c["type"] == "Failure"]
     assert failure and failure[0]["reason"] == "FailedFindInstancetype"
-    assert run(state, "get", "vm").out.split()[-2:] == ["Stopped", "False"]
+    assert _run(cluster, "get", "vm").out.split()[-2:] == ["Stopped", "False"]
 
 
 def infer_vm(policy: str) -> str:
@@ -67,7 +89,7 @@ def test_inference_failure_policies(tmp_path):
     assert r.code == 1 and "unable to find required instancetype.kubevirt.io/default-instancetype label" in r.err
     r = run(state, "apply", "-f", "-", stdin=infer_vm("Ignore"))
     assert r.code == 0, r.err
-    assert "instancetype" not in _vm(state, "inferred")["spec"]
+    assert "instancetype" not in get_json(state, "vm", "inferred")["spec"]
 
 
 def test_datasource_and_datavolumetemplate_inference(tmp_path):
@@ -83,5 +105,5 @@ def test_datasource_and_datavolumetemplate_inference(tmp_path):
                           "storage": {"resources": {"requests": {"storage": "1Gi"}}}}}])
     r = run(state, "apply", "-f", "-", stdin=vm)
     assert r.code == 0, r.err
-    spec = _vm(state, "dvt")["spec"]
+    spec = get_json(state, "vm", "dvt")["spec"]
     assert spec["instancetype"]["name"] == "u1.medium" and spec["preference"]["name"] == "fedora"

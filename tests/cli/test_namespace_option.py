@@ -11,7 +11,7 @@ import json
 import pytest
 import yaml
 
-from ._helpers import INSTANCETYPE, VM, run, run_argv
+from ._helpers import INSTANCETYPE, VM, run, run_main
 
 KUBECONFIG = {
     "apiVersion": "v1", "kind": "Config", "current-context": "main",
@@ -44,7 +44,7 @@ def _expanded_namespace(*args: str) -> str:
 
 def run_no_state(*args: str):
     """`run` without `--state` (which a cluster option refuses)."""
-    return run_argv(list(args), None)
+    return run_main(list(args))
 
 
 @pytest.mark.parametrize("args, namespace", [

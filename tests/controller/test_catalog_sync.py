@@ -1,4 +1,5 @@
-"""The catalogue in the embedded store, kept as virt-operator keeps it."""
+"""The catalogue kept as virt-operator keeps it: on the embedded store, and (`any_cluster`) on a
+real API server where `install` deployed it and the VM controller keeps it."""
 from __future__ import annotations
 
 import pytest
@@ -12,9 +13,8 @@ CLUSTER_PREF = "VirtualMachineClusterPreference"
 
 
 @pytest.fixture
-def cluster(tmp_path):
-    with Cluster.open(str(tmp_path / "state.db")) as c:
-        yield c
+def cluster(any_cluster):
+    return any_cluster
 
 
 def test_first_use_deploys_the_catalogue_with_operator_metadata(cluster):
@@ -28,6 +28,8 @@ def test_first_use_deploys_the_catalogue_with_operator_metadata(cluster):
     assert cluster.sync_catalog() == []
 
 
+@pytest.mark.embedded_only(reason="on a cluster the controller restores an edit at once, as virt-operator "
+                                   "(tests/kube/test_controller.py::test_the_controller_keeps_the_catalogue_as_virt_operator)")
 def test_edits_are_restored_and_strays_pruned(cluster):
     u1 = cluster.get(CLUSTER_IT, "u1.medium")
     u1["spec"]["memory"]["guest"] = "1Gi"

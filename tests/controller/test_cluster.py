@@ -1,4 +1,5 @@
-"""The embedded cluster end to end from Python: admission, revisions, run strategies, cascade."""
+"""The cluster end to end from Python: admission, revisions, run strategies, cascade, on both
+stores (`any_cluster`: the embedded store, and a real API server with the VM controller)."""
 from __future__ import annotations
 
 import base64
@@ -7,7 +8,7 @@ import json
 import pytest
 
 from instancetype.controller import Cluster
-from instancetype.store.base import Conflict, NotFound
+from instancetype.store.base import Conflict, Invalid, NotFound
 from instancetype.webhook.admission import Refused
 from tests import builders
 
@@ -32,9 +33,8 @@ def refused(action, name, message):
 
 
 @pytest.fixture
-def cluster(tmp_path):
-    with Cluster.open(str(tmp_path / "state.db")) as c:
-        yield c
+def cluster(any_cluster):
+    return any_cluster
 
 
 def test_apply_create_start_pins_revisions(cluster):
@@ -85,11 +85,13 @@ def test_requirements_refusal_changes_nothing(cluster):
     pref = json.loads(json.dumps(PREF))
     pref["spec"]["requirements"] = {"memory": {"guest": "512Mi"}}
     cluster.apply(pref)
-    with pytest.raises(Refused) as e:
+    # Refused by the webhook run inline, or the API server's 422 `admission webhook ... denied the request`
+    with pytest.raises((Refused, Invalid)) as e:
         cluster.apply(vm())
-    assert e.value.result.causes[0].message == ("failure checking preference requirements: insufficient Memory "
-                                                "resources of 128Mi provided by instance type, preference requires 512Mi")
-    assert e.value.result.causes[0].field == "spec.instancetype"
+    causes = e.value.result.causes if isinstance(e.value, Refused) else e.value.causes
+    assert causes[0].message == ("failure checking preference requirements: insufficient Memory "
+                                 "resources of 128Mi provided by instance type, preference requires 512Mi")
+    assert causes[0].field == "spec.instancetype"
     with pytest.raises(NotFound):
         cluster.get("VirtualMachine", "vm1")
 
@@ -253,6 +255,7 @@ def test_reference_policy_expand_all_expands_pinned_vms_too(cluster):
     assert list(cluster.list("ControllerRevision")) == []
 
 
+@pytest.mark.embedded_only(reason="uploaded images on disk are the embedded store's")
 def test_deleting_a_datavolume_removes_its_pvc_and_uploaded_image(cluster):
     import io
 

@@ -215,3 +215,48 @@ def test_no_write_leaves_a_controller_that_lost_its_lease(tmp_path):
         assert ctl.stats["writes"] == 0
     finally:
         store.close()
+
+
+def test_wait_idle_returns_once_the_work_is_done_and_is_bounded(tmp_path):
+    path = tmp_path / "state.db"
+    _seed(path, ["vm0", "vm1"])
+    store = ThreadLocalStore(path)
+    ctl = VMController(store, workers=2)
+    try:
+        assert ctl.wait_idle(0)                       # nothing to do yet
+        ctl.handle("VirtualMachine", "ADDED", store.get("VirtualMachine", "vm0"))
+        assert not ctl.wait_idle(0.1)                 # queued, no worker running: bounded
+        ctl.handle("VirtualMachine", "ADDED", store.get("VirtualMachine", "vm1"))
+        ctl.start()
+        # the VM keys' own writes are expectations until their keys run again: feed those events
+        stop = threading.Event()
+        feeder = threading.Thread(target=feed_from_store, args=(store, ctl), kwargs={"stop": stop}, daemon=True)
+        feeder.start()
+        try:
+            assert ctl.wait_idle(60)
+            assert _all_running(store, 2)
+        finally:
+            stop.set()
+            feeder.join(10)
+    finally:
+        ctl.stop()
+        store.close()
+
+
+def test_an_updated_object_gone_from_the_cache_leaves_no_expectation(tmp_path):
+    """A VMI whose last finalizer the controller's update removed is deleted at once: the VM's
+    key must not wait EXPECTATION_TIMEOUT for the cache to show an object that no longer exists.
+    A created object not in the cache yet is still waited for."""
+    from instancetype.controller.runner import _RecordingStore
+
+    store = SqliteStore(str(tmp_path / "state.db"))
+    try:
+        rec = _RecordingStore(store, lambda: True)
+        claim = rec.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                            "metadata": {"name": "disk", "namespace": "default"}, "spec": {}})
+        rec.update(dict(claim, metadata={**claim["metadata"], "labels": {"a": "b"}}))
+        (_, _, _, created), (_, _, _, updated) = rec.checks
+        assert created(None) is False
+        assert updated(None) is True
+    finally:
+        store.close()

@@ -129,3 +129,15 @@ def test_shutdown_wakes_a_waiting_worker():
     assert got == [None]
     q.add("late")                    # nothing is queued after shutdown
     assert q.get(timeout=0) is None
+
+
+def test_idle_within_ignores_only_the_retries_due_later():
+    t = [100.0]
+    q = WorkQueue(clock=lambda: t[0])
+    q.add_after("a", 5.0)
+    assert not q.idle() and not q.idle(within=6.0)
+    assert q.idle(within=1.0)                         # due in 5 s: not "soon"
+    t[0] += 4.5
+    assert not q.idle(within=1.0)                     # due in 0.5 s now
+    q.add("b")
+    assert not q.idle(within=1.0) and not q.idle(within=0.0)

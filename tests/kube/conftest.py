@@ -73,6 +73,12 @@ webhook_certs (session) -> tests.kube.certs.WebhookCerts(ca, cert, key, hosts): 
     serving pair for 127.0.0.1, localhost and 10.123.0.1 (for `serve` and `install --ca-bundle`).
 make_certs (function) -> make(*hosts) -> WebhookCerts for any IPs/DNS names.
 
+any_cluster (function, parametrised "embedded" / "kube"; tests/kube/both_stores.py): one test
+    body on both stores: controller.Cluster on a state file, or the same methods on kube_netns
+    (install, serve, the VM controller in a thread; a fresh namespace standing for `default`)
+    whose writes return once the controller settled. `@pytest.mark.embedded_only(reason)` skips
+    the kube variant. With the command line: both_stores.cli_args(c) and both_stores.settled(c).
+
 Helpers: tests.kube.cluster.eventually(check, seconds=60, interval=0.2, what=...) polls
 check() until truthy (bounded; AssertionError after); USERS, ADMIN; KubectlError.
 tests.kube.build.binary(name) -> Path for "etcd", "kube-apiserver", "kube-controller-manager",

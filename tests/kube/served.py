@@ -9,19 +9,33 @@
 `install` runs first (CRDs, RBAC, the KubeVirt object, the catalogue, then the webhook
 configurations pointing at a port chosen for `serve`); `serve` starts and the block begins once
 it says `ready` (informer caches synced). On exit: `uninstall`, then `serve` stops.
+
+    with subresource_api_served(kube_netns, workdir, controller=True) as kube:
+        ...
+
+the same inside kube_netns's network namespace, as the ServiceAccount install made, with the
+APIService `v1.subresources.kubevirt.io` (virtctl's start/stop/restart/expand) Available; with
+`controller=True` an `instancetype controller` process runs beside `serve`.
 """
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Iterator
 
+import yaml
+
 READY_TIMEOUT_S = 60.0
+ROOT = Path(__file__).resolve().parents[2]
+SYSTEM_NS = "instancetype-system"
+SUBRESOURCE_PORT = 9443
 
 
 def _free_port() -> int:
@@ -98,3 +112,91 @@ def installed_and_served(kube, certs) -> Iterator[Served]:
             pass
         run_cli(kube, "uninstall", "--kubeconfig", str(kube.kubeconfig), check=False)
         served.stop()
+
+
+def cli_env(kube) -> dict:
+    """kube.env() with this checkout's sources first on PYTHONPATH."""
+    env = kube.env()
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + str(ROOT)
+    return env
+
+
+def sa_kubeconfig(kube, path: Path) -> Path:
+    """A kubeconfig of the ServiceAccount `install` made, for processes inside the namespace."""
+    token = kube.kubectl("create", "token", "instancetype-controller", "-n", SYSTEM_NS,
+                         "--duration=2h").stdout.strip()
+    cfg = yaml.safe_load(Path(kube.inner_kubeconfig).read_text())
+    for user in cfg["users"]:
+        user["user"] = {"token": token}
+    path.write_text(yaml.safe_dump(cfg))
+    path.chmod(0o600)
+    return path
+
+
+def log_tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _stop_all(procs: dict) -> None:
+    """Stop what was started, whatever happened before."""
+    for proc in procs.values():
+        proc.terminate()
+    for proc in procs.values():
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def subresource_api_served(kube, work: Path, *, controller: bool = True) -> Iterator:
+    """`instancetype install` (the APIService at the namespace's ADDRESS:SUBRESOURCE_PORT), then
+    `instancetype serve` (the webhooks and the subresource API) and, with `controller`,
+    `instancetype controller` inside `kube` (kube_netns), both as the ServiceAccount install made.
+    On exit the VMs go while the controller runs (without `controller`, the caller's must have let
+    their VMIs go: controller_env.release_vmis), then `uninstall`, then the processes stop."""
+    from tests.kube.certs import make_webhook_certs
+    from tests.kube.controller_env import until
+
+    address = kube.netns.address
+    # The aggregator verifies the serving certificate for the Service's DNS name.
+    certs = make_webhook_certs(work, [address, f"virt-api.{SYSTEM_NS}.svc"])
+    env = cli_env(kube)
+    r = subprocess.run([sys.executable, "-m", "instancetype", "install", "--kubeconfig", str(kube.kubeconfig),
+                        "--webhook-url", f"https://{address}:{SUBRESOURCE_PORT}", "--ca-bundle", str(certs.ca)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "apiservice.apiregistration.k8s.io/v1.subresources.kubevirt.io created" in r.stdout
+    sa = str(sa_kubeconfig(kube, work / "sa.kubeconfig"))
+    names = ("serve", "controller") if controller else ("serve",)
+    logs = {name: work / f"{name}.log" for name in names}
+    argv = {"serve": ["serve", "--kubeconfig", sa, "--bind-address", address, "--secure-port", str(SUBRESOURCE_PORT),
+                      "--tls-cert-file", str(certs.cert), "--tls-private-key-file", str(certs.key)],
+            "controller": ["controller", "--kubeconfig", sa, "--no-catalog", "-v"]}
+    procs: dict = {}
+    try:
+        for name in names:
+            with open(logs[name], "wb") as log:
+                procs[name] = kube.popen([sys.executable, "-m", "instancetype", *argv[name]], env=env,
+                                         stdout=log, stderr=subprocess.STDOUT)
+        until(lambda: "ready" in log_tail(logs["serve"]).splitlines() or procs["serve"].poll() is not None,
+              timeout=120, what="serve to be ready")
+        assert procs["serve"].poll() is None, log_tail(logs["serve"])
+        wait = kube.kubectl("wait", "apiservice/v1.subresources.kubevirt.io", "--for=condition=Available",
+                            "--timeout=90s", check=False)
+        assert wait.returncode == 0, wait.stderr + log_tail(logs["serve"])
+        yield kube
+    finally:
+        # VMs go while the controller runs (it lets their VMIs' finalizers go); then the
+        # APIService goes before serve stops (an unavailable one blocks namespace deletion).
+        try:
+            kube.kubectl("delete", "vm", "--all", "--all-namespaces", "--wait=true", "--timeout=120s", check=False)
+            kube.kubectl("wait", "vmi", "--all", "--all-namespaces", "--for=delete", "--timeout=120s", check=False)
+            subprocess.run([sys.executable, "-m", "instancetype", "uninstall", "--kubeconfig", str(kube.kubeconfig)],
+                           env=env, capture_output=True, text=True, timeout=300)
+        finally:
+            _stop_all(procs)

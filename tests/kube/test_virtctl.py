@@ -11,7 +11,6 @@ fixture (tests/kube/clients.py) and run twice: with the real clients, then with
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,21 +20,18 @@ import yaml
 
 from tests.cli.test_seed_002 import EXAMPLE
 from tests.cli.test_seed_003 import CSMALL, OVERRIDE, VM_CIRROS_CSMALL
-from tests.kube.certs import make_webhook_certs
 from instancetype.controller import Cluster
 from tests.kube.clients import clients  # noqa: F401  (the fixture: the real clients, then ours)
 from tests.kube.controller_env import until
+from tests.kube.served import cli_env, subresource_api_served
 from tests.kube.test_controller import CMEDIUM, FEDORA_PREF, FEDORA_VM
 
-ROOT = Path(__file__).resolve().parents[2]
-SYSTEM_NS = "instancetype-system"
 # Seed 002's flavor.kubevirt.io objects, kept in their own group as the API server serves it.
 SEED_002_APPLIED = ("virtualmachineflavor.flavor.kubevirt.io/small created\n"
                     "virtualmachinepreference.flavor.kubevirt.io/virtio created\n"
                     "virtualmachine.kubevirt.io/example created\n")
 # kubectl 1.36 names the namespace where the seed's older kubectl did not.
 SEED_003_DELETED = 'virtualmachine.kubevirt.io "vm-cirros-csmall" deleted from {ns} namespace{dry}\n'
-PORT = 9443
 
 
 def _instancetype(*argv: str, env: dict, input: str | None = None) -> subprocess.CompletedProcess:
@@ -43,85 +39,11 @@ def _instancetype(*argv: str, env: dict, input: str | None = None) -> subprocess
                           capture_output=True, text=True, timeout=300)
 
 
-def _env(kube) -> dict:
-    env = kube.env()
-    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + str(ROOT)
-    return env
-
-
-def _sa_kubeconfig(kube, path: Path) -> Path:
-    """A kubeconfig of the ServiceAccount `install` made, for processes inside the namespace."""
-    token = kube.kubectl("create", "token", "instancetype-controller", "-n", SYSTEM_NS,
-                         "--duration=2h").stdout.strip()
-    cfg = yaml.safe_load(Path(kube.inner_kubeconfig).read_text())
-    for user in cfg["users"]:
-        user["user"] = {"token": token}
-    path.write_text(yaml.safe_dump(cfg))
-    path.chmod(0o600)
-    return path
-
-
-def _log_tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
-
-
 @pytest.fixture(scope="module")
 def subresource_api(kube_netns, tmp_path_factory):
-    """`instancetype install` (the APIService at ADDRESS:PORT), then `instancetype serve` (the
-    webhooks and the subresource API) and `instancetype controller` inside the namespace, both as
-    the ServiceAccount install made."""
-    kube = kube_netns
-    work = tmp_path_factory.mktemp("virtapi")
-    address = kube.netns.address
-    # The aggregator verifies the serving certificate for the Service's DNS name.
-    certs = make_webhook_certs(work, [address, f"virt-api.{SYSTEM_NS}.svc"])
-    env = _env(kube)
-    r = _instancetype("install", "--kubeconfig", str(kube.kubeconfig), "--webhook-url",
-                      f"https://{address}:{PORT}", "--ca-bundle", str(certs.ca), env=env)
-    assert r.returncode == 0, r.stderr
-    assert "apiservice.apiregistration.k8s.io/v1.subresources.kubevirt.io created" in r.stdout
-    sa = str(_sa_kubeconfig(kube, work / "sa.kubeconfig"))
-    logs = {name: work / f"{name}.log" for name in ("serve", "controller")}
-    argv = {"serve": ["serve", "--kubeconfig", sa, "--bind-address", address, "--secure-port", str(PORT),
-                      "--tls-cert-file", str(certs.cert), "--tls-private-key-file", str(certs.key)],
-            "controller": ["controller", "--kubeconfig", sa, "--no-catalog", "-v"]}
-    procs = {}
-    try:
-        for name in ("serve", "controller"):
-            with open(logs[name], "wb") as log:
-                procs[name] = kube.popen([sys.executable, "-m", "instancetype", *argv[name]], env=env,
-                                         stdout=log, stderr=subprocess.STDOUT)
-        until(lambda: "ready" in _log_tail(logs["serve"]).splitlines() or procs["serve"].poll() is not None,
-              timeout=120, what="serve to be ready")
-        assert procs["serve"].poll() is None, _log_tail(logs["serve"])
-        wait = kube.kubectl("wait", "apiservice/v1.subresources.kubevirt.io", "--for=condition=Available",
-                            "--timeout=90s", check=False)
-        assert wait.returncode == 0, wait.stderr + _log_tail(logs["serve"])
+    """`instancetype install`, `serve` and `controller` in the network namespace (tests/kube/served.py)."""
+    with subresource_api_served(kube_netns, tmp_path_factory.mktemp("virtapi"), controller=True) as kube:
         yield kube
-    finally:
-        # VMs go while the controller runs (it lets their VMIs' finalizers go); then the
-        # APIService goes before serve stops (an unavailable one blocks namespace deletion).
-        try:
-            kube.kubectl("delete", "vm", "--all", "--all-namespaces", "--wait=true", "--timeout=120s", check=False)
-            kube.kubectl("wait", "vmi", "--all", "--all-namespaces", "--for=delete", "--timeout=120s", check=False)
-            _instancetype("uninstall", "--kubeconfig", str(kube.kubeconfig), env=env)
-        finally:
-            _stop(procs)
-
-
-def _stop(procs: dict) -> None:
-    """Stop what the fixture started, whatever happened before."""
-    for proc in procs.values():
-        proc.terminate()
-    for proc in procs.values():
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
 
 
 def _objects(namespace: str) -> str:
@@ -208,7 +130,7 @@ def test_start_paused(subresource_api, vm_namespace):
     manual["spec"]["runStrategy"] = "Manual"
     kube.kubectl("apply", "-f", "-", input=json.dumps(manual))
     assert kube.virtctl("start", "vm1", "-n", ns, "--paused").stdout == "VM vm1 was scheduled to start\n"
-    r = _instancetype("--kubeconfig", str(kube.kubeconfig), "start", "vm2", "-n", ns, "--paused", env=_env(kube))
+    r = _instancetype("--kubeconfig", str(kube.kubeconfig), "start", "vm2", "-n", ns, "--paused", env=cli_env(kube))
     assert (r.returncode, r.stdout) == (0, "VM vm2 was scheduled to start\n"), r.stderr
     for name, strategy in (("vm1", "Always"), ("vm2", "Manual")):
         kube.kubectl("wait", f"vms/{name}", "-n", ns, "--for=jsonpath={.status.printableStatus}=Paused",
@@ -230,7 +152,7 @@ def _offline_expand(kube, ns: str, vm: dict, tmp_path: Path) -> dict:
     files = tmp_path / "objects.yaml"
     items = json.loads(_objects(ns))["items"][:2] + [vm]
     files.write_text(yaml.safe_dump_all(items))
-    r = _instancetype("expand", "-f", str(files), "-o", "json", env=_env(kube))
+    r = _instancetype("expand", "-f", str(files), "-o", "json", env=cli_env(kube))
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 

@@ -331,3 +331,20 @@ def test_dry_run_overlay_keeps_the_rules_and_writes_nothing(tmp_path):
         assert base.get("VirtualMachine", "vm1", "default") == before
         assert base.count("VirtualMachineInstance", "default") == 0
         assert base.count("ControllerRevision", "default") == 0
+
+
+def test_answers_are_application_json_exactly_as_kubernetes_clients_expect(env):
+    """lightkube (the command line's client) turns an error into the Status it carries only for
+    `Content-Type: application/json` exactly: with a charset the message was the raw JSON."""
+    import http.client
+
+    _, port = env
+    for method, path in (("GET", P), ("PUT", P + "/namespaces/default/virtualmachines/vm1/stop")):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request(method, path, body=b"{}" if method == "PUT" else None)
+            resp = conn.getresponse()
+            resp.read()
+            assert resp.getheader("Content-Type") == "application/json", (method, path)
+        finally:
+            conn.close()

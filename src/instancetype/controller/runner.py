@@ -145,14 +145,16 @@ class _RecordingStore(Store):
             raise NotLeading("not the leader: the lease was lost; no write is made")
         self.writes += 1
 
-    def _expect_seen(self, obj: dict, before_rv: Any = None) -> None:
+    def _expect_seen(self, obj: dict, before_rv: Any = None, *, existed: bool = False) -> None:
         meta = obj.get("metadata") or {}
         uid, rv = meta.get("uid"), meta.get("resourceVersion")
         ns = meta.get("namespace") or ""
 
         def seen(cached: dict | None) -> bool:
             if cached is None:
-                return False
+                # A created object not cached yet; an updated one deleted since (a VMI whose last
+                # finalizer the update removed): nothing of ours left to wait for.
+                return existed
             cm = cached.get("metadata") or {}
             if cm.get("uid") != uid:
                 return True            # replaced since: nothing of ours left to wait for
@@ -170,14 +172,14 @@ class _RecordingStore(Store):
         self._fence()
         before = (obj.get("metadata") or {}).get("resourceVersion")
         updated = self._store.update(obj, subresource=subresource)
-        self._expect_seen(updated, before)
+        self._expect_seen(updated, before, existed=True)
         return updated
 
     def patch(self, kind, name, patch, namespace=None, *, subresource=None):
         self._fence()
         before = ((patch or {}).get("metadata") or {}).get("resourceVersion")
         patched = self._store.patch(kind, name, patch, namespace, subresource=subresource)
-        self._expect_seen(patched, before)
+        self._expect_seen(patched, before, existed=True)
         return patched
 
     def delete(self, kind, name, namespace=None, **kw):
@@ -392,11 +394,22 @@ class VMController:
         with self._stats_lock:
             self.stats[what] += n
 
-    def idle(self) -> bool:
-        """Nothing queued or in flight and no expectation pending."""
+    def idle(self, within: float | None = None) -> bool:
+        """Nothing queued or in flight and no expectation pending (with `within`: retries due
+        later than `within` seconds from now do not count)."""
         with self._expect_lock:
             pending = bool(self._expect)
-        return self.queue.idle() and not pending
+        return self.queue.idle(within) and not pending
+
+    def wait_idle(self, timeout: float, *, within: float = 1.0, poll: float = 0.02) -> bool:
+        """Wait (at most `timeout` seconds) until `idle(within)`: what a caller that made a write
+        and saw it reach the informers needs before reading the settled state. False on timeout."""
+        deadline = time.monotonic() + timeout
+        while not self.idle(within):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll)
+        return True
 
 
 def feed_from_store(store: Store, controller: VMController, kinds_: Iterable[str] = WATCHED_KINDS, *,

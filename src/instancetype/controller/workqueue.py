@@ -175,10 +175,15 @@ class WorkQueue(Generic[K]):
         with self._cond:
             return len(self._queue)
 
-    def idle(self) -> bool:
-        """Nothing queued, waiting or being processed."""
+    def idle(self, within: float | None = None) -> bool:
+        """Nothing queued, waiting or being processed. With `within`, a key waiting (a retry's
+        backoff) to be ready later than `within` seconds from now does not count."""
         with self._cond:
-            return not self._queue and not self._processing and not self._waiting
+            if self._queue or self._processing:
+                return False
+            if within is None:
+                return not self._waiting
+            return not self._waiting or self._waiting[0][0] > self._clock() + within
 
     def shutdown(self) -> None:
         with self._cond:

@@ -37,7 +37,10 @@ _NS = "/namespaces/{namespace}"
 
 
 def _json(status: int, body: Any) -> web.Response:
-    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
+    # Bytes, so that aiohttp adds no `; charset=utf-8`: Kubernetes' clients (lightkube among them)
+    # read a Status only from `Content-Type: application/json` exactly, as go-restful's MIME_JSON
+    # that virt-api writes (pkg/virt-api/rest: writeError).
+    return web.Response(status=status, body=json.dumps(body).encode(), content_type="application/json")
 
 
 def _document(make: Callable[[], dict]):
