@@ -186,8 +186,10 @@ def test_expand_stored(embedded):
                                   'virtualmachines.kubevirt.io "non-existing-vm" not found\n')
 
 
-def test_expand_file_against_the_store(state, tmp_path):
-    """virtctl `expand --file`: a VM that is not stored, expanded as the stored one is."""
+def test_expand_file_against_the_store(embedded, tmp_path):
+    """virtctl `expand --file`: a VM that is not stored, expanded as the stored one is (on a
+    cluster, through the subresource API: tests/kube/test_virtctl.py)."""
+    state = embedded
     f = tmp_path / "vm.yaml"
     f.write_text(VM)
     posted = json.loads(run(state, "expand", "--file", str(f), "-o", "json").out)

@@ -76,26 +76,28 @@ def test_a_rules_conflict_is_answered_at_once(cluster):
     assert store.updates == 0
 
 
-def test_a_manual_start_creates_the_vmi_and_leaves_the_status_to_the_controller(tmp_path):
-    """A Manual VM's start request makes the VMI; the status is the watching controller's to
-    write: written here it raced that controller, and the Conflict's retry found the VMI just
-    made and answered `VM is already running` (seen on a real API server)."""
+def test_a_manual_start_is_a_request_the_controller_carries_out(tmp_path):
+    """virt-api's part of a Manual VM's start is one status write (a Start request on
+    status.stateChangeRequests); the VMI is the watching controller's to create: virt-api
+    creating it raced that controller on a real API server."""
     with Cluster.open(str(tmp_path / "state.db")) as c:
         c.apply(builders.vm("vm1", namespace=None, runStrategy="Manual", domain={"devices": {}}), namespace="default")
         store = RacingStore(c.store, races=0)
         vm_action(store, "start", "default", "vm1", b"")
-        assert c.store.count("VirtualMachineInstance", "default") == 1
-        assert c.get("VirtualMachine", "vm1", "default")["status"]["printableStatus"] == "Stopped"
-        assert store.updates == 0
+        assert c.store.count("VirtualMachineInstance", "default") == 0
+        status = c.get("VirtualMachine", "vm1", "default")["status"]
+        assert status["stateChangeRequests"] == [{"action": "Start"}]
+        assert store.updates == 1
 
 
-def test_a_manual_stop_deletes_the_vmi_and_leaves_the_status_to_the_controller(tmp_path):
+def test_a_manual_stop_is_a_request_for_the_running_vmi(tmp_path):
     with Cluster.open(str(tmp_path / "state.db")) as c:
         c.apply(builders.vm("vm1", namespace=None, runStrategy="Manual", domain={"devices": {}}), namespace="default")
         c.start("vm1", "default")
-        assert c.get("VirtualMachine", "vm1", "default")["status"]["printableStatus"] == "Running"
+        uid = c.get("VirtualMachineInstance", "vm1", "default")["metadata"]["uid"]
         store = RacingStore(c.store, races=0)
         vm_action(store, "stop", "default", "vm1", b"")
-        assert c.store.count("VirtualMachineInstance", "default") == 0
-        assert c.get("VirtualMachine", "vm1", "default")["status"]["printableStatus"] == "Running"
-        assert store.updates == 0
+        assert c.store.count("VirtualMachineInstance", "default") == 1
+        status = c.get("VirtualMachine", "vm1", "default")["status"]
+        assert status["stateChangeRequests"] == [{"action": "Stop", "uid": uid}]
+        assert store.updates == 1
