@@ -1,7 +1,7 @@
 """The VM controller on a real API server: VM starts per second, API writes per start, and the
 API server's own write ceiling in the same run.
 
-    python bench/cluster.py [--vms 1000] [--workers 4] [--clients 8] [--ceiling 2000]
+    python bench/cluster.py [--vms 1000] [--workers 16] [--clients 8] [--ceiling 2000]
 
 Starts the test environment's etcd + kube-apiserver + kube-controller-manager (tests/kube), the
 CRDs `install` applies, a cluster instancetype and preference, and `instancetype controller`.
@@ -195,7 +195,7 @@ def shared_variant(kube: Cluster, stores: list[KubeStore], args) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--vms", type=int, default=1000)
-    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--workers", type=int, default=16)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--ceiling", type=int, default=2000)
     ap.add_argument("--timeout", type=float, default=1800)

@@ -251,6 +251,29 @@ def test_informer_events_relist_on_410_and_restart(kube, store, namespace):
     assert not inf.running
 
 
+def test_informer_caches_compactly_and_every_read_is_a_copy(store, namespace):
+    store.create(instancetype_obj("c", namespace=namespace))
+    assert store.get(IT, "c", namespace)["metadata"]["managedFields"]     # the API server keeps them
+    inf = Informer(store, IT, namespace).start()
+    try:
+        assert inf.wait_for_sync(30)
+        got = inf.get("c", namespace)
+        assert "managedFields" not in got["metadata"] and got["metadata"]["uid"]   # no reader needs them
+        got["spec"]["cpu"]["guest"] = 99                  # the reader's own copy
+        assert inf.get("c", namespace)["spec"]["cpu"] == {"guest": 1}
+        assert inf.list()[0] is not inf.list()[0] and inf.keys() == [(namespace, "c")]
+        store.patch(IT, "c", {"metadata": {"labels": {"v": "2"}}}, namespace)
+        eventually(lambda: (inf.get("c", namespace)["metadata"].get("labels") or {}).get("v") == "2", 30,
+                   what="the change in the cache")
+        assert "managedFields" not in inf.get("c", namespace)["metadata"]
+        # An update from the cache (without managedFields) keeps the stored ones (Kubernetes' fieldmanager).
+        cur = inf.get("c", namespace)
+        cur["spec"]["cpu"]["guest"] = 2
+        assert store.update(cur)["metadata"]["managedFields"]
+    finally:
+        inf.stop()
+
+
 def test_cached_store_reads_from_memory_and_writes_to_the_api(kube, store, namespace):
     cached = CachedStore.start(store, (IT, "KubeVirt"))
     try:

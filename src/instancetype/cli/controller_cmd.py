@@ -42,7 +42,7 @@ def _duration(ctx, param, value):
               help="The Lease's name.")
 @click.option("--leader-elect-resource-namespace", "lease_namespace", default=INSTALL_NAMESPACE, metavar="NAMESPACE",
               help="The Lease's namespace (where `install` lets the controller hold it).")
-@click.option("--workers", type=click.IntRange(1, 256), default=4, show_default=True,
+@click.option("--workers", type=click.IntRange(1, 256), default=16, show_default=True,
               help="Worker threads reconciling VMs (one VM is never worked on by two at once).")
 @click.option("--no-catalog", is_flag=True, default=False,
               help="Do not deploy and keep the common-instancetypes catalogue.")

@@ -12,12 +12,13 @@
         StoreError: the server cannot be reached or refused the credentials, one line).
     Informer(store, kind, namespace=None, *, label_selector=None, on_add=, on_update=, on_delete=)
         list+watch of one kind into memory: start(), stop(), has_synced, wait_for_sync(timeout),
-        get(name, namespace) / list(namespace) (shared objects, no request), add_handler(...),
+        get(name, namespace) / list(namespace) (fresh copies decoded from the compact cache, no
+        request; managedFields dropped), keys(namespace), add_handler(...),
         reconnect(resource_version=None), resource_version, lists, errors, last_error.
     InformerSet(store, kinds, **informer_kw): start(), stop(), has_synced, wait_for_sync(timeout),
         failures(), informers[kind].
     CachedStore(store, informers) / CachedStore.start(store, kinds=ADMISSION_KINDS)
-        A `Store` whose reads come from the informers (copies; `peek` without copying), writes go
+        A `Store` whose reads come from the informers (fresh copies, `peek` too), writes go
         to the API server; kubevirt_config(), objects() (the engine's ObjectSource), wait_for_sync.
 """
 from .client import Gone, Unreachable, load_config, resource_of

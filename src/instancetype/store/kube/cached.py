@@ -4,6 +4,9 @@ The webhook's lookups (instancetypes, preferences, revisions, claims, DataVolume
 the KubeVirt configuration) and the controller's reads are served from memory: no request per
 admission. Reads of a kind without an informer go to the API server (one request each).
 
+Every read is a fresh copy (the informers keep objects encoded and decode on read), the
+caller's to change.
+
 The cache is what the API server said last: a read just after this process's own write may not
 see that write yet (as with client-go's listers); writers use resourceVersions (optimistic
 concurrency) and retry on Conflict.
@@ -15,7 +18,6 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from instancetype.api import kinds
-from instancetype.jsonutil import clone
 from instancetype.store.base import (
     Event, NotFound, ResourceVersion, Store, fields_match, labels_match, not_found, parse_field_selector,
     parse_label_selector,
@@ -73,8 +75,8 @@ class CachedStore(Store):
         return (namespace or self.default_namespace) if res.namespaced else ""
 
     def peek(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
-        """The cached object itself (not a copy: the caller must not change it), or None. Only
-        `namespace`'s object: a namespaced kind is never looked up in another namespace."""
+        """The cached object (a fresh copy), or None. Only `namespace`'s object: a namespaced
+        kind is never looked up in another namespace."""
         inf = self.informers.informers.get(kind)
         if inf is None:
             try:
@@ -99,7 +101,7 @@ class CachedStore(Store):
         obj = self.peek(kind, name, namespace)
         if obj is None:
             raise not_found(resource_of(kind), name)
-        return clone(obj)
+        return obj
 
     def list(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
              field_selector: Any = None) -> Iterator[dict]:
@@ -109,7 +111,7 @@ class CachedStore(Store):
         labels = parse_label_selector(label_selector)
         fields = parse_field_selector(field_selector)
         ns = namespace if resource_of(kind).namespaced else None
-        return (clone(o) for o in inf.list(ns)
+        return (o for o in inf.list(ns)
                 if (not labels or labels_match((o.get("metadata") or {}).get("labels"), labels))
                 and (not fields or fields_match(o, fields)))
 
@@ -131,7 +133,7 @@ class CachedStore(Store):
         return (kv.get("spec") or {}).get("configuration") or {}
 
     def objects(self) -> "CachedObjects":
-        """The engine's `ObjectSource` over the cache (no copies: the engine never changes its inputs)."""
+        """The engine's `ObjectSource` over the cache."""
         return CachedObjects(self)
 
     # --- writes: to the API server --------------------------------------------------------------

@@ -9,6 +9,15 @@ A thread per informer runs client-go's reflector loop:
 Reads (`get`, `list`) never make a request. Handlers run on the informer's thread, in event order;
 an exception in a handler is logged and does not stop the informer.
 
+The cache holds each object as compact msgpack bytes, not as the decoded dict: a VM's dict of
+dicts costs tens of kilobytes of Python objects where its encoding costs one or two, and a
+controller's memory then grows by a few kilobytes per VM, not by tens (bench/cluster.py). Every
+read decodes, so a reader always gets its own copy (client-go hands out shared pointers that
+callers must DeepCopy before changing; here there is nothing to forget). What no reader needs is
+dropped before caching: `metadata.managedFields` (server-side apply's field ownership, several
+entries per object; no reader here applies or inspects it, and an update that omits it keeps the
+stored one: Kubernetes' fieldmanager).
+
 The watch stream blocks a connection: each informer has its own lightkube Client; `stop()` aborts
 the open stream (a blocked read returns at once) and closes the client.
 """
@@ -19,6 +28,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+
+import msgspec
 
 from instancetype.errors import StoreError
 
@@ -34,6 +45,19 @@ Handler = Callable[..., None]
 BACKOFF_START = 0.2      # seconds before the first retry after an error
 BACKOFF_MAX = 10.0       # the longest wait between retries
 WATCH_TIMEOUT = 300      # seconds the API server keeps one watch request open (then it is reopened)
+DROPPED_METADATA = ("managedFields",)     # metadata no reader of the cache needs (see above)
+
+_pack = msgspec.msgpack.Encoder().encode
+_unpack = msgspec.msgpack.Decoder().decode
+
+
+def compact(obj: dict) -> bytes:
+    """`obj` (the caller's own, changed: the dropped metadata goes) as the cache keeps it."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        for k in DROPPED_METADATA:
+            meta.pop(k, None)
+    return _pack(obj)
 
 
 def key_of(obj: dict) -> tuple[str, str]:
@@ -68,7 +92,7 @@ class Informer:
         self.label_selector = label_selector
         self.backoff_start, self.backoff_max = backoff_start, backoff_max
         self.watch_timeout = watch_timeout
-        self._cache: dict[tuple[str, str], dict] = {}
+        self._cache: dict[tuple[str, str], bytes] = {}     # key -> the object, compact()
         self._lock = threading.RLock()
         self._handlers: list[tuple[Handler | None, Handler | None, Handler | None]] = []
         if on_add or on_update or on_delete:
@@ -134,16 +158,24 @@ class Informer:
     # --- reads (no request) ------------------------------------------------------------------------
 
     def get(self, name: str, namespace: str | None = None) -> dict | None:
-        """The cached object (shared: do not change it), or None."""
+        """The cached object (a fresh copy: the caller's to change), or None."""
         ns = (namespace or "") if self.res.namespaced else ""
-        return self._cache.get((ns, name))
+        raw = self._cache.get((ns, name))
+        return None if raw is None else _unpack(raw)
 
     def list(self, namespace: str | None = None) -> list[dict]:
-        """Cached objects (shared), ordered by namespace then name; `namespace=None`: all."""
+        """Cached objects (fresh copies), ordered by namespace then name; `namespace=None`: all."""
+        return [_unpack(raw) for _, raw in self._items(namespace)]
+
+    def keys(self, namespace: str | None = None) -> list[tuple[str, str]]:
+        """(namespace, name) of the cached objects, ordered; nothing is decoded."""
+        return [k for k, _ in self._items(namespace)]
+
+    def _items(self, namespace: str | None) -> list[tuple[tuple[str, str], bytes]]:
         with self._lock:
             items = [(k, v) for k, v in self._cache.items() if namespace is None or k[0] == namespace]
         items.sort(key=lambda kv: kv[0])
-        return [v for _, v in items]
+        return items
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -191,29 +223,33 @@ class Informer:
         with self._lock:
             old, self._cache = self._cache, {}
             self.resource_version = ""
-        for obj in old.values():
-            self._emit(2, obj)
+        for raw in old.values():
+            self._emit(2, _unpack(raw))
         self.last_error = why
         self._synced.set()
 
     def _relist(self) -> None:
+        # Each object is compacted as its page is decoded: a relist of thousands of objects never
+        # holds them all as dicts at once.
         items, rv = self.store.list_at(self.kind, self.namespace, label_selector=self.label_selector,
-                                       api_version=self.api_version)
-        fresh = {key_of(o): o for o in items}
+                                       api_version=self.api_version, convert=lambda o: (key_of(o), compact(o)))
+        fresh = dict(items)
+        del items
         with self._lock:
             old = self._cache
             self._cache = fresh
             self.resource_version = rv
             self.lists += 1
-        for key, obj in fresh.items():
-            before = old.get(key)
-            if before is None:
-                self._emit(0, obj)
-            elif meta_of(before).get("resourceVersion") != meta_of(obj).get("resourceVersion"):
-                self._emit(1, before, obj)
-        for key, obj in old.items():
-            if key not in fresh:
-                self._emit(2, obj)
+        if self._handlers:
+            for key, raw in fresh.items():
+                before = old.get(key)
+                if before is None:
+                    self._emit(0, _unpack(raw))
+                elif before != raw:       # the same resourceVersion is the same encoding
+                    self._emit(1, _unpack(before), _unpack(raw))
+            for key, raw in old.items():
+                if key not in fresh:
+                    self._emit(2, _unpack(raw))
         self._synced.set()
 
     def _events(self) -> Iterator[tuple[str, dict]]:
@@ -238,20 +274,23 @@ class Informer:
             key = key_of(obj)
             obj.setdefault("apiVersion", self.res.api_version)
             obj.setdefault("kind", self.kind)
+            raw = compact(obj)
             with self._lock:
                 before = self._cache.get(key)
                 if etype == "DELETED":
                     self._cache.pop(key, None)
                 else:
-                    self._cache[key] = obj
+                    self._cache[key] = raw
                 if rv:
                     self.resource_version = rv
+            if not self._handlers:
+                continue
             if etype == "DELETED":
-                self._emit(2, before or obj)
+                self._emit(2, obj if before is None else _unpack(before))
             elif before is None:
                 self._emit(0, obj)
             else:
-                self._emit(1, before, obj)
+                self._emit(1, _unpack(before), obj)
 
     def _emit(self, which: int, *args: Any) -> None:
         for handlers in list(self._handlers):

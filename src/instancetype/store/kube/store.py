@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gc as collector     # `gc` is lightkube's generic client below
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
@@ -173,22 +173,25 @@ class KubeStore(Store):
         return iter(items)
 
     def list_at(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
-                field_selector: Any = None, api_version: str | None = None) -> tuple[list[dict], str]:
+                field_selector: Any = None, api_version: str | None = None,
+                convert: Callable[[dict], Any] | None = None) -> tuple[list, str]:
         """Every object of `kind` (paged), ordered by namespace then name as the API server keeps
-        them, and the list's resourceVersion (where a watch of the same kind starts)."""
+        them, and the list's resourceVersion (where a watch of the same kind starts). `convert`
+        maps each object as its page arrives (an informer keeps a compact form, never the whole
+        list as dicts)."""
         res = resource_of(kind, api_version)
         params = {"limit": PAGE, "labelSelector": selector_text(label_selector),
                   "fieldSelector": selector_text(field_selector, fields=True)}
         if namespace is not None and not isinstance(namespace, str):
             raise BadRequest(f"namespace: must be a string, not {type(namespace).__name__}")
         ns = (namespace or ALL_NS) if res.namespaced else None
-        items: list[dict] = []
+        items: list = []
         with gc_paused():
             for page in self.list_pages(res, ns, params):
                 for obj in page.get("items") or ():
                     obj.setdefault("apiVersion", res.api_version)
                     obj.setdefault("kind", res.kind)
-                    items.append(obj)
+                    items.append(obj if convert is None else convert(obj))
         return items, (page.get("metadata") or {}).get("resourceVersion") or ""
 
     def list_pages(self, res: Resource, namespace: str | None, params: dict,
