@@ -50,8 +50,11 @@ def _duration(ctx, param, value):
 def controller_cmd(kubeconfig, context, leader_elect, lease_duration, lease_name, lease_namespace, workers,
                    no_catalog, verbose):
     """Run the VM controller on a cluster (KubeVirt's virt-controller): revisions, VMIs, status."""
+    import faulthandler
+
     from instancetype.controller.kube import LeadershipLost, Options, run
 
+    faulthandler.enable()       # a long-running process: a fatal signal leaves every thread's stack in the log
     logging.basicConfig(stream=sys.stderr, level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)],
                         format="%(asctime)s %(name)s: %(message)s")
     if verbose < 2:

@@ -40,11 +40,14 @@ from instancetype.errors import CLIError
 def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, secure_port: int,
               tls_cert_file: str, tls_private_key_file: str, sync_timeout: float) -> None:
     """Serve KubeVirt's admission webhooks (virt-api's) for a cluster, over HTTPS."""
+    import faulthandler
+
     from instancetype.store.kube import CachedStore, KubeStore
     from instancetype.webhook.server import ReloadingTLS, run
 
     if not 0 <= secure_port <= 65535:
         raise CLIError(f"--secure-port: {secure_port} is not a port (0-65535)")
+    faulthandler.enable()       # a long-running process: a fatal signal leaves every thread's stack in the log
     tls = ReloadingTLS(tls_cert_file, tls_private_key_file)
     store = KubeStore(kubeconfig, context)
     store.ping()
