@@ -167,12 +167,9 @@ def target(request, tmp_path):
 
 def cluster_target(kube, namespace: str, path: Path) -> OnCluster:
     """`kube` through a kubeconfig at `path` whose context's namespace is `namespace`."""
-    cfg = yaml.safe_load(Path(kube.kubeconfig).read_text())
-    for context in cfg["contexts"]:
-        context["context"]["namespace"] = namespace
-    path.write_text(yaml.safe_dump(cfg))
-    path.chmod(0o600)
-    return OnCluster(path, namespace)
+    from tests.kube.both_stores import namespace_kubeconfig
+
+    return OnCluster(namespace_kubeconfig(kube, namespace, path), namespace)
 
 
 def on_cluster(target) -> bool:

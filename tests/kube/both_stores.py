@@ -288,7 +288,8 @@ def kube_stack(kube_netns, tmp_path_factory) -> Iterator[KubeStack]:
             release_vmis(kube_netns)
 
 
-def _namespace_kubeconfig(kube, namespace: str, path: Path) -> Path:
+def namespace_kubeconfig(kube, namespace: str, path: Path) -> Path:
+    """`kube`'s admin kubeconfig at `path`, every context's namespace `namespace`."""
     cfg = yaml.safe_load(Path(kube.kubeconfig).read_text())
     for ctx in cfg["contexts"]:
         ctx["context"]["namespace"] = namespace
@@ -315,7 +316,7 @@ def _restore_kubevirt(cluster: KubeCluster, saved: list[dict]) -> None:
 def kube_cluster(stack: KubeStack, namespace: str, work: Path) -> Iterator[KubeCluster]:
     """A `KubeCluster` on `namespace`; at the end its VMs are deleted (while the controller
     runs, which lets their VMIs go) and the cluster settings restored."""
-    cluster = KubeCluster(stack, namespace, _namespace_kubeconfig(stack.kube, namespace, work / "ns.kubeconfig"))
+    cluster = KubeCluster(stack, namespace, namespace_kubeconfig(stack.kube, namespace, work / "ns.kubeconfig"))
     try:
         yield cluster
     finally:

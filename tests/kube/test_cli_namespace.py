@@ -126,7 +126,7 @@ def test_the_contexts_namespace_like_kubectl(installed, namespace, tmp_path):  #
         image = tmp_path / "disk.img"
         image.write_bytes(b"\0" * 4096)
         p = ours(kube, k, "image-upload", "dv", "disk", "--size", "1Gi", "--image-path", str(image))
-        assert p.stdout == f"PVC {mine_ns}/disk not found\nDataVolume {mine_ns}/disk created\n", p.stderr
+        assert p.stdout == f"PVC {mine_ns}/disk not found \nDataVolume {mine_ns}/disk created\n", p.stderr
         # the offline expansion on a cluster names the context's namespace too
         p = ours(kube, k, "expand", "-f", str(m), "-o", "json")
         assert p.returncode == 0 and f'"namespace": "{mine_ns}"' in p.stdout, p.stderr
@@ -141,7 +141,8 @@ def test_the_contexts_namespace_like_kubectl(installed, namespace, tmp_path):  #
         assert "plain,vm1" in p.stdout.replace("\n", ","), (p.stdout, p.stderr)
         # delete by name in the context's namespace, the other context's object stays
         p = ours(kube, k, "delete", "vm", "vm1")
-        assert (p.returncode, p.stdout) == (0, 'virtualmachine.kubevirt.io "vm1" deleted\n'), p.stderr
+        assert (p.returncode, p.stdout) == (0, f'virtualmachine.kubevirt.io "vm1" deleted from {mine_ns} namespace\n'), \
+            p.stderr
         same(kube, k, "get", "vm", "vm1")
         same(kube, k, "--context", "other", "get", "vm", "-o", "name")
     finally:

@@ -1,10 +1,8 @@
-"""The VM controller on a real API server, driven with the real kubectl: seed 003's versioning,
-seed 001's VMI, `kubectl wait --for=condition=Ready`, deletion through the garbage collector."""
+"""The VM controller on a real API server, driven with the real kubectl: seed 003's versioning
+(seed 001's VMI: tests/kube/test_virtctl.py, with both client sets), `kubectl wait --for=condition=Ready`, deletion through the garbage collector."""
 from __future__ import annotations
 
 import json
-
-from instancetype.controller import Cluster
 
 from .controller_env import controllers, get_json, until  # noqa: F401 -- the fixture
 
@@ -106,18 +104,6 @@ def test_seed_003_versioning(kube, namespace, controllers):
     err = until(gone, what="the revision to be collected")
     assert err.strip() == f'Error from server (NotFound): controllerrevisions.apps "{name}" not found'
     until(lambda: _vmi_or_none(kube, namespace, "vm-cirros-csmall") is None, what="the VMI to be collected")
-
-
-def test_seed_001_vmi_equals_the_embedded_stores(kube, namespace, controllers, tmp_path):
-    controllers.start()
-    _apply(kube, namespace, CMEDIUM, FEDORA_PREF, FEDORA_VM)
-    vmi = until(lambda: _vmi_or_none(kube, namespace, "fedora"), what="the VMI")
-    with Cluster.open(str(tmp_path / "state.db"), catalog=False) as c:
-        for obj in (CMEDIUM, FEDORA_PREF, FEDORA_VM):
-            c.apply(obj)
-        embedded = c.get("VirtualMachineInstance", "fedora")
-    assert vmi["spec"] == embedded["spec"]
-    assert vmi["spec"]["domain"]["firmware"]["uuid"] == "98f07cdd-96da-5880-b6c7-1a5700b73dc4"   # the seed's
 
 
 def test_kubectl_wait_ready_and_the_simulated_node(kube, namespace, controllers):

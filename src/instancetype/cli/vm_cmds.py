@@ -75,40 +75,40 @@ stop_cmd = _vm_command("stop", "Stop a VirtualMachine (virtctl stop).", force_fl
 restart_cmd = _vm_command("restart", "Restart a VirtualMachine (virtctl restart).", force_flags=True)
 
 
-@reports_errors
-def expand_stored(ctx: click.Context, name: str, namespace: str, fmt: str) -> int:
-    """virtctl `expand --vm NAME`: the stored VM expanded against the stored objects, printed as
-    `expand -f` prints (YAML or JSON); errors as virtctl words them."""
+def _print_expanded(ctx: click.Context, name: str, ns: str, fmt: str, expand) -> int:
+    """`expand(cluster)` printed as `expand -f` prints (YAML or JSON); its error as virtctl words it."""
     from instancetype.errors import Error
 
     from .output import objects_text
 
-    ns = namespace
-    if fmt not in ("yaml", "json"):
-        raise CommandError(f"error not supported output format defined: {fmt}")
     with cluster_of(ctx) as cluster:
         try:
-            expanded = cluster.expand_vm(name, ns)
+            expanded = expand(cluster)
         except Error as e:
             raise CommandError(f"error expanding VirtualMachine - {name} in namespace - {ns}: {e}") from None
     sys.stdout.write(objects_text([expanded], fmt))
     return 0
 
 
+def _check_expand_format(fmt: str) -> None:
+    if fmt not in ("yaml", "json"):
+        raise CommandError(f"error not supported output format defined: {fmt}")
+
+
+@reports_errors
+def expand_stored(ctx: click.Context, name: str, namespace: str, fmt: str) -> int:
+    """virtctl `expand --vm NAME`: the stored VM expanded against the stored objects."""
+    _check_expand_format(fmt)
+    return _print_expanded(ctx, name, namespace, fmt, lambda cluster: cluster.expand_vm(name, namespace))
+
 
 @reports_errors
 def expand_posted(ctx: click.Context, path: str, namespace: str, fmt: str) -> int:
     """virtctl `expand --file FILE`: the VM in the file, not stored, expanded in the namespace
-    against the stored objects (KubeVirt's `expand-vm-spec`); errors as virtctl words them."""
+    against the stored objects (KubeVirt's `expand-vm-spec`)."""
     import yaml
 
-    from instancetype.errors import Error
-
-    from .output import objects_text
-
-    ns = namespace
-    if fmt not in ("yaml", "json"):
-        raise CommandError(f"error not supported output format defined: {fmt}")
+    _check_expand_format(fmt)
     try:
         with open(path, "rb") as f:
             text = f.read()
@@ -121,10 +121,4 @@ def expand_posted(ctx: click.Context, path: str, namespace: str, fmt: str) -> in
     if not isinstance(vm, dict):
         raise CommandError("error decoding VirtualMachine: not a YAML or JSON object")
     name = (vm.get("metadata") or {}).get("name", "") if isinstance(vm.get("metadata"), dict) else ""
-    with cluster_of(ctx) as cluster:
-        try:
-            expanded = cluster.expand_spec(vm, ns)
-        except Error as e:
-            raise CommandError(f"error expanding VirtualMachine - {name} in namespace - {ns}: {e}") from None
-    sys.stdout.write(objects_text([expanded], fmt))
-    return 0
+    return _print_expanded(ctx, name, namespace, fmt, lambda cluster: cluster.expand_spec(vm, namespace))
