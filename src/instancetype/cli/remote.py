@@ -18,8 +18,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS
-from instancetype.errors import LoadError
-from instancetype.store.base import BadRequest, NotFound, StoreReads, check_json
+from instancetype.store.base import NotFound, StoreReads
 
 SUBRESOURCE_GROUP = "subresources.kubevirt.io/v1"
 
@@ -111,16 +110,12 @@ class RemoteCluster(StoreReads):
         """kubectl's client-side apply of the object at its own group and version (an old version
         or a flavor.kubevirt.io object is the API server's to serve or refuse, as for kubectl); the
         warnings are the API server's `Warning` headers, as kubectl prints them."""
-        from instancetype.controller.apply import original_of, three_way_patch
+        from instancetype.controller.apply import check_applied, original_of, three_way_patch
         from instancetype.controller.cluster import ApplyResult
         from instancetype.store.base import check_create
         from instancetype.store.kube.client import resource_of
 
-        if not isinstance(obj, dict) or not obj.get("kind"):
-            raise LoadError("apply: not a Kubernetes object")
-        check_json(obj)
-        if not isinstance(obj.get("metadata") or {}, dict):
-            raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
+        check_applied(obj)
         kind, api_version = obj["kind"], obj.get("apiVersion")
         res = resource_of(kind, api_version)
         meta = obj.get("metadata") or {}

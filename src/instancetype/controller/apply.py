@@ -15,6 +15,19 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _MISSING = object()
 
 
+def check_applied(obj: Any) -> None:
+    """What kubectl and the API server refuse before anything is applied: not an object with a
+    kind, a value JSON cannot hold, metadata that is not an object."""
+    from instancetype.errors import LoadError
+    from instancetype.store.base import BadRequest, check_json
+
+    if not isinstance(obj, dict) or not obj.get("kind"):
+        raise LoadError("apply: not a Kubernetes object")
+    check_json(obj)
+    if not isinstance(obj.get("metadata") or {}, dict):
+        raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
+
+
 def last_applied_text(obj: dict) -> str:
     """The annotation's value: the applied object without the annotation, compact JSON, sorted keys."""
     meta = dict(obj.get("metadata") or {})

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
-from instancetype.errors import Error, LoadError
+from instancetype.errors import Error
 from instancetype.jsonutil import clone
 from instancetype.store.base import (AlreadyExists, BadRequest, NotFound, StateFileError, Store, StoreReads, check_create,
                                      check_json, merge_patch)
 from instancetype.webhook.admission import admit
 
-from .apply import original_of, three_way_patch, with_last_applied
+from .apply import check_applied, original_of, three_way_patch, with_last_applied
 
 if TYPE_CHECKING:
     from .images import Images
@@ -118,11 +118,7 @@ class Cluster(StoreReads):
 
     def apply(self, obj: dict, *, namespace: str | None = None) -> ApplyResult:
         """kubectl apply: create, or three-way merge patch onto the live object."""
-        if not isinstance(obj, dict) or not obj.get("kind"):
-            raise LoadError("apply: not a Kubernetes object")
-        check_json(obj)
-        if not isinstance(obj.get("metadata") or {}, dict):
-            raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
+        check_applied(obj)
         applied = with_last_applied(obj)
         converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
         # The API server's own checks (decodable metadata, a valid name and namespace) come first.
