@@ -89,10 +89,68 @@ def _create_help_stub() -> None:
     """Create a VirtualMachine, an instancetype or a preference manifest (as virtctl create)."""
 
 
+# The group's options that name the store (the value: whether the option takes one). As kubectl's
+# global flags (cobra's persistent flags), they may also come after the verb; a command with an
+# option of its own by such a name (`serve --kubeconfig`, `install --context`) keeps it.
+STORE_OPTIONS = {"--state": True, "--kubeconfig": True, "--context": True, "--cluster": False}
+_GROUP_VALUE_OPTIONS = ("--state", "--kubeconfig", "--context", "-n", "--namespace")
+
+
+def _next_word(argv: list[str], i: int, value_options) -> int:
+    """The index of the first word from `i` on that is neither an option nor an option's value."""
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+        i += 2 if argv[i] in value_options else 1
+    return i
+
+
+def hoist_store_options(argv: list[str]) -> list[str]:
+    """`argv` with the store options found after the verb (and a subgroup's verb) moved before it,
+    so that `get vm --kubeconfig K` is `--kubeconfig K get vm`. The command's own options are
+    known, so an option's value is never taken for a store option; nothing after `--` moves."""
+    i = _next_word(argv, 0, _GROUP_VALUE_OPTIONS)
+    if i >= len(argv):
+        return argv
+    command, own, values, end = cli.get_command(None, argv[i]), set(), set(), i + 1
+    while command is not None:
+        for p in command.params:
+            opts = [*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())]
+            own.update(opts)
+            if isinstance(p, click.Option) and not p.is_flag and not p.count:
+                values.update(opts)
+        if not isinstance(command, click.Group):
+            break
+        end = _next_word(argv, end, values)
+        if end >= len(argv):
+            break
+        command, end = command.get_command(None, argv[end]), end + 1
+    if command is None:
+        return argv
+    moved: list[str] = []
+    rest: list[str] = []
+    j = i + 1
+    while j < len(argv):
+        word = argv[j]
+        if word == "--":
+            rest.extend(argv[j:])
+            break
+        name, eq, _ = word.partition("=")
+        if name in STORE_OPTIONS and name not in own and (eq == "" or STORE_OPTIONS[name]):
+            width = 2 if STORE_OPTIONS[name] and not eq else 1
+            if j + width <= len(argv):
+                moved.extend(argv[j:j + width])
+                j += width
+                continue
+        width = 2 if word in values else 1
+        rest.extend(argv[j:j + width])
+        j += width
+    return argv[:i] + moved + [argv[i]] + rest
+
+
 def run_click(argv: list[str]) -> int:
     """Run one command line other than `create`; returns the exit status. Errors are printed here,
     one line each."""
     try:
+        argv = hoist_store_options(argv)
         rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
