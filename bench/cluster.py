@@ -79,15 +79,14 @@ def bare_vmi(name: str) -> dict:
                                                                 "devices": {}}}}
 
 
-def in_parallel_status(stores: list[KubeStore], names: list[str]) -> float:
-    """PUT a status on each of the VMs `names` (namespace ceiling), one thread per store."""
-    chunks = [names[i::len(stores)] for i in range(len(stores))]
+def _each_in_parallel(stores: list[KubeStore], items: list, action) -> float:
+    """`action(store, item)` for every item, one thread per store (a connection each); returns the
+    seconds it took."""
+    chunks = [items[i::len(stores)] for i in range(len(stores))]
 
-    def run(store: KubeStore, chunk: list[str]) -> None:
-        for name in chunk:
-            vm = store.get("VirtualMachine", name, "ceiling")
-            vm["status"] = {"printableStatus": "Running", "ready": True, "created": True}
-            store.update(vm, subresource="status")
+    def run(store: KubeStore, chunk: list) -> None:
+        for item in chunk:
+            action(store, item)
 
     threads = [threading.Thread(target=run, args=(s, c)) for s, c in zip(stores, chunks)]
     t = time.perf_counter()
@@ -96,23 +95,22 @@ def in_parallel_status(stores: list[KubeStore], names: list[str]) -> float:
     for th in threads:
         th.join()
     return time.perf_counter() - t
+
+
+def _put_status(store: KubeStore, name: str) -> None:
+    vm = store.get("VirtualMachine", name, "ceiling")
+    vm["status"] = {"printableStatus": "Running", "ready": True, "created": True}
+    store.update(vm, subresource="status")
+
+
+def in_parallel_status(stores: list[KubeStore], names: list[str]) -> float:
+    """PUT a status on each of the VMs `names` (namespace ceiling), one thread per store."""
+    return _each_in_parallel(stores, names, _put_status)
 
 
 def in_parallel(stores: list[KubeStore], objs: list[dict]) -> float:
     """Create `objs` with one thread per store; returns the seconds it took."""
-    chunks = [objs[i::len(stores)] for i in range(len(stores))]
-
-    def run(store: KubeStore, chunk: list[dict]) -> None:
-        for obj in chunk:
-            store.create(obj)
-
-    threads = [threading.Thread(target=run, args=(s, c)) for s, c in zip(stores, chunks)]
-    t = time.perf_counter()
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    return time.perf_counter() - t
+    return _each_in_parallel(stores, objs, lambda store, obj: store.create(obj))
 
 
 _METRIC = re.compile(r'^apiserver_request_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$')

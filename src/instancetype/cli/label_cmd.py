@@ -189,21 +189,16 @@ def _options(fn):
     return fn
 
 
-@click.command("label")
-@_options
-@click.pass_context
-@reports_errors
-def label_cmd(ctx, args, namespace, all_namespaces, selector, field_selector, select_all, overwrite, dry_run):
-    """Set or remove labels: TYPE NAME KEY=VALUE... KEY-... (kubectl label)."""
-    return _run(ctx, "labels", args, namespace, all_namespaces, selector, field_selector, select_all, overwrite,
-                dry_run)
+def _command(name: str, field: str, doc: str) -> click.Command:
+    """kubectl `label` or `annotate`: the same options and rules on `metadata.<field>`."""
+    def cmd(ctx, args, namespace, all_namespaces, selector, field_selector, select_all, overwrite, dry_run):
+        return _run(ctx, field, args, namespace, all_namespaces, selector, field_selector, select_all, overwrite,
+                    dry_run)
+
+    cmd.__doc__ = doc
+    return click.command(name)(_options(click.pass_context(reports_errors(cmd))))
 
 
-@click.command("annotate")
-@_options
-@click.pass_context
-@reports_errors
-def annotate_cmd(ctx, args, namespace, all_namespaces, selector, field_selector, select_all, overwrite, dry_run):
-    """Set or remove annotations: TYPE NAME KEY=VALUE... KEY-... (kubectl annotate)."""
-    return _run(ctx, "annotations", args, namespace, all_namespaces, selector, field_selector, select_all, overwrite,
-                dry_run)
+label_cmd = _command("label", "labels", "Set or remove labels: TYPE NAME KEY=VALUE... KEY-... (kubectl label).")
+annotate_cmd = _command("annotate", "annotations",
+                        "Set or remove annotations: TYPE NAME KEY=VALUE... KEY-... (kubectl annotate).")
