@@ -301,6 +301,24 @@ def test_cached_store_reads_from_memory_and_writes_to_the_api(kube, store, names
         cached.stop()
 
 
+def test_an_instancetype_the_cache_has_not_seen_is_read_from_the_api(store, namespace):
+    """pkg/instancetype/find: a miss in the informer is asked of the API server, so a VM admitted
+    just after its instancetype is created finds it (a stopped informer stands for a late one)."""
+    cached = CachedStore.start(store, (IT, "ControllerRevision"))
+    try:
+        assert cached.wait_for_sync(30)
+        cached.informer(IT).stop()
+        cached.informer("ControllerRevision").stop()
+        store.create(instancetype_obj("late", namespace=namespace))
+        store.create(revision("late-rev", namespace))
+        assert cached.peek(IT, "late", namespace)["metadata"]["name"] == "late"
+        assert cached.peek(IT, "late", "default") is None         # never across namespaces
+        assert cached.peek(IT, "missing", namespace) is None
+        assert cached.peek("ControllerRevision", "late-rev", namespace) is None    # listers only
+    finally:
+        cached.stop()
+
+
 def test_flavor_objects_are_found_as_the_kind_they_stand_for(store, namespace):
     # Seed 002's objects stay in flavor.kubevirt.io on a cluster; a matcher finds them as v1beta1.
     created = store.create({"apiVersion": "flavor.kubevirt.io/v1alpha1", "kind": "VirtualMachineFlavor",

@@ -7,9 +7,10 @@ admission. Reads of a kind without an informer go to the API server (one request
 Every read is a fresh copy (the informers keep objects encoded and decode on read), the
 caller's to change.
 
-The cache is what the API server said last: a read just after this process's own write may not
-see that write yet (as with client-go's listers); writers use resourceVersions (optimistic
-concurrency) and retry on Conflict.
+The cache is what the API server said last: a read just after a write may not see that write
+yet (as with client-go's listers); writers use resourceVersions (optimistic concurrency) and
+retry on Conflict. The instancetype and preference kinds are read through on a miss, as
+KubeVirt's finders read them (READ_THROUGH_KINDS).
 """
 from __future__ import annotations
 
@@ -29,6 +30,11 @@ from .informer import Informer, InformerSet
 from .store import KubeStore
 
 KUBEVIRT_NAMESPACE = "kubevirt"
+# The kinds a VM names: a miss in their informer is asked of the API server, as KubeVirt's finders
+# do (pkg/instancetype/find, pkg/instancetype/preference/find: store.GetByKey, then the client), so
+# an object created a moment before the VM that names it is found though the cache has not seen it.
+READ_THROUGH_KINDS = frozenset({kinds.INSTANCETYPE, kinds.CLUSTER_INSTANCETYPE, kinds.PREFERENCE,
+                                kinds.CLUSTER_PREFERENCE})
 # What admission looks up: the four types, the revisions a VM is pinned to, what inference reads,
 # and the KubeVirt object whose spec.configuration holds the cluster settings.
 ADMISSION_KINDS = (
@@ -78,12 +84,13 @@ class CachedStore(Store):
         """The cached object (a fresh copy), or None. Only `namespace`'s object: a namespaced
         kind is never looked up in another namespace."""
         inf = self.informers.informers.get(kind)
-        if inf is None:
+        obj = None if inf is None else inf.get(name, self._ns(kind, namespace))
+        if obj is None and (inf is None or kind in READ_THROUGH_KINDS):
             try:
                 return self.api.get(kind, name, namespace)
             except NotFound:
                 return None
-        return inf.get(name, self._ns(kind, namespace))
+        return obj
 
     def get_flavor(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         """The flavor.kubevirt.io object standing for instancetype `kind`, as v1beta1, from the
@@ -92,10 +99,10 @@ class CachedStore(Store):
         if flavor_kind is None:
             return None
         inf = self.informers.informers.get(informer_key(flavor_kind))
-        if inf is None:
+        obj = None if inf is None else inf.get(name, self._ns(kind, namespace))
+        if obj is None:     # no informer, or a miss: the API server, as for READ_THROUGH_KINDS
             return self.api.get_flavor(kind, name, namespace)
-        obj = inf.get(name, self._ns(kind, namespace))
-        return None if obj is None else as_type(obj)
+        return as_type(obj)
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
         obj = self.peek(kind, name, namespace)
