@@ -136,14 +136,40 @@ def writes(kube: Cluster, namespace_note: str = "") -> dict[str, float]:
 
 def proc_usage(pid: int) -> tuple[float, int]:
     """(CPU seconds, peak RSS in MiB) of a process."""
+    cpu, peak, _ = proc_memory(pid)
+    return cpu, peak
+
+
+def proc_memory(pid: int) -> tuple[float, int, int]:
+    """(CPU seconds, peak RSS, current RSS in MiB) of a process."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     cpu = (int(fields[11]) + int(fields[12])) / ticks
-    hwm = 0
+    mem = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            hwm = int(line.split()[1]) // 1024
-    return cpu, hwm
+        if line.startswith(("VmHWM:", "VmRSS:")):
+            mem[line.split(":")[0]] = int(line.split()[1]) // 1024
+    return cpu, mem.get("VmHWM", 0), mem.get("VmRSS", 0)
+
+
+def start_profile(kube: Cluster, path: str, seconds: int) -> threading.Thread:
+    """A thread fetching `seconds` of the API server's CPU profile into `path`."""
+    def fetch() -> None:
+        out = kube.kubectl("get", "--raw", f"/debug/pprof/profile?seconds={seconds}", input=b"",
+                           timeout=seconds + 60)
+        Path(path).write_bytes(out.stdout)
+    th = threading.Thread(target=fetch)
+    th.start()
+    return th
+
+
+def cpu_by_process(kube: Cluster, ctl_pid: int) -> dict[str, float]:
+    """CPU seconds so far of each part on the machine: etcd, kube-apiserver, the controller, this bench."""
+    out = {name: proc_usage(p.popen.pid)[0] for name, p in kube._procs.items()
+           if name in ("etcd", "kube-apiserver") and p.popen is not None}
+    out["controller"] = proc_usage(ctl_pid)[0]
+    out["bench (client, counter)"] = proc_usage(os.getpid())[0]
+    return out
 
 
 def shared_variant(kube: Cluster, stores: list[KubeStore], args) -> None:
@@ -199,10 +225,14 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--shared-revisions", action="store_true",
                     help="then the same VMs again with shared ControllerRevisions switched on")
+    ap.add_argument("--profile-apiserver", metavar="FILE",
+                    help="write a CPU profile of kube-apiserver over the VM phase (go tool pprof -top FILE)")
+    ap.add_argument("--profile-controller", metavar="FILE",
+                    help="sample the controller over the VM phase with py-spy (on PATH), flat top to FILE")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as d:
-        kube = Cluster(Path(d) / "kube").start()
+        kube = Cluster(Path(d) / "kube", profiling=bool(args.profile_apiserver)).start()
         ctl = None
         try:
             apply_crds(kube)
@@ -242,7 +272,8 @@ def main() -> None:
                 if "running with" in (Path(d) / "controller.log").read_text():
                     break
                 time.sleep(0.1)
-            cpu0, _ = proc_usage(ctl.pid)
+            cpu0, _, rss0 = proc_memory(ctl.pid)
+            parts0 = cpu_by_process(kube, ctl.pid)
 
             running = set()
             done = threading.Event()
@@ -258,13 +289,24 @@ def main() -> None:
                                on_update=lambda old, new: seen(new)).start()
             counter.wait_for_sync(60)
             before = writes(kube)
+            profile = start_profile(kube, args.profile_apiserver, seconds=10) if args.profile_apiserver else None
+            spy = None
+            if args.profile_controller:
+                spy = subprocess.Popen(["py-spy", "record", "--nonblocking", "--gil", "--rate", "500", "--format", "raw", "--duration", "10",
+                                        "--pid", str(ctl.pid), "--output", args.profile_controller],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             t0 = time.perf_counter()
             create_secs = in_parallel(stores, [typical_vm(f"vm-{i:05d}") for i in range(args.vms)])
             finished = done.wait(args.timeout)
             elapsed = time.perf_counter() - t0
             time.sleep(2)       # the last status writes land before the count
             after = writes(kube)
-            cpu1, rss = proc_usage(ctl.pid)
+            cpu1, rss, rss_now = proc_memory(ctl.pid)
+            if profile is not None:
+                profile.join()
+            if spy is not None:
+                spy.wait(60)
+            parts1 = cpu_by_process(kube, ctl.pid)
             counter.stop()
 
             delta = {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
@@ -289,8 +331,11 @@ def main() -> None:
                 print(f"    {k}: {delta[k]:.0f}")
             print(f"share of the ceiling: {rate * per_start / ceiling:.0%} "
                   f"(starts/s x writes per start / ceiling); of the mix's ceiling: {rate * per_start / mix:.0%}")
-            print(f"controller: {cpu1 - cpu0:.1f} CPU s for the run, peak RSS {rss} MiB")
+            print(f"controller: {cpu1 - cpu0:.1f} CPU s for the run, peak RSS {rss} MiB "
+                  f"({rss0} MiB before the first VM, {rss_now} MiB once all run)")
             print(f"revisions stored: {stores[0].count('ControllerRevision', NS)} for {args.vms} VMs")
+            print(f"CPU seconds over the {elapsed:.1f}s (2 s drain included): " + ", ".join(
+                f"{name} {parts1[name] - parts0[name]:.1f}" for name in parts1))
             if args.shared_revisions:
                 shared_variant(kube, stores, args)
         finally:

@@ -97,6 +97,7 @@ class Cluster:
 
     workdir: Path
     netns: NetNS | None = None
+    profiling: bool = False         # the API server's /debug/pprof (benchmarks only)
     tokens: dict[str, str] = field(default_factory=dict)
     _procs: dict[str, _Process] = field(default_factory=dict)
     _forward: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
@@ -223,7 +224,7 @@ class Cluster:
             f"--proxy-client-cert-file={self.front_proxy_client.cert}",
             f"--proxy-client-key-file={self.front_proxy_client.key}",
             "--enable-aggregator-routing=true",
-            "--profiling=false",
+            f"--profiling={'true' if self.profiling else 'false'}",
             # Bounds the HTTP server's graceful shutdown to 2 s (instead of waiting for every
             # open connection): a stop in a fault test takes a second, not a SIGKILL.
             "--shutdown-send-retry-after=true",

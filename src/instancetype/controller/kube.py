@@ -100,6 +100,8 @@ def run(opts: Options, stop: threading.Event, *, on_ready=None) -> None:
                 pass
             if stop.is_set():
                 return
+        import instancetype
+        instancetype.build_vmi    # the engine imported now: not by the first VM to start, within its start
         ctl.start()
         if on_ready is not None:
             on_ready(ctl)
