@@ -118,8 +118,8 @@ WRITE_VERBS = {"POST", "PUT", "PATCH", "DELETE"}
 RESOURCES = {"virtualmachines", "virtualmachineinstances", "controllerrevisions"}
 
 
-def writes(kube: Cluster, namespace_note: str = "") -> dict[str, float]:
-    """apiserver_request_total of writes to the controller's resources, by verb/resource/subresource."""
+def requests_by_verb(kube: Cluster) -> dict[str, float]:
+    """apiserver_request_total of the controller's resources, by verb/resource/subresource/code."""
     text = kube.kubectl("get", "--raw", "/metrics", timeout=60).stdout
     out: dict[str, float] = {}
     for line in text.splitlines():
@@ -127,11 +127,16 @@ def writes(kube: Cluster, namespace_note: str = "") -> dict[str, float]:
         if not m:
             continue
         labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group("labels")))
-        if labels.get("verb") in WRITE_VERBS and labels.get("resource") in RESOURCES:
+        if labels.get("resource") in RESOURCES:
             key = f'{labels["verb"]} {labels["resource"]}{"/" + labels["subresource"] if labels.get("subresource") else ""}' \
                   f' {labels.get("code", "")}'
             out[key] = out.get(key, 0) + float(m.group("value"))
     return out
+
+
+def writes(kube: Cluster) -> dict[str, float]:
+    """The writes of `requests_by_verb`."""
+    return {k: v for k, v in requests_by_verb(kube).items() if k.split()[0] in WRITE_VERBS}
 
 
 def proc_usage(pid: int) -> tuple[float, int]:
@@ -288,6 +293,7 @@ def main() -> None:
             counter = Informer(stores[0], "VirtualMachine", NS, on_add=seen,
                                on_update=lambda old, new: seen(new)).start()
             counter.wait_for_sync(60)
+            before_all = requests_by_verb(kube)
             before = writes(kube)
             profile = start_profile(kube, args.profile_apiserver, seconds=10) if args.profile_apiserver else None
             spy = None
@@ -301,6 +307,7 @@ def main() -> None:
             elapsed = time.perf_counter() - t0
             time.sleep(2)       # the last status writes land before the count
             after = writes(kube)
+            after_all = requests_by_verb(kube)
             cpu1, rss, rss_now = proc_memory(ctl.pid)
             if profile is not None:
                 profile.join()
@@ -329,6 +336,10 @@ def main() -> None:
                   f"{ok_writes:.0f} succeeded, {ok_writes / max(starts, 1):.2f} per start)")
             for k in sorted(delta):
                 print(f"    {k}: {delta[k]:.0f}")
+            reads = {k: after_all.get(k, 0) - before_all.get(k, 0) for k in after_all
+                     if k.split()[0] not in WRITE_VERBS and after_all.get(k, 0) - before_all.get(k, 0)}
+            print("reads of those kinds meanwhile (the bench's counter and kubectl included): "
+                  + (", ".join(f"{k} {v:.0f}" for k, v in sorted(reads.items())) or "none"))
             print(f"share of the ceiling: {rate * per_start / ceiling:.0%} "
                   f"(starts/s x writes per start / ceiling); of the mix's ceiling: {rate * per_start / mix:.0%}")
             print(f"controller: {cpu1 - cpu0:.1f} CPU s for the run, peak RSS {rss} MiB "

@@ -1,4 +1,5 @@
-"""The simulated node: the embedded store models KubeVirt's control plane, not a hypervisor.
+"""The simulated node: this system models KubeVirt's control plane (on the embedded store and on an
+API server alike), not a hypervisor.
 
 As kwok simulates nodes, a VMI that the controller creates is scheduled at once on one
 simulated node and reported `Running` and `Ready` (or `Running` and `Paused` when it was
@@ -14,8 +15,7 @@ from __future__ import annotations
 
 NODE_NAME = "simulated-node"
 REASON = "SimulatedNode"
-MESSAGE = ("scheduled on the simulated node of the embedded store: the control plane is modelled, "
-           "no guest runs")
+MESSAGE = "scheduled on the simulated node: the control plane is modelled, no guest runs"
 
 
 def schedule(vmi: dict, now: str) -> dict:
