@@ -168,6 +168,21 @@ def start_profile(kube: Cluster, path: str, seconds: int) -> threading.Thread:
     return th
 
 
+def start_controller(kube: Cluster, workers: int, log_path: Path) -> subprocess.Popen:
+    """`instancetype controller` on the cluster, returned once its informers synced and its workers run."""
+    env = kube.env()
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    log = open(log_path, "wb")
+    ctl = subprocess.Popen([sys.executable, "-m", "instancetype", "controller", "--kubeconfig",
+                            str(kube.kubeconfig), "--workers", str(workers), "--no-catalog", "-v"],
+                           env=env, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(600):
+        if "running with" in log_path.read_text():
+            break
+        time.sleep(0.1)
+    return ctl
+
+
 def cpu_by_process(kube: Cluster, ctl_pid: int) -> dict[str, float]:
     """CPU seconds so far of each part on the machine: etcd, kube-apiserver, the controller, this bench."""
     out = {name: proc_usage(p.popen.pid)[0] for name, p in kube._procs.items()
@@ -230,6 +245,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--shared-revisions", action="store_true",
                     help="then the same VMs again with shared ControllerRevisions switched on")
+    ap.add_argument("--restarted-rss", action="store_true",
+                    help="then the controller restarted over the VMs: its memory without the run's transients")
     ap.add_argument("--profile-apiserver", metavar="FILE",
                     help="write a CPU profile of kube-apiserver over the VM phase (go tool pprof -top FILE)")
     ap.add_argument("--profile-controller", metavar="FILE",
@@ -267,16 +284,7 @@ def main() -> None:
                 time.sleep(0.5)
 
             # 2. the controller, then the VMs
-            env = kube.env()
-            env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
-            log = open(Path(d) / "controller.log", "wb")
-            ctl = subprocess.Popen([sys.executable, "-m", "instancetype", "controller", "--kubeconfig",
-                                    str(kube.kubeconfig), "--workers", str(args.workers), "--no-catalog", "-v"],
-                                   env=env, stdout=log, stderr=subprocess.STDOUT)
-            for _ in range(600):
-                if "running with" in (Path(d) / "controller.log").read_text():
-                    break
-                time.sleep(0.1)
+            ctl = start_controller(kube, args.workers, Path(d) / "controller.log")
             cpu0, _, rss0 = proc_memory(ctl.pid)
             parts0 = cpu_by_process(kube, ctl.pid)
 
@@ -347,6 +355,19 @@ def main() -> None:
             print(f"revisions stored: {stores[0].count('ControllerRevision', NS)} for {args.vms} VMs")
             print(f"CPU seconds over the {elapsed:.1f}s (2 s drain included): " + ", ".join(
                 f"{name} {parts1[name] - parts0[name]:.1f}" for name in parts1))
+            if args.restarted_rss:
+                ctl.terminate()
+                ctl.wait(30)
+                ctl = start_controller(kube, args.workers, Path(d) / "controller-2.log")
+                # its first reconcile of every VM (each finds nothing to do), until its CPU rests (bounded)
+                for _ in range(60):
+                    before_cpu = proc_usage(ctl.pid)[0]
+                    time.sleep(1)
+                    if proc_usage(ctl.pid)[0] - before_cpu < 0.05:
+                        break
+                _, peak2, rss2 = proc_memory(ctl.pid)
+                print(f"a new controller over the {args.vms} VMs: RSS {rss2} MiB, peak {peak2} MiB "
+                      "once idle (its informers listed them; no backlog)")
             if args.shared_revisions:
                 shared_variant(kube, stores, args)
         finally:

@@ -28,8 +28,16 @@ def apply_crds(kube) -> None:
 
 
 def ensure_namespace(kube, name: str) -> None:
-    if kube.kubectl("get", "namespace", name, check=False).returncode != 0:
+    """`name` exists and is Active. One still being deleted (an earlier module's `uninstall` on the
+    same cluster deletes `kubevirt`) is waited out and made again: objects cannot be made in it."""
+    def phase() -> str | None:
+        r = kube.kubectl("get", "namespace", name, "-o", "jsonpath={.status.phase}", check=False)
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    until(lambda: phase() != "Terminating", 120, f"namespace {name} to be deleted")
+    if phase() is None:
         kube.kubectl("create", "namespace", name, check=False)
+    until(lambda: phase() == "Active", 30, f"namespace {name} to be active")
 
 
 def until(cond: Callable[[], object], timeout: float = 90.0, what: str = "condition", every: float = 0.25):

@@ -118,7 +118,7 @@ class CachedStore(Store):
         labels = parse_label_selector(label_selector)
         fields = parse_field_selector(field_selector)
         ns = namespace if resource_of(kind).namespaced else None
-        return (o for o in inf.list(ns)
+        return (o for o in inf.iter(ns)
                 if (not labels or labels_match((o.get("metadata") or {}).get("labels"), labels))
                 and (not fields or fields_match(o, fields)))
 

@@ -192,7 +192,13 @@ class Informer:
 
     def list(self, namespace: str | None = None) -> list[dict]:
         """Cached objects (fresh copies), ordered by namespace then name; `namespace=None`: all."""
-        return [self._packer.unpack(raw) for _, raw in self._items(namespace)]
+        return list(self.iter(namespace))
+
+    def iter(self, namespace: str | None = None) -> Iterator[dict]:
+        """`list`, decoded one object at a time as the caller goes (over the objects cached when it
+        was called): a scan of thousands of VMs never holds them all as dicts."""
+        unpack = self._packer.unpack
+        return (unpack(raw) for _, raw in self._items(namespace))
 
     def keys(self, namespace: str | None = None) -> list[tuple[str, str]]:
         """(namespace, name) of the cached objects, ordered; nothing is decoded."""

@@ -15,7 +15,7 @@ import gc as collector     # `gc` is lightkube's generic client below
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
+from typing import Any, Optional
 
 import httpx2
 import msgspec
@@ -34,6 +34,21 @@ from .client import (
 from .flavor import FLAVOR_API_VERSION, FLAVOR_OF, as_type
 
 _decode = msgspec.json.decode
+
+
+class _RawPage(msgspec.Struct):
+    """A list page whose items stay JSON until each is wanted: an informer's relist then holds one
+    object of the page as dicts at a time, not the whole page (the process's high-water mark)."""
+    items: Optional[list[msgspec.Raw]] = None
+    metadata: Optional[dict] = None
+
+
+_raw_page_decoder = msgspec.json.Decoder(_RawPage)
+
+
+def _decode_raw_page(data: bytes) -> dict:
+    page = _raw_page_decoder.decode(data)
+    return {"items": page.items or [], "metadata": page.metadata or {}}
 _encode = msgspec.json.encode
 PAGE = 500                      # objects per list request (the API server pages with `continue`)
 UPDATE_RETRIES = 5              # an update without a resourceVersion retries this often on a conflict
@@ -187,19 +202,25 @@ class KubeStore(Store):
         ns = (namespace or ALL_NS) if res.namespaced else None
         items: list = []
         with gc_paused():
-            for page in self.list_pages(res, ns, params):
+            for page in self.list_pages(res, ns, params, raw_items=convert is not None):
                 for obj in page.get("items") or ():
+                    if convert is not None:
+                        obj = _decode(obj)
+                        if not isinstance(obj, dict):
+                            raise BadRequest("the API server's answer is not a list of objects")
                     obj.setdefault("apiVersion", res.api_version)
                     obj.setdefault("kind", res.kind)
                     items.append(obj if convert is None else convert(obj))
         return items, (page.get("metadata") or {}).get("resourceVersion") or ""
 
     def list_pages(self, res: Resource, namespace: str | None, params: dict,
-                   headers: dict | None = None) -> Iterator[dict]:
+                   headers: dict | None = None, *, raw_items: bool = False) -> Iterator[dict]:
         """The decoded pages of one list request (`limit`/`continue` paging, lightkube's request
         builder), as the API server sent them: no object is built per item. `namespace` is a
         namespace, `ALL_NS`, or None for a cluster-scoped kind; `headers` may ask for another
-        representation of the list (a Table)."""
+        representation of the list (a Table); `raw_items`: each item left as its JSON
+        (`msgspec.Raw`), for the caller to decode one at a time."""
+        decode = _decode_raw_page if raw_items else _decode
         gc = self._gc
         with api_errors(self.server, res):
             br = gc.prepare_request("list", resource_class(res), namespace=namespace, params=params, headers=headers)
@@ -208,7 +229,7 @@ class KubeStore(Store):
                 gc.raise_for_status(resp)
                 try:
                     with gc_paused():
-                        page = _decode(resp.content)
+                        page = decode(resp.content)
                 except msgspec.DecodeError:
                     raise BadRequest(f"the API server's answer is not JSON: {resp.text[:200]!r}") from None
                 if not isinstance(page, dict):
