@@ -2,6 +2,8 @@
 API server's own write ceiling in the same run.
 
     python bench/cluster.py [--vms 1000] [--workers 16] [--clients 8] [--ceiling 2000]
+                            [--shared-revisions] [--restarted-rss]
+                            [--profile-apiserver FILE] [--profile-controller FILE]
 
 Starts the test environment's etcd + kube-apiserver + kube-controller-manager (tests/kube), the
 CRDs `install` applies, a cluster instancetype and preference, and `instancetype controller`.
@@ -13,7 +15,9 @@ connection each):
    every one is Running (an informer counts them; no polling);
 3. API writes by verb from the API server's `apiserver_request_total` (kubevirt.io VMs and VMIs,
    ControllerRevisions) before and after, less the VM creates themselves;
-4. the controller's CPU seconds and peak RSS (/proc).
+4. the controller's CPU seconds and peak RSS (/proc), and every part's CPU over the window
+   (kube-apiserver, etcd, the controller, this bench);
+5. with --restarted-rss, a new controller over the same VMs: its memory once idle.
 
 The figure: starts/s × writes per start ÷ ceiling = the share of the API server's write capacity
 the controller turns into progress.
@@ -134,9 +138,13 @@ def requests_by_verb(kube: Cluster) -> dict[str, float]:
     return out
 
 
+def only_writes(counts: dict[str, float]) -> dict[str, float]:
+    """The writes of `requests_by_verb`'s counts."""
+    return {k: v for k, v in counts.items() if k.split()[0] in WRITE_VERBS}
+
+
 def writes(kube: Cluster) -> dict[str, float]:
-    """The writes of `requests_by_verb`."""
-    return {k: v for k, v in requests_by_verb(kube).items() if k.split()[0] in WRITE_VERBS}
+    return only_writes(requests_by_verb(kube))
 
 
 def proc_usage(pid: int) -> tuple[float, int]:
@@ -250,7 +258,7 @@ def main() -> None:
     ap.add_argument("--profile-apiserver", metavar="FILE",
                     help="write a CPU profile of kube-apiserver over the VM phase (go tool pprof -top FILE)")
     ap.add_argument("--profile-controller", metavar="FILE",
-                    help="sample the controller over the VM phase with py-spy (on PATH), flat top to FILE")
+                    help="sample the controller over the VM phase with py-spy (on PATH): raw stacks to FILE")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as d:
@@ -302,20 +310,21 @@ def main() -> None:
                                on_update=lambda old, new: seen(new)).start()
             counter.wait_for_sync(60)
             before_all = requests_by_verb(kube)
-            before = writes(kube)
+            before = only_writes(before_all)
             profile = start_profile(kube, args.profile_apiserver, seconds=10) if args.profile_apiserver else None
             spy = None
             if args.profile_controller:
-                spy = subprocess.Popen(["py-spy", "record", "--nonblocking", "--gil", "--rate", "500", "--format", "raw", "--duration", "10",
-                                        "--pid", str(ctl.pid), "--output", args.profile_controller],
+                # GIL-holding samples only: the controller's CPU, not its waits on the API server
+                spy = subprocess.Popen(["py-spy", "record", "--nonblocking", "--gil", "--rate", "500", "--format", "raw",
+                                        "--duration", "10", "--pid", str(ctl.pid), "--output", args.profile_controller],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             t0 = time.perf_counter()
             create_secs = in_parallel(stores, [typical_vm(f"vm-{i:05d}") for i in range(args.vms)])
             finished = done.wait(args.timeout)
             elapsed = time.perf_counter() - t0
             time.sleep(2)       # the last status writes land before the count
-            after = writes(kube)
             after_all = requests_by_verb(kube)
+            after = only_writes(after_all)
             cpu1, rss, rss_now = proc_memory(ctl.pid)
             if profile is not None:
                 profile.join()
