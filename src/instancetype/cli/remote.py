@@ -160,22 +160,27 @@ class RemoteCluster(StoreReads):
 
     # --- virtctl: KubeVirt's subresource API ----------------------------------------------------
 
-    def _vm_path(self, name: str, namespace: str | None, action: str) -> str:
-        ns = namespace or self.store.default_namespace
-        return f"/apis/{SUBRESOURCE_GROUP}/namespaces/{ns}/virtualmachines/{name}/{action}"
+    def _subresource(self, method: str, path: str, what: str, body: dict | None = None) -> dict:
+        """One request to the subresource API; when no subresource API answers (the aggregator's
+        404, no Status kind), virtctl's words: `the server could not find the requested resource
+        (<what>)`."""
+        try:
+            return self.store.request(method, f"/apis/{SUBRESOURCE_GROUP}/namespaces/{path}", body)
+        except NotFound as e:
+            if not getattr(e, "kind", ""):
+                raise NotFound(f"the server could not find the requested resource ({what})",
+                               kind="subresource") from None
+            raise
+
+    def _ns(self, namespace: str | None) -> str:
+        return namespace or self.store.default_namespace
 
     def _vm_action(self, action: str, name: str, namespace: str | None, body: dict | None = None) -> dict:
         body = dict(body or {})
         if getattr(self.store, "dry_run", False):
             body["dryRun"] = ["All"]       # virt-api reads the dry run from the options body (virtctl's way)
-        try:
-            return self.store.request("PUT", self._vm_path(name, namespace, action), body)
-        except NotFound as e:
-            if not getattr(e, "kind", ""):
-                # No subresource API answers (virtctl's words for the aggregator's 404).
-                raise NotFound(f"the server could not find the requested resource (put "
-                               f"virtualmachines.kubevirt.io {name})", kind="subresource") from None
-            raise
+        return self._subresource("PUT", f"{self._ns(namespace)}/virtualmachines/{name}/{action}",
+                                 f"put virtualmachines.kubevirt.io {name}", body)
 
     # The option bodies virtctl sends (v1.StartOptions, StopOptions, RestartOptions).
     def start(self, name: str, namespace: str | None = None, *, paused: bool = False) -> dict:
@@ -189,21 +194,9 @@ class RemoteCluster(StoreReads):
                                None if grace_period is None else {"gracePeriodSeconds": grace_period})
 
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
-        try:
-            return self.store.request("GET", self._vm_path(name, namespace, "expand-spec"))
-        except NotFound as e:
-            if not getattr(e, "kind", ""):
-                raise NotFound(f"the server could not find the requested resource (get "
-                               f"virtualmachines.kubevirt.io {name})", kind="subresource") from None
-            raise
+        return self._subresource("GET", f"{self._ns(namespace)}/virtualmachines/{name}/expand-spec",
+                                 f"get virtualmachines.kubevirt.io {name}")
 
     def expand_spec(self, vm: dict, namespace: str | None = None) -> dict:
         """`PUT .../namespaces/NS/expand-vm-spec` with the VM (virtctl `expand --file`)."""
-        ns = namespace or self.store.default_namespace
-        try:
-            return self.store.request("PUT", f"/apis/{SUBRESOURCE_GROUP}/namespaces/{ns}/expand-vm-spec", vm)
-        except NotFound as e:
-            if not getattr(e, "kind", ""):
-                raise NotFound("the server could not find the requested resource (put expand-vm-spec)",
-                               kind="subresource") from None
-            raise
+        return self._subresource("PUT", f"{self._ns(namespace)}/expand-vm-spec", "put expand-vm-spec", vm)

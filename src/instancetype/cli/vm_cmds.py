@@ -120,5 +120,6 @@ def expand_posted(ctx: click.Context, path: str, namespace: str, fmt: str) -> in
         raise CommandError(f"error decoding VirtualMachine {e}") from None
     if not isinstance(vm, dict):
         raise CommandError("error decoding VirtualMachine: not a YAML or JSON object")
-    name = (vm.get("metadata") or {}).get("name", "") if isinstance(vm.get("metadata"), dict) else ""
+    meta = vm.get("metadata")
+    name = meta.get("name", "") if isinstance(meta, dict) else ""
     return _print_expanded(ctx, name, namespace, fmt, lambda cluster: cluster.expand_spec(vm, namespace))

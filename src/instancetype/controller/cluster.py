@@ -256,18 +256,12 @@ class Cluster(StoreReads):
         return instancetype.expand(vm, objects=StoreObjects(self.store), config=self.config())
 
     def expand_spec(self, vm: dict, namespace: str | None = None) -> dict:
-        """virtctl expand --file (KubeVirt's expand-vm-spec): a VM that is not stored, expanded in
-        `namespace` against the stored objects; its own namespace must be empty or that one."""
-        import instancetype
-        from instancetype.store.base import BadRequest
-        from instancetype.store.source import StoreObjects
+        """virtctl expand --file: a VM that is not stored, expanded in `namespace` against the
+        stored objects, by virt-api's expand-vm-spec rules (its schema check; its own namespace
+        must be empty or that one)."""
+        from instancetype.webhook.virtapi.actions import expand_spec
 
-        ns = namespace or "default"
-        meta = vm.get("metadata") if isinstance(vm.get("metadata"), dict) else {}
-        if meta.get("namespace") and meta["namespace"] != ns:
-            raise BadRequest(f"VM namespace must be empty or {ns}")
-        vm = {**vm, "metadata": {**meta, "namespace": ns}}
-        return instancetype.expand(vm, objects=StoreObjects(self.store), config=self.config())
+        return expand_spec(self.store, namespace or "default", vm)
 
     # --- the controller's triggers -------------------------------------------------------------
     # The VM controller (and the engine it runs) is imported on first write, not when a command

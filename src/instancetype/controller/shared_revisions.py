@@ -83,7 +83,7 @@ def _get_or_create(store: Store, built: dict, namespace: str, hops: int = 1) -> 
             existing = store.get("ControllerRevision", name, namespace)
         except NotFound:
             existing = _created_recently(store, namespace, name)
-        if existing is None and getattr(store, "collect_grace", 0.0):
+        if existing is None and _grace(store):
             # Workers starting VMs on one new spec at once: one creates it, the others wait for
             # that and use it (a cache does not show it yet), rather than each trying a create.
             with _CREATE_LOCK:
@@ -140,8 +140,13 @@ _CREATED: dict[tuple[str, str], tuple[float, dict]] = {}
 _CREATE_LOCK = threading.Lock()
 
 
+def _grace(store: Store) -> float:
+    """The store's `collect_grace` (seconds; 0 on a store that runs pin and release in one transaction)."""
+    return getattr(store, "collect_grace", 0.0) or 0.0
+
+
 def _created_recently(store: Store, namespace: str, name: str) -> dict | None:
-    grace = getattr(store, "collect_grace", 0.0) or 0.0
+    grace = _grace(store)
     hit = _CREATED.get((namespace, name))
     if not grace or hit is None:
         return None
@@ -152,7 +157,7 @@ def _created_recently(store: Store, namespace: str, name: str) -> dict | None:
 
 
 def _too_recent(store: Store, namespace: str, name: str) -> bool:
-    grace = getattr(store, "collect_grace", 0.0) or 0.0
+    grace = _grace(store)
     at = _PINNED_AT.get((namespace, name))
     return bool(grace) and at is not None and time.monotonic() - at < grace
 

@@ -72,7 +72,8 @@ def start_requested(vm: dict) -> bool:
 def start_paused(vm: dict) -> bool:
     """hasStartPausedRequest: the first request is a start with `paused: "true"`."""
     first = _first(vm)
-    return first.get("action") == START and (first.get("data") or {}).get(PAUSED_KEY) == PAUSED_TRUE
+    data = first.get("data")
+    return first.get("action") == START and isinstance(data, dict) and data.get(PAUSED_KEY) == PAUSED_TRUE
 
 
 def trim_first(status: dict, vmi: dict | None) -> None:

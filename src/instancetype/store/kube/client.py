@@ -7,7 +7,6 @@ table, so no kind is spelt twice.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import msgspec
 from lightkube.config.client_adapter import ConnectionParams
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.core import resource as lightkube_resource
@@ -209,8 +209,8 @@ def _status_body(resp: Any) -> dict | None:
     if media != "application/json":
         return None
     try:
-        body = json.loads(resp.content)
-    except ValueError:
+        body = msgspec.json.decode(resp.content)
+    except msgspec.DecodeError:
         return None
     return body if isinstance(body, dict) and body.get("kind") == "Status" else None
 

@@ -13,9 +13,9 @@ The cache holds each object as compact bytes, not as the decoded dict: a VM's di
 costs tens of kilobytes of Python objects where its encoding costs one or two. The bytes are the
 object's msgpack deflated against a preset dictionary, the msgpack of the first object the informer
 cached (zlib's `zdict`): objects of one kind share most of their keys and values (a thousand VMs
-made from one template differ in a name, a uid, a few timestamps), so a VM of 1.3 KB msgpack keeps
-under a hundred bytes, and the controller's memory grows by about a kilobyte per VM, not by tens
-(bench/cluster.py). Inflating is quicker than the msgpack decode that follows it. Every read
+made from one template differ in a name, a uid, a few timestamps), so a running VM of 1.3 KB
+msgpack keeps about 400 bytes (its VMI 150), and the controller's live objects grow by about 2 KB
+per VM with its VMI and revisions, not by tens (bench/cluster.py). Inflating is quicker than the msgpack decode that follows it. Every read
 decodes, so a reader always gets its own copy (client-go hands out shared pointers that callers
 must DeepCopy before changing; here there is nothing to forget). What no reader needs is dropped
 before caching: `metadata.managedFields` (server-side apply's field ownership, several entries per

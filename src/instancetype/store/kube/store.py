@@ -34,6 +34,7 @@ from .client import (
 from .flavor import FLAVOR_API_VERSION, FLAVOR_OF, as_type
 
 _decode = msgspec.json.decode
+_encode = msgspec.json.encode
 
 
 class _RawPage(msgspec.Struct):
@@ -49,7 +50,8 @@ _raw_page_decoder = msgspec.json.Decoder(_RawPage)
 def _decode_raw_page(data: bytes) -> dict:
     page = _raw_page_decoder.decode(data)
     return {"items": page.items or [], "metadata": page.metadata or {}}
-_encode = msgspec.json.encode
+
+
 PAGE = 500                      # objects per list request (the API server pages with `continue`)
 UPDATE_RETRIES = 5              # an update without a resourceVersion retries this often on a conflict
 MERGE_PATCH = "application/merge-patch+json"
@@ -206,8 +208,8 @@ class KubeStore(Store):
                 for obj in page.get("items") or ():
                     if convert is not None:
                         obj = _decode(obj)
-                        if not isinstance(obj, dict):
-                            raise BadRequest("the API server's answer is not a list of objects")
+                    if not isinstance(obj, dict):
+                        raise BadRequest("the API server's answer is not a list of objects")
                     obj.setdefault("apiVersion", res.api_version)
                     obj.setdefault("kind", res.kind)
                     items.append(obj if convert is None else convert(obj))

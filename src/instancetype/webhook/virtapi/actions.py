@@ -318,14 +318,7 @@ def _go_decode_error(vm: dict) -> DecodeError | None:
 
 def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
     """PUT .../namespaces/NS/expand-vm-spec (ExpandSpecRequestHandler): the body decoded as JSON
-    into a map (400 `Can not unmarshal Request body to struct, error: ...`), checked against the
-    VirtualMachine OpenAPI schema (400 `Object is not a valid VirtualMachine`, the schema errors
-    as the causes), decoded into the VM type (400 as the first decoding), its namespace empty or
-    NS (400 `VM namespace must be empty or NS`); then expanded in NS, an expansion error a 400."""
-    import instancetype
-    from instancetype.engine.vm_validation.schema import check_vm_body
-    from instancetype.store.source import StoreObjects
-
+    into a map (400 `Can not unmarshal Request body to struct, error: ...`), then `expand_spec`."""
     try:
         vm = go_json(body)
     except DecodeError as e:
@@ -334,6 +327,19 @@ def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
         vm = {}             # `null` leaves Go's map nil: an empty object to the schema
     if not isinstance(vm, dict):
         raise BadRequest(UNMARSHAL_ERROR.format(type_error(_kind(vm), "", (), "map[string]interface {}")))
+    return expand_spec(store, namespace, vm)
+
+
+def expand_spec(store: Store, namespace: str, vm: dict) -> dict:
+    """expand-vm-spec of a decoded VM (also the embedded store's `expand --file`): checked against
+    the VirtualMachine OpenAPI schema (400 `Object is not a valid VirtualMachine`, the schema
+    errors as the causes), decoded into the VM type (400 as the first decoding), its namespace
+    empty or NS (400 `VM namespace must be empty or NS`); then expanded in NS, an expansion error
+    a 400."""
+    import instancetype
+    from instancetype.engine.vm_validation.schema import check_vm_body
+    from instancetype.store.source import StoreObjects
+
     causes = check_vm_body(vm)
     if causes:
         raise InvalidVM([c.message for c in causes])
@@ -351,5 +357,5 @@ def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
         raise BadRequest(str(e)) from None
 
 
-__all__ = ["Conflict", "InternalError", "decode_options", "dry_run", "expand_posted", "expand_stored",
-           "fetch_vm", "status_of", "vm_action"]
+__all__ = ["Conflict", "InternalError", "decode_options", "dry_run", "expand_posted", "expand_spec",
+           "expand_stored", "fetch_vm", "status_of", "vm_action"]
