@@ -28,10 +28,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
 from bench.cluster import IT, NS, PREF, _each_in_parallel, proc_usage, revision, typical_vm  # noqa: E402
-from instancetype.controller import kube as controller  # noqa: E402
-from instancetype.store.kube import KubeStore  # noqa: E402
 from tests.kube.cluster import Cluster  # noqa: E402
 from tests.kube.controller_env import apply_crds, until  # noqa: E402
+
+from instancetype.controller import kube as controller  # noqa: E402
+from instancetype.store.kube import KubeStore  # noqa: E402
 
 OWN_METADATA = ("managedFields", "resourceVersion", "uid", "creationTimestamp", "generation")
 

@@ -44,9 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
-from instancetype.store.kube import Informer, KubeStore  # noqa: E402
 from tests.kube.cluster import Cluster  # noqa: E402
 from tests.kube.controller_env import apply_crds  # noqa: E402
+
+from instancetype.store.kube import Informer, KubeStore  # noqa: E402
 
 NS = "bench"
 IT = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",

@@ -35,8 +35,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import instancetype
-from instancetype.cli.loader import documents_from_text
 from instancetype.cli.entry import main as cli_main
+from instancetype.cli.loader import documents_from_text
 
 WORDS = ["apiVersion: kubevirt.io/v1", "apiVersion: instancetype.kubevirt.io/v1beta1",
          "apiVersion: instancetype.kubevirt.io/v1alpha1", "apiVersion: flavor.kubevirt.io/v1alpha1",

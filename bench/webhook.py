@@ -66,7 +66,7 @@ async def open_loop(send, rate: float, seconds: float) -> dict:
             await asyncio.sleep(delay)
         try:
             ok = await asyncio.wait_for(send(i), REQUEST_TIMEOUT_S)
-        except (asyncio.TimeoutError, aiohttp.ClientError, OSError):
+        except (TimeoutError, aiohttp.ClientError, OSError):
             ok = False
         if ok:
             latencies.append(time.perf_counter() - due)

@@ -6,7 +6,13 @@ import pytest
 
 # The cluster-mode fixtures (kube, kube_netns, namespace...): see tests/kube/conftest.py;
 # any_cluster (one test body on both stores): see tests/kube/both_stores.py.
-pytest_plugins = ["tests.kube.plugin", "tests.kube.both_stores"]
+# The command-line fixtures (state, target, installed_cluster: tests/cli/_helpers.py), the
+# controller processes (controllers) and the real clients (clients) likewise, so a module uses
+# them by naming them, never by importing a fixture.
+pytest_plugins = [
+    "tests.kube.plugin", "tests.kube.both_stores",
+    "tests.cli._helpers", "tests.kube.controller_env", "tests.kube.clients",
+]
 
 
 @pytest.fixture(autouse=True)

@@ -33,9 +33,9 @@ def assert_reproduces(original: dict, m: Migration) -> None:
     before = instancetype.build_vmi(original)
     after = instancetype.build_vmi(m.vm, objects=CATALOGUE)
     added = set(NAME_ANNOTATIONS)
-    added.update((m.instancetype["spec"].get("annotations") or {}))
+    added.update(m.instancetype["spec"].get("annotations") or {})
     if m.preference is not None:
-        added.update((m.preference["spec"].get("annotations") or {}))
+        added.update(m.preference["spec"].get("annotations") or {})
     original_annotations = before["metadata"].get("annotations") or {}
     annotations = after["metadata"].get("annotations") or {}
     for key in list(annotations):

@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-from ._helpers import (INSTANCETYPE, VM, doc, get_json, inferring_vm, installed_cluster, run, run_process,  # noqa: F401
-                       target)
+from ._helpers import INSTANCETYPE, VM, doc, inferring_vm, run, run_process
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ._helpers import INSTANCETYPE, VM, cluster_target, installed_cluster, run, target  # noqa: F401 (fixtures)
+from ._helpers import INSTANCETYPE, VM, cluster_target, run
 
 COMMANDS = ["apply", "get", "describe", "delete", "wait", "start", "stop", "restart", "image-upload", "expand"]
 WORDS = ["vm", "vms", "vm/vm1", "vmi", "vmf/small", "pvc", "dv", "kubevirt", "vm,vmi", "nosuch", "vm/", "/x", ",",

@@ -18,9 +18,8 @@ import sys
 import pytest
 import yaml
 
-from ._create import create
-
 from ..conformance import canon
+from ._create import create
 
 CASES_FILE = pathlib.Path(__file__).parent.parent / "conformance" / "create.jsonl"
 CASES = [json.loads(line) for line in CASES_FILE.read_text().splitlines() if line.strip()]

@@ -5,8 +5,17 @@ import pytest
 
 from instancetype.api import names as dns1123
 from instancetype.cli.create import goparse, params
-from instancetype.cli.create.flags import (BOOL, INT64, STRING, STRING_ARRAY, STRING_SLICE, UINT32, Flag,
-                                           FlagError, FlagSet)
+from instancetype.cli.create.flags import (
+    BOOL,
+    INT64,
+    STRING,
+    STRING_ARRAY,
+    STRING_SLICE,
+    UINT32,
+    Flag,
+    FlagError,
+    FlagSet,
+)
 from instancetype.errors import CLIError
 
 

@@ -8,8 +8,7 @@ import pytest
 from instancetype.cli.tables import TabWriter, human_duration
 
 from ..builders import vm_object
-from ._helpers import (INSTANCETYPE, VM, get_json, installed_cluster, on_cluster, run, run_process,  # noqa: F401
-                       target)
+from ._helpers import INSTANCETYPE, VM, get_json, on_cluster, run, run_process
 
 
 @pytest.fixture

@@ -2,17 +2,15 @@
 completion, on the embedded store, through the real CLI and a real state file."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
-from ._helpers import INSTANCETYPE, VM, get_json, installed_cluster, run, store_args, target  # noqa: F401
+from ._helpers import INSTANCETYPE, VM, get_json, run, store_args
 
 
 @pytest.fixture

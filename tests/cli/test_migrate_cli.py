@@ -10,8 +10,8 @@ import yaml
 
 import instancetype
 from instancetype import catalog
-from tests.catalog.test_migrate import assert_reproduces, fedora_vm, vm, windows_vm
 from instancetype.catalog.migrate import Migration
+from tests.catalog.test_migrate import assert_reproduces, fedora_vm, vm, windows_vm
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

@@ -8,7 +8,7 @@ from instancetype.api import names
 from instancetype.controller import Cluster
 from instancetype.store.base import BadRequest, Invalid
 
-from ._helpers import installed_cluster, run, target  # noqa: F401 (fixtures: both stores)
+from ._helpers import run
 
 SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
              "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
@@ -46,7 +46,7 @@ def test_every_write_of_the_api_refuses_with_the_api_servers_text(tmp_path):
           "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}}}
     with Cluster.open(str(tmp_path / "s.db")) as c:
         for write in (c.apply, c.create, c.store.create):
-            e = _refused(lambda: write(vm))
+            e = _refused(lambda write=write: write(vm))
             assert str(e) == f'VirtualMachine.kubevirt.io "MyVM" is invalid: metadata.name: Invalid value: "MyVM": {SUBDOMAIN}'
             assert [tuple(x) for x in e.causes] == [("metadata.name", f'Invalid value: "MyVM": {SUBDOMAIN}')]
         e = _refused(lambda: c.apply({**vm, "metadata": {"name": "x" * 254}}))

@@ -17,7 +17,7 @@ from instancetype.cli import loader
 from instancetype.cli.loader import MAX_DEPTH, MAX_INT_DIGITS, MAX_STRING_CHARS, MAX_VALUES, documents_from_text
 from instancetype.errors import LoadError
 
-from ._helpers import INSTANCETYPE, run, state  # noqa: F401 (fixture)
+from ._helpers import INSTANCETYPE, run
 
 HEAD = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"
 
@@ -101,7 +101,7 @@ def test_deep_nesting_is_refused_in_a_subprocess(tmp_path, text):
     p = _process("validate", "-f", str(f))
     _clean(p)
     assert p.returncode == 1
-    assert f"deep.yaml: document 1: " in p.stderr and f"nested deeper than {MAX_DEPTH} levels" in p.stderr, p.stderr
+    assert "deep.yaml: document 1: " in p.stderr and f"nested deeper than {MAX_DEPTH} levels" in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ._helpers import get_json, installed_cluster, run, target  # noqa: F401 (fixtures: both stores)
+from ._helpers import get_json, run
 
 VM_UNKNOWN = """
 apiVersion: kubevirt.io/v1

@@ -276,7 +276,6 @@ def test_deleting_a_datavolume_removes_its_pvc_and_uploaded_image(cluster):
 
 
 def test_apply_of_a_name_that_is_not_a_string_is_refused_as_go_decodes_it(tmp_path):
-    from instancetype.controller import Cluster
     from instancetype.store.base import BadRequest
 
     obj = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
@@ -291,7 +290,6 @@ def test_apply_of_a_name_that_is_not_a_string_is_refused_as_go_decodes_it(tmp_pa
 
 
 def test_images_kept_by_name_by_an_older_version_move_to_their_claims_uid(tmp_path):
-    from instancetype.controller import Cluster
 
     state = tmp_path / "state.db"
     with Cluster.open(str(state)) as c:

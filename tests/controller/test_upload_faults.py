@@ -59,7 +59,6 @@ def _upload_args(state, what, name, image):
 def _check_consistent(state, image) -> dict:
     """Nothing says Succeeded without its whole image; no temporary file survives an opening;
     every image file belongs to a claim. Returns {claim name: succeeded}."""
-    size = image.stat().st_size
     with Cluster.open(str(state)) as c:
         names = {p.name for p in c.images.dir.iterdir()} if c.images.dir.exists() else set()
         assert not [n for n in names if n.endswith(".part")], names

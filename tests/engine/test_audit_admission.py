@@ -3,10 +3,10 @@ build against KubeVirt's Go source; each test names the Go function whose behavi
 from __future__ import annotations
 
 import pytest
+from tests import builders
 
 import instancetype as it
 from instancetype.errors import DecodeError, InferError, LoadError
-from tests import builders
 
 
 def admit_it(vm, **kw):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+from tests import builders
 
 from instancetype import expand
-from tests import builders
 
 IT = {"cpu": {"guest": 4}, "memory": {"guest": "1Gi"}}
 

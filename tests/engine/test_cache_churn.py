@@ -8,11 +8,11 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.builders import vm
 
 import instancetype
 from instancetype.engine import spec as spec_module
 from instancetype.engine import virt_config
-from tests.builders import vm
 
 VM = vm("x", instancetype={"name": "it"}, preference={"name": "p"}, domain={"devices": {}},
         volumes=[{"name": "d", "containerDisk": {"image": "i"}}])

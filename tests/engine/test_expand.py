@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 
 import pytest
+from tests import builders
 
 from instancetype import expand
 from instancetype.errors import ConflictError, DecodeError, DefaultsError, NotFoundError, UnexpectedKindError
-from tests import builders
 
 IT = {"cpu": {"guest": 2}, "memory": {"guest": "128Mi"}}
 PREF = {"cpu": {"preferredCPUTopology": "cores"}, "devices": {"preferredDiskBus": "virtio"}}

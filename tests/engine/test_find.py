@@ -7,10 +7,10 @@ import functools
 import json
 
 import pytest
+from tests import builders
 
 from instancetype.engine.find import find_instancetype, find_preference, index_for, objects_for_matchers
 from instancetype.errors import DecodeError, NotFoundError, UnexpectedKindError
-from tests import builders
 
 IT = {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}}
 PREF = {"cpu": {"preferredCPUTopology": "cores"}}

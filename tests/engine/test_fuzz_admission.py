@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import instancetype as it
-from instancetype.errors import DecodeError, InferError, VMIError
 from instancetype.engine.results import AdmissionResult
+from instancetype.errors import DecodeError, InferError, VMIError
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -1,13 +1,12 @@
 """Badly typed instancetype and preference specs end as `instancetype.Error`, never another exception."""
 from __future__ import annotations
 
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.builders import vm
 
 import instancetype
-from tests.builders import vm
 
 BASE_VM = vm("x", instancetype={"name": "it"}, preference={"name": "p"}, domain={"devices": {}},
               volumes=[{"name": "d", "containerDisk": {"image": "i"}}])

@@ -6,12 +6,11 @@ values Go's decoder refuses. On well-formed input an unexpected exception is an 
 from __future__ import annotations
 
 import pytest
+from tests.builders import vm
+from tests.cli._helpers import run
 
 import instancetype
 from instancetype.engine import apply as apply_module
-from tests.builders import vm
-
-from tests.cli._helpers import run
 
 VM = vm("x", instancetype={"name": "it"}, preference={"name": "p"}, domain={"devices": {}},
         volumes=[{"name": "d", "containerDisk": {"image": "i"}}])

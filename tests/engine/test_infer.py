@@ -4,9 +4,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+from tests import builders
 
 import instancetype as it
-from tests import builders
 
 IT_LABEL = "instancetype.kubevirt.io/default-instancetype"
 IT_KIND_LABEL = "instancetype.kubevirt.io/default-instancetype-kind"

@@ -3,12 +3,11 @@ KubeVirt webhooks/vm/mutator.go)."""
 from __future__ import annotations
 
 import pytest
+from tests.builders import vm
 
 from instancetype.engine import matchers, object_input, vm_decode, vm_fields
 from instancetype.engine.results import Cause
 from instancetype.errors import DecodeError, LoadError, QuantityError
-from tests.builders import vm
-
 
 RENAMED = Cause("FieldValueInvalid", "the Matcher Name has been updated without updating the RevisionName",
                 "spec.instancetype.revisionName")

@@ -3,10 +3,10 @@ admission-mode sequence of the VM webhook."""
 from __future__ import annotations
 
 import pytest
+from tests.builders import vm
 
 from instancetype.engine.requirements import check, check_requirements
 from instancetype.errors import ConflictError, DefaultsError, RequirementsError, SpreadError
-from tests.builders import vm
 
 CPU = "spec.template.spec.domain.cpu"
 

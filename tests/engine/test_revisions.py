@@ -6,11 +6,11 @@ import base64
 import json
 
 import pytest
+from tests import builders
 
 from instancetype.engine import revisions as R
 from instancetype.errors import DecodeError, Error, UnexpectedKindError
 from instancetype.jsonutil import clone
-from tests import builders
 
 UID = "9160e5de-2540-476a-86d9-af0081aee68a"
 VM = builders.vm_object("testvm", {"instancetype": {"name": "test-cluster-instancetype"}}, namespace="default",

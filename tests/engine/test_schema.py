@@ -1,9 +1,9 @@
 """The CRD schema step the API server (apiextensions-apiserver) runs before KubeVirt's webhook."""
 import pytest
+from tests import builders
 
 from instancetype.engine.schema import check_schema
 from instancetype.errors import UnexpectedKindError
-from tests import builders
 
 
 def obj(spec, kind="VirtualMachineInstancetype", **top):

@@ -5,11 +5,11 @@ import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests import builders
 
 from instancetype.api.names import subdomain_errors
 from instancetype.engine import revisions as R
 from instancetype.engine import shared_revisions as S
-from tests import builders
 
 _LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", fullmatch=True)
 SUBDOMAINS = st.lists(_LABEL, min_size=1, max_size=6).map(".".join).filter(lambda s: len(s) <= 253)

@@ -1,9 +1,9 @@
 """Admission of instancetypes and preferences (pkg/instancetype/webhooks/instancetype and preference admitters)."""
 import pytest
+from tests import builders
 
 from instancetype.engine.validation import validate
 from instancetype.errors import UnexpectedKindError
-from tests import builders
 
 
 def it(spec, kind="VirtualMachineInstancetype", **top):

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import copy
 
-import instancetype as it
 from tests.builders import vm
+
+import instancetype as it
 
 
 def admit_it(vm, **kw):

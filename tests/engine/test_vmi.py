@@ -5,10 +5,10 @@ import copy
 import uuid
 
 import pytest
+from tests.builders import vm
 
 import instancetype as it
 from instancetype.engine.vmi_mutate import mutate_new_vmi
-from tests.builders import vm
 
 IT = {"cpu": {"guest": 2}, "memory": {"guest": "2Gi"}}
 

@@ -44,7 +44,7 @@ class AllowAll:
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1},
                                        daemon=True)
 
-    def __enter__(self) -> "AllowAll":
+    def __enter__(self) -> AllowAll:
         self.thread.start()
         return self
 

@@ -26,9 +26,9 @@ import socket
 import ssl
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from tests.kube import build, certs
 from tests.kube.netns import NetNS
@@ -108,7 +108,7 @@ class Cluster:
 
     # ---- setup -----------------------------------------------------------------------------
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         started = time.monotonic()
         self.binaries = {name: build.binary(name)
                          for name in ("etcd", "kube-apiserver", "kube-controller-manager")}
@@ -210,7 +210,7 @@ class Cluster:
             f"--client-ca-file={self.ca}",
             f"--token-auth-file={self.token_file}",
             "--authorization-mode=RBAC",
-            f"--service-account-issuer=https://kubernetes.default.svc",
+            "--service-account-issuer=https://kubernetes.default.svc",
             f"--service-account-key-file={self.sa_pub}",
             f"--service-account-signing-key-file={self.sa_key}",
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",

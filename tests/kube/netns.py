@@ -23,8 +23,9 @@ import secrets
 import socket
 import subprocess
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 CLONE_NEWNET = 0x40000000
 DEFAULT_ADDRESS = "10.123.0.1"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

@@ -8,7 +8,6 @@ on the cluster they must also print what the real kubectl prints for the same re
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import ssl

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .controller_env import controllers, get_json, until  # noqa: F401 -- the fixture
+from .controller_env import get_json, until
 
 CSMALL = {"apiVersion": "instancetype.kubevirt.io/v1alpha1", "kind": "VirtualMachineInstancetype",
           "metadata": {"name": "csmall"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "128Mi"}}}

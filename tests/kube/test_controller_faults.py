@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from .controller_env import controllers, get_json, until  # noqa: F401 -- the fixture
+from .controller_env import get_json, until
 
 IT = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
       "metadata": {"name": "small"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "128Mi"}}}

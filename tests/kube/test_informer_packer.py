@@ -6,7 +6,8 @@ from __future__ import annotations
 import copy
 
 import msgspec
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from instancetype.store.kube.informer import ZDICT_MAX, Packer
 

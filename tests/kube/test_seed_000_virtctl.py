@@ -11,10 +11,11 @@ import json
 import yaml
 
 from tests.cli.test_seed_000 import CSMALL_CIRROS_VM, PREFER_CORES_VM
-from tests.kube.clients import clients  # noqa: F401  (the fixture: the real clients, then ours)
 from tests.kube.controller_env import until
-from tests.kube.test_virtctl import _without_go_zero_time
-from tests.kube.test_virtctl import subresource_api  # noqa: F401  (the module-scoped stack)
+from tests.kube.test_virtctl import (
+    _without_go_zero_time,
+    subresource_api,  # noqa: F401  (the module-scoped stack)
+)
 
 CIRROS_IMAGE = "registry:5000/kubevirt/cirros-container-disk-demo:devel"
 

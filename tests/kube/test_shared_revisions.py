@@ -12,7 +12,7 @@ import pytest
 
 from instancetype.engine import shared_revisions as SE
 
-from .controller_env import controllers, ensure_namespace, get_json, until  # noqa: F401 -- the fixture
+from .controller_env import ensure_namespace, get_json, until
 
 SHARED_LABEL = "instancetype.kubevirt.io/shared-revision=true"
 IT = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",

@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from instancetype.controller import Cluster
 from tests.cli.test_seed_002 import EXAMPLE
 from tests.cli.test_seed_003 import CSMALL, OVERRIDE, VM_CIRROS_CSMALL
-from instancetype.controller import Cluster
-from tests.kube.clients import clients  # noqa: F401  (the fixture: the real clients, then ours)
 from tests.kube.controller_env import until
 from tests.kube.served import cli_env, subresource_api_served
 from tests.kube.test_controller import CMEDIUM, FEDORA_PREF, FEDORA_VM

@@ -9,10 +9,10 @@ import sys
 import threading
 
 import pytest
+from tests.builders import vm_object
 
 from instancetype.store.base import StateFileError
 from instancetype.store.sqlite import SqliteStore
-from tests.builders import vm_object
 
 # Each worker: open the store, say "ready", wait for the start file (all begin together), act, print JSON.
 WORKER = r"""

@@ -7,11 +7,11 @@ import subprocess
 import sys
 
 import pytest
+from tests.builders import vm_object
 
 from instancetype.errors import StoreError
 from instancetype.store.base import StateFileError
 from instancetype.store.sqlite import FORMAT_VERSION, SqliteStore
-from tests.builders import vm_object
 
 
 def filled(path, n=300):

@@ -4,14 +4,21 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
+from tests import builders
 
 from instancetype.errors import NotFoundError, StoreError
 from instancetype.store.base import (
-    AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound, default_state_path, merge_patch,
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    default_state_path,
+    merge_patch,
     parse_label_selector,
 )
 from instancetype.store.sqlite import SqliteStore, open_store
-from tests import builders
 
 CONFLICT = ('Operation cannot be fulfilled on virtualmachines.kubevirt.io "vm1": the object has been modified; '
             "please apply your changes to the latest version and try again")

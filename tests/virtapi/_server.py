@@ -6,8 +6,9 @@ import http.client
 import json
 import ssl
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from aiohttp import web
 

@@ -11,8 +11,12 @@ import pytest
 from instancetype.controller import Cluster
 from instancetype.store.sqlite import SqliteStore
 from instancetype.webhook.virtapi.app import VirtAPI
-from instancetype.webhook.virtapi.auth import (AuthConfigError, RequestHeaderConfig, client_auth_context,
-                                               subject_access_review)
+from instancetype.webhook.virtapi.auth import (
+    AuthConfigError,
+    RequestHeaderConfig,
+    client_auth_context,
+    subject_access_review,
+)
 from tests import builders
 
 from . import _certs

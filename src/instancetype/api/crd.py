@@ -10,7 +10,7 @@ Public: `generate_crds() -> list[dict]`, `crd_for(kind) -> dict`, `object_schema
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from instancetype.api import kinds
 from instancetype.api.v1beta1 import VirtualMachineInstancetypeSpec, VirtualMachinePreferenceSpec, openapi_schema
@@ -33,7 +33,7 @@ _SPEC_TYPES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _object_schema(kind: str) -> dict:
     return {
         "description": _DESCRIPTIONS[kind],

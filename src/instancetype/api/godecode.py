@@ -27,7 +27,7 @@ canonical form, so `msgspec.convert(data, cls)` cannot fail on it.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -94,7 +94,7 @@ def _desc_of(t: Any, go: str | None = None) -> tuple[Desc, bool]:
     return Desc(ANY, go or "interface {}"), pointer
 
 
-@lru_cache(maxsize=None)
+@cache
 def struct_desc(cls: type) -> Desc:
     """The descriptor of a msgspec Struct, built once from its fields."""
     d = Desc(STRUCT, getattr(cls, "go_type", "") or cls.__name__, cls=cls)

@@ -13,7 +13,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from .gotext import quote
 

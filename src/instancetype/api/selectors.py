@@ -9,8 +9,8 @@ the command line share it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from instancetype.errors import SelectorError

@@ -11,7 +11,7 @@ mutate what they get. Nothing here touches the store or imports the engine.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from instancetype.catalog.labels import LABEL_DEPRECATED, LABEL_VERSION, VERSION  # noqa: F401
 from instancetype.jsonutil import clone
@@ -19,14 +19,14 @@ from instancetype.jsonutil import clone
 __all__ = ["VERSION", "instancetypes", "preferences", "all_objects", "cluster_objects"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _instancetypes(namespaced: bool) -> tuple[dict, ...]:
     from instancetype.catalog.build import build_instancetypes
 
     return tuple(build_instancetypes(namespaced))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _preferences(namespaced: bool) -> tuple[dict, ...]:
     from instancetype.catalog.build import build_preferences
 

@@ -11,13 +11,14 @@ Labels that mirror the spec are derived from it here (never written by hand in t
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from instancetype.jsonutil import sorted_keys
 from instancetype.api.kinds import API_VERSION, CLUSTER_INSTANCETYPE, CLUSTER_PREFERENCE, INSTANCETYPE, PREFERENCE
-from instancetype.catalog.labels import LABEL_CLASS, LABEL_DEPRECATED, LABEL_VERSION, P, VENDOR, VERSION  # noqa: F401
+from instancetype.catalog.labels import LABEL_CLASS, LABEL_DEPRECATED, LABEL_VERSION, VENDOR, VERSION, P  # noqa: F401
 from instancetype.catalog.preference_table import PREFERENCES, Pref
 from instancetype.catalog.series import SERIES, Series, Size
+from instancetype.jsonutil import sorted_keys
 
 # spec path -> the boolean feature label present (as "true") exactly when that path is set
 BOOL_FEATURE_LABELS: tuple[tuple[tuple[str, ...], str], ...] = (

@@ -7,9 +7,10 @@
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from instancetype.catalog.vmi_shape import instancetype_shape
 

@@ -31,11 +31,17 @@ removing fields), vmi_diff.py (the VMI comparison); the search and the verificat
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
-from instancetype.catalog.candidates import (PrefCandidate, TypeCandidate, catalogue_candidates,
-                                             pref_candidates, type_candidates)
+from instancetype.catalog.candidates import (
+    PrefCandidate,
+    TypeCandidate,
+    catalogue_candidates,
+    pref_candidates,
+    type_candidates,
+)
 from instancetype.catalog.provided_fields import instancetype_paths, preference_paths, set_by
 from instancetype.catalog.template_paths import KEEP, MISSING, Path, path_text, related, remove_field, value_at
 from instancetype.catalog.vmi_diff import explain, vmi_differences

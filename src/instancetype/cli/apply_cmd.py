@@ -16,9 +16,24 @@ import click
 from instancetype.api import kinds
 from instancetype.api.gotext import quote
 
-from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_namespace, cluster_of,
-                      dry_run_mode, filename_option, go_json, mapping_error, namespace_option, report, reports_errors,
-                      source_name, stored_kind, undone)
+from .kubectl import (
+    DRY_RUN_SUFFIX,
+    CommandError,
+    Failure,
+    api_failure,
+    check_namespace,
+    cluster_of,
+    dry_run_mode,
+    filename_option,
+    go_json,
+    mapping_error,
+    namespace_option,
+    report,
+    reports_errors,
+    source_name,
+    stored_kind,
+    undone,
+)
 
 APPLY_CHUNK = 256          # objects per commit: output shows once its chunk is committed
 
@@ -84,10 +99,9 @@ def apply_cmd(ctx, filenames, namespace, recursive, dry_run, validate):
     """Create or update objects from files, as kubectl apply (client-side, three-way merge)."""
     from instancetype.errors import Error
 
+    from .field_validation import validate_mode
     from .loader import read_sources
     from .output import warn
-
-    from .field_validation import validate_mode
 
     mode = dry_run_mode(dry_run)
     fields = validate_mode(validate)

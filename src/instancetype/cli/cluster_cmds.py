@@ -37,7 +37,7 @@ def _service(value: str) -> tuple[str, str]:
 def _webhook_url(value: str) -> str:
     try:
         parts = urlsplit(value)
-        parts.port   # urlsplit checks the port only when asked: out of range or not a number
+        _ = parts.port   # urlsplit checks the port only when asked: out of range or not a number
     except ValueError as exc:
         raise click.ClickException(f'invalid --webhook-url "{value}": {exc}') from None
     if parts.scheme != "https" or not parts.hostname:

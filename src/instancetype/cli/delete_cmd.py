@@ -16,9 +16,25 @@ from instancetype.api import kinds, names
 from instancetype.api.gotext import quote
 
 from .completers import complete_args
-from .kubectl import (DRY_RUN_SUFFIX, CommandError, Failure, api_failure, check_all_namespaces, check_namespace,
-                      cluster_of, dry_run_mode, filename_option, mapping_error, namespace_of, namespace_option,
-                      parse_targets, report, reports_errors, source_name, stored_kind)
+from .kubectl import (
+    DRY_RUN_SUFFIX,
+    CommandError,
+    Failure,
+    api_failure,
+    check_all_namespaces,
+    check_namespace,
+    cluster_of,
+    dry_run_mode,
+    filename_option,
+    mapping_error,
+    namespace_of,
+    namespace_option,
+    parse_targets,
+    report,
+    reports_errors,
+    source_name,
+    stored_kind,
+)
 
 _Item = tuple[kinds.Resource, str, "str | None", "str | None"]     # (resource, name, namespace, source file)
 
@@ -95,8 +111,8 @@ def delete_cmd(ctx, args, filenames, namespace, selector, all_, all_namespaces, 
 
 def _delete(cluster, items: list[_Item], failures: list[Failure], ignore_not_found: bool, as_name: bool,
             suffix: str) -> int:
-    from instancetype.store.base import NotFound, StateFileError
     from instancetype.errors import StoreError
+    from instancetype.store.base import NotFound, StateFileError
 
     deleted = 0
     for res, name, ns, source in items:

@@ -10,7 +10,6 @@ carries no descriptions, so fields print `<no description>` as kubectl does for 
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 

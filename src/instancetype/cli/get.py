@@ -7,17 +7,27 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import click
 
-from instancetype.jsonutil import sorted_keys
-
 from . import tables
-from .listing import _labels_text, _no_resources, _yaml  # noqa: F401 (patch_cmd, edit_cmd use _yaml)
 from .completers import complete_args
-from .kubectl import (CommandError, Target, api_error_text, check_all_namespaces, cluster_of, fail, go_json,
-                      namespace_of, namespace_option, parse_targets, reports_errors)
+from .kubectl import (
+    CommandError,
+    Target,
+    api_error_text,
+    check_all_namespaces,
+    cluster_of,
+    fail,
+    go_json,
+    namespace_of,
+    namespace_option,
+    parse_targets,
+    reports_errors,
+)
+from .listing import _labels_text, _no_resources, _yaml  # noqa: F401 (patch_cmd, edit_cmd use _yaml)
 
 _OUTPUTS = ("yaml", "json", "name", "wide")
 
@@ -92,7 +102,7 @@ def get_cmd(ctx, args, namespace, all_namespaces, fmt, selector, field_selector,
     return 1 if errors else 0
 
 
-def _gathered(cluster, targets: list[Target], query: "_Query", errors: list[str]) -> tuple[Any, bool]:
+def _gathered(cluster, targets: list[Target], query: _Query, errors: list[str]) -> tuple[Any, bool]:
     """What jsonpath and custom-columns print: one named object as itself, else a List."""
     items: list[dict] = []
     for t in targets:
@@ -210,7 +220,7 @@ def _served_table(cluster, t: Target, query: _Query, wide: bool, name_prefix: st
 def _peek(rows: Iterable[list[str]]) -> Iterator[list[str]] | None:
     it = iter(rows)
     for first in it:
-        def chain() -> Iterator[list[str]]:
+        def chain(first: list[str] = first) -> Iterator[list[str]]:
             yield first
             yield from it
         return chain()

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-
 # Go's encoding/json escapes these even in a string it prints (HTML safety, JavaScript line ends).
 _GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 

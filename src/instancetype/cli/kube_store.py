@@ -1,8 +1,9 @@
 """`KubeStore` as the command line drives it: dry runs and requests to any API path."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from instancetype.store.kube.store import ALL_NS, PAGE, KubeStore, resource_of, selector_text
 

@@ -8,11 +8,11 @@ stderr and exit status 1, never a traceback.
 from __future__ import annotations
 
 import functools
-import json
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import click
 
@@ -89,7 +89,6 @@ def api_error_text(e: Any) -> str:
 
 
 from .gojson import go_json  # noqa: E402,F401 (re-exported: the commands import it from here)
-
 
 # --- errors collected while going on (kubectl's ContinueOnError + CheckErr) ------------------------
 

@@ -18,7 +18,6 @@ from instancetype.jsonutil import clone
 from .completers import complete_args
 from .kubectl import DRY_RUN_SUFFIX, CommandError, cluster_of, dry_run_mode, namespace_option, reports_errors, undone
 
-
 _LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
 
 

@@ -13,8 +13,16 @@ import sys
 import click
 
 from .completers import complete_args
-from .kubectl import (DRY_RUN_SUFFIX, CommandError, cluster_of, dry_run_mode, go_json, namespace_option,
-                      reports_errors, undone)
+from .kubectl import (
+    DRY_RUN_SUFFIX,
+    CommandError,
+    cluster_of,
+    dry_run_mode,
+    go_json,
+    namespace_option,
+    reports_errors,
+    undone,
+)
 
 PATCH_TYPES = ("json", "merge", "strategic")
 BUILTIN_GROUPS = ("", "apps", "coordination.k8s.io")

@@ -16,7 +16,7 @@ def _read(path: str, what: str) -> str:
         raise CommandError(f"error: error reading --{what}, {e}") from None
 
 
-def output_printer(fmt: str | None) -> "JSONPathPrinter | CustomColumnsPrinter | None":
+def output_printer(fmt: str | None) -> JSONPathPrinter | CustomColumnsPrinter | None:
     """The template printer `-o` asks for (None: another format)."""
     if fmt is None:
         return None
@@ -78,7 +78,7 @@ class CustomColumnsPrinter:
             raise CommandError(f"error: {e}") from None
 
     @classmethod
-    def from_spec(cls, spec: str) -> "CustomColumnsPrinter":
+    def from_spec(cls, spec: str) -> CustomColumnsPrinter:
         headers, paths = [], []
         for part in spec.split(","):
             header, colon, path = part.partition(":")
@@ -89,7 +89,7 @@ class CustomColumnsPrinter:
         return cls(headers, paths)
 
     @classmethod
-    def from_template(cls, text: str) -> "CustomColumnsPrinter":
+    def from_template(cls, text: str) -> CustomColumnsPrinter:
         lines = [line for line in text.splitlines() if line.strip()]
         if len(lines) != 2:
             raise CommandError(f"error: invalid template, expected two lines: {lines}")

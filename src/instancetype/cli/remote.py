@@ -15,7 +15,8 @@ A cluster is only ever used when the command line names one (`--kubeconfig`, `--
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS
 from instancetype.store.base import NotFound, StoreReads
@@ -75,7 +76,7 @@ class RemoteCluster(StoreReads):
         return self._store
 
     @classmethod
-    def open(cls, kubeconfig: str | None, context: str | None, config: Any = None) -> "RemoteCluster":
+    def open(cls, kubeconfig: str | None, context: str | None, config: Any = None) -> RemoteCluster:
         """`config`: the kubeconfig already loaded (lightkube `SingleConfig`), else it is read here."""
         cluster = cls(kubeconfig, context, config)
         try:
@@ -89,7 +90,7 @@ class RemoteCluster(StoreReads):
         if self._store is not None:
             self._store.close()
 
-    def __enter__(self) -> "RemoteCluster":
+    def __enter__(self) -> RemoteCluster:
         return self
 
     def __exit__(self, *exc: Any) -> None:

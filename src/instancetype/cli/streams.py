@@ -11,7 +11,8 @@ import errno
 import io
 import os
 import sys
-from typing import Any, Callable, NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 
 class ClosedStream(io.TextIOBase):
@@ -27,7 +28,7 @@ class ClosedStream(io.TextIOBase):
         self.failed = False
 
     @property
-    def buffer(self) -> "ClosedStream":
+    def buffer(self) -> ClosedStream:
         return self
 
     def _closed(self) -> OSError:
@@ -69,7 +70,7 @@ class WatchedStream:
         return self._state["failed"]
 
     @property
-    def buffer(self) -> "WatchedStream":
+    def buffer(self) -> WatchedStream:
         return WatchedStream(self._stream.buffer, self._state)
 
     def write(self, s: Any) -> int:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import calendar
 import time
-from typing import Any, Callable, Iterable, Iterator, TextIO
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TextIO
 
 from instancetype.jsonutil import dig as _dig
 

@@ -13,13 +13,24 @@ from __future__ import annotations
 import re
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from .completers import complete_args
-from .kubectl import (CommandError, Failure, api_failure, check_all_namespaces, cluster_of, namespace_of,
-                      namespace_option, parse_targets, report, reports_errors)
+from .kubectl import (
+    CommandError,
+    Failure,
+    api_failure,
+    check_all_namespaces,
+    cluster_of,
+    namespace_of,
+    namespace_option,
+    parse_targets,
+    report,
+    reports_errors,
+)
 
 POLL_SECONDS = 0.1
 WEEK_SECONDS = 168 * 3600

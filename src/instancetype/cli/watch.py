@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from instancetype.store.base import labels_match, fields_match, parse_field_selector, parse_label_selector
+from instancetype.store.base import fields_match, labels_match, parse_field_selector, parse_label_selector
 
 from . import tables
 from .kubectl import Target, go_json, namespace_of

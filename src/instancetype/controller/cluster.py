@@ -12,14 +12,23 @@ with the work it triggers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import Error
 from instancetype.jsonutil import clone
-from instancetype.store.base import (AlreadyExists, BadRequest, NotFound, StateFileError, Store, StoreReads, check_create,
-                                     check_json, merge_patch)
+from instancetype.store.base import (
+    AlreadyExists,
+    BadRequest,
+    NotFound,
+    StateFileError,
+    Store,
+    StoreReads,
+    check_create,
+    check_json,
+    merge_patch,
+)
 from instancetype.webhook.admission import admit
 
 from .apply import check_applied, original_of, three_way_patch, with_last_applied
@@ -40,7 +49,7 @@ class ApplyResult:
 
 
 class Cluster(StoreReads):
-    def __init__(self, store: Store, images: "Images | None" = None):
+    def __init__(self, store: Store, images: Images | None = None):
         from .images import Images
 
         self.store = store
@@ -49,7 +58,7 @@ class Cluster(StoreReads):
         self.images = images if images is not None else Images.beside(path) if path is not None else None
 
     @classmethod
-    def open(cls, state: str | None = None, *, catalog: bool = True) -> "Cluster":
+    def open(cls, state: str | None = None, *, catalog: bool = True) -> Cluster:
         """The cluster in the state file (see `store.base.default_state_path`). On first use, and
         when this project's catalogue changed, the common-instancetypes catalogue is deployed."""
         from instancetype.store.sqlite import SqliteStore
@@ -108,7 +117,7 @@ class Cluster(StoreReads):
     def close(self) -> None:
         self.store.close()
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         return self
 
     def __exit__(self, *exc) -> None:

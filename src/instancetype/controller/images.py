@@ -16,8 +16,9 @@ import fcntl
 import os
 import re
 import secrets
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable
+from typing import BinaryIO
 
 from instancetype.api import names
 from instancetype.errors import StoreError
@@ -35,7 +36,7 @@ class Images:
         self.dir = Path(directory)
 
     @classmethod
-    def beside(cls, state_path: str | os.PathLike) -> "Images":
+    def beside(cls, state_path: str | os.PathLike) -> Images:
         return cls(Path(f"{state_path}.images"))
 
     def path(self, uid: str) -> Path:

@@ -76,7 +76,7 @@ def run(opts: Options, stop: threading.Event, *, on_ready=None) -> None:
         else:
             def may_write() -> bool:
                 return True
-        from instancetype.deploy import REGISTRY       # the catalogue as `install` deployed it
+        from instancetype.deploy import REGISTRY  # the catalogue as `install` deployed it
 
         ctl = VMController(cached, workers=opts.workers, may_write=may_write, catalog=opts.catalog,
                            catalog_registry=REGISTRY)
@@ -101,7 +101,7 @@ def run(opts: Options, stop: threading.Event, *, on_ready=None) -> None:
             if stop.is_set():
                 return
         import instancetype
-        instancetype.build_vmi    # the engine imported now: not by the first VM to start, within its start
+        _ = instancetype.build_vmi    # the engine imported now: not by the first VM to start, within its start
         ctl.start()
         if on_ready is not None:
             on_ready(ctl)

@@ -19,11 +19,11 @@ import socket
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
 
-from instancetype.store.base import AlreadyExists, APIError, Conflict, NotFound, Store
 from instancetype.errors import Error
+from instancetype.store.base import AlreadyExists, APIError, Conflict, NotFound, Store
 
 log = logging.getLogger("instancetype.leader")
 
@@ -39,7 +39,7 @@ def default_identity() -> str:
 
 def micro_time(t: float | None = None) -> str:
     """metav1.MicroTime's RFC 3339 text with microseconds."""
-    dt = datetime.fromtimestamp(time.time() if t is None else t, tz=timezone.utc)
+    dt = datetime.fromtimestamp(time.time() if t is None else t, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

@@ -36,14 +36,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from instancetype.api import kinds
+from instancetype.engine.shared_revisions import is_shared_name, referenced_names
 from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
-
-from instancetype.engine.shared_revisions import is_shared_name, referenced_names
 
 from . import shared_revisions
 from . import vm as vmctl

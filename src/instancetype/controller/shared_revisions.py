@@ -30,7 +30,8 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 
-from instancetype.engine import revisions, shared_revisions as shared
+from instancetype.engine import revisions
+from instancetype.engine import shared_revisions as shared
 from instancetype.errors import Error
 from instancetype.jsonutil import clone
 from instancetype.store.base import AlreadyExists, Conflict, NotFound, Store

@@ -19,8 +19,9 @@ instancetype that committed the status first) is taken as interrupted too.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
 from instancetype.errors import StoreError
 from instancetype.jsonutil import dig

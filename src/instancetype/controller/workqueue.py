@@ -16,7 +16,8 @@ import itertools
 import threading
 import time
 from collections import deque
-from typing import Callable, Generic, Hashable, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 

@@ -37,12 +37,18 @@ from lightkube.core.resource_registry import resource_registry
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 
 from instancetype.api import kinds
-from instancetype.errors import Error
-from instancetype.deploy import (KUBEVIRT_NAMESPACE, catalogue_objects, kubevirt_objects, namespace_object,
-                                 rbac_objects, webhook_configurations)
-from instancetype.deploy.crds import KUBEVIRT_KINDS, STORAGE_KINDS, generate_crds, is_ours
+from instancetype.deploy import (
+    KUBEVIRT_NAMESPACE,
+    catalogue_objects,
+    kubevirt_objects,
+    namespace_object,
+    rbac_objects,
+    webhook_configurations,
+)
 from instancetype.deploy.apiservice import APISERVICE_NAME, TargetError, apiservice_objects, apiservice_rbac_objects
+from instancetype.deploy.crds import KUBEVIRT_KINDS, STORAGE_KINDS, generate_crds, is_ours
 from instancetype.deploy.webhooks import WebhookTarget
+from instancetype.errors import Error
 
 FIELD_MANAGER = "instancetype"
 CRD_WAIT_SECONDS = 60.0

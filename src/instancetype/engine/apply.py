@@ -18,9 +18,8 @@ Public (stable):
 from __future__ import annotations
 
 from instancetype.engine.instancetype import handlers_for
-from instancetype.engine.spec import instancetype_spec, preference_spec
-
 from instancetype.engine.preference import apply_preference
+from instancetype.engine.spec import instancetype_spec, preference_spec
 
 
 def conflict_message(paths) -> str:

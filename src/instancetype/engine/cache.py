@@ -13,7 +13,8 @@ was asked before (tests/engine/test_cache_churn.py).
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import msgspec
 

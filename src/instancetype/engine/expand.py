@@ -26,16 +26,17 @@ engine/vm_decode.load_vm for Go's decode error naming the field.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from instancetype.engine.apply import apply_to_spec, conflict_message
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
-from instancetype.engine.guard import public
 from instancetype.engine.find import find_instancetype, find_preference, index_for
+from instancetype.engine.guard import public
 from instancetype.engine.spec import instancetype_spec, preference_spec
 from instancetype.engine.virt_config import cluster_config
-from instancetype.engine.vm_fields import normalize_vm
 from instancetype.engine.vm_decode import load_vm
+from instancetype.engine.vm_fields import normalize_vm
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
 from instancetype.errors import ConflictError, DecodeError
 from instancetype.jsonutil import clone

@@ -25,7 +25,8 @@ Resolution order (pkg/instancetype/find/spec.go, revision.go; same for preferenc
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from instancetype.api import kinds as K
 from instancetype.engine.objects import ObjectIndex

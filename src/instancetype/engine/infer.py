@@ -25,9 +25,8 @@ a normalized copy.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
-from instancetype.engine.guard import public
 from instancetype.api.kinds import (
     BY_KIND,
     LABEL_DEFAULT_INSTANCETYPE,
@@ -36,6 +35,7 @@ from instancetype.api.kinds import (
     LABEL_DEFAULT_PREFERENCE_KIND,
 )
 from instancetype.engine import object_input, vm_decode, vm_fields
+from instancetype.engine.guard import public
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.results import InferResult
 from instancetype.errors import InferError

@@ -31,7 +31,7 @@ class AdmissionResult:
     vm: dict | None = None        # admit_vm: the VM as it would be stored (after mutation)
 
     @classmethod
-    def refused(cls, causes: list[Cause], **kw: Any) -> "AdmissionResult":
+    def refused(cls, causes: list[Cause], **kw: Any) -> AdmissionResult:
         """422 Invalid with KubeVirt's message: the first ten causes joined by ", "."""
         msgs = [c.message for c in causes]
         message = ", ".join(msgs[:10])
@@ -40,7 +40,7 @@ class AdmissionResult:
         return cls(allowed=False, code=422, reason="Invalid", message=message, causes=causes, **kw)
 
     @classmethod
-    def bad_request(cls, message: str, **kw: Any) -> "AdmissionResult":
+    def bad_request(cls, message: str, **kw: Any) -> AdmissionResult:
         """400 without reason or causes (decode failures, failed inference)."""
         return cls(allowed=False, code=400, message=message, **kw)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from instancetype.api import crd, kinds
@@ -27,12 +27,12 @@ from instancetype.errors import UnexpectedKindError
 from instancetype.jsonutil import clone
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema(kind: str) -> dict:
     return crd.object_schema(kind)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pattern(p: str) -> re.Pattern:
     return re.compile(p)
 

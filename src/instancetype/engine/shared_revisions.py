@@ -37,8 +37,14 @@ from typing import Any
 from instancetype.api import kinds as K
 from instancetype.api.names import SUBDOMAIN_MAX_LEN
 
-from .revisions import (REVISION_API_VERSION, REVISION_KIND, object_kind, recovered_object, revision_labels,
-                        stored_object)
+from .revisions import (
+    REVISION_API_VERSION,
+    REVISION_KIND,
+    object_kind,
+    recovered_object,
+    revision_labels,
+    stored_object,
+)
 
 ANNOTATION_SHARED_REVISIONS = f"{K.GROUP}/shared-revisions"   # on the KubeVirt object: the opt-in
 LABEL_SHARED_REVISION = f"{K.GROUP}/shared-revision"          # on a shared revision: "true"

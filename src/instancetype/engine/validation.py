@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from instancetype.api import kinds
+from instancetype.api.godecode import decode_object
 from instancetype.api.v1beta1 import (
     DEPRECATED_TOPOLOGIES,
     SPREAD_ACROSS,
@@ -30,7 +31,6 @@ from instancetype.api.v1beta1 import (
     VirtualMachineInstancetype,
     VirtualMachinePreference,
 )
-from instancetype.api.godecode import decode_object
 from instancetype.engine.guard import public
 from instancetype.engine.preference.cpu import spread_options
 from instancetype.engine.results import AdmissionResult, Cause

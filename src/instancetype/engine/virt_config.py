@@ -17,7 +17,6 @@ from instancetype.engine.spec import canonical_quantity
 from instancetype.errors import DecodeError
 from instancetype.jsonutil import clone, json_problem
 
-
 DEFAULT_ARCHITECTURE = "amd64"
 DEFAULT_MACHINE_TYPES = {"amd64": "q35", "arm64": "virt", "s390x": "s390-ccw-virtio"}
 DEFAULT_CPU_REQUEST = "100m"

@@ -36,14 +36,15 @@ The whole admission (`whole=True`, what `apply`, `validate -f` and the webhook r
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from instancetype.engine.guard import public
 from instancetype import jsonutil
 from instancetype.api import kinds as K
 from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.apply import apply_to_spec, conflict_message
 from instancetype.engine.find import find_instancetype_or_none, find_preference_or_none
+from instancetype.engine.guard import public
 from instancetype.engine.requirements import check as check_requirements
 from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.engine.spec import is_whole_object

@@ -98,13 +98,13 @@ def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
             for src in ("emptyDisk", "hostDisk"):
                 d = vol.get(src)
                 if type(d) is dict:
-                    _canon_key(d, "capacity", lambda: f"{path}.volumes[{i}].{src}")
+                    _canon_key(d, "capacity", lambda i=i, src=src: f"{path}.volumes[{i}].{src}")
             dapi = vol.get("downwardAPI")
             if type(dapi) is dict and type(dapi.get("fields")) is list:
                 for j, f in enumerate(dapi["fields"]):
                     ref = f.get("resourceFieldRef") if type(f) is dict else None
                     if type(ref) is dict:
-                        _canon_key(ref, "divisor", lambda: f"{path}.volumes[{i}].downwardAPI.fields[{j}].resourceFieldRef")
+                        _canon_key(ref, "divisor", lambda i=i, j=j: f"{path}.volumes[{i}].downwardAPI.fields[{j}].resourceFieldRef")
 
 
 def normalize_vm(vm: dict) -> dict:
@@ -124,8 +124,8 @@ def normalize_vm(vm: dict) -> dict:
                 res = c.get("resources") if type(c) is dict else None
                 if type(res) is dict:
                     base = f"spec.dataVolumeTemplates[{i}].spec.{claim}.resources"
-                    _canon_map(res.get("requests"), lambda: f"{base}.requests")
-                    _canon_map(res.get("limits"), lambda: f"{base}.limits")
+                    _canon_map(res.get("requests"), lambda base=base: f"{base}.requests")
+                    _canon_map(res.get("limits"), lambda base=base: f"{base}.limits")
     template = spec.get("template")
     normalize_vmi_spec(template.get("spec") if type(template) is dict else None, "spec.template.spec")
     return vm

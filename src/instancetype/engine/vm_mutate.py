@@ -19,15 +19,16 @@ KubeVirt, in order:
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from instancetype.jsonutil import child
 from instancetype.engine import matchers, vm_fields
 from instancetype.engine.find import find_preference_or_none
 from instancetype.engine.infer import infer_in_place
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.results import Cause
 from instancetype.engine.virt_config import cluster_config
+from instancetype.jsonutil import child
 
 DATASOURCE_ARCH_LABEL = "template.kubevirt.io/architecture"
 _KNOWN_ARCHES = ("amd64", "arm64", "s390x")

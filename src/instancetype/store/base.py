@@ -26,10 +26,10 @@ import random
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 from instancetype.api import names, selectors
@@ -442,7 +442,7 @@ class Store(ABC):
         """The latest resourceVersion handed out (start a watch from here)."""
 
     @abstractmethod
-    def transaction(self) -> AbstractContextManager["Store"]:
+    def transaction(self) -> AbstractContextManager[Store]:
         """All writes inside are one atomic unit (nested: a savepoint); yields a handle with these methods."""
 
     def get_flavor(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
@@ -460,10 +460,10 @@ class Store(ABC):
         """Whether a transaction is open on this handle (a write now may still be rolled back)."""
         return False
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a store that holds nothing open has nothing to close)
         pass
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:

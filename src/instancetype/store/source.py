@@ -5,7 +5,7 @@ controller never list the store to find the few objects a VM refers to.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from .base import NotFound, Store
 

@@ -35,20 +35,37 @@ import sqlite3
 import time
 import urllib.parse
 import zlib
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgspec
 
 from instancetype.api.kinds import BY_KIND, Resource
-from instancetype.store.base import (
-    DEFAULT_NAMESPACE, UNDELETABLE_NAMESPACES, BadRequest, Event, Forbidden, StateFileError, Store,
-    already_exists, conflict, default_state_path, fields_match, merge_patch, not_found, owner_uids,
-    parse_field_selector, parse_label_selector, prepare_create, prepare_update, resource, same_object,
-)
 from instancetype.errors import StoreError
+from instancetype.store.base import (
+    DEFAULT_NAMESPACE,
+    UNDELETABLE_NAMESPACES,
+    BadRequest,
+    Event,
+    Forbidden,
+    StateFileError,
+    Store,
+    already_exists,
+    conflict,
+    default_state_path,
+    fields_match,
+    merge_patch,
+    not_found,
+    owner_uids,
+    parse_field_selector,
+    parse_label_selector,
+    prepare_create,
+    prepare_update,
+    resource,
+    same_object,
+)
 from instancetype.store.statefile import RECOVER, check_file, size_with_wal, unwritable_dir
 
 FORMAT_VERSION = 2
@@ -117,7 +134,7 @@ def _packed(obj: Any) -> str | bytes:
     return zlib.compress(raw, 1) if len(raw) >= COMPRESS_MIN else raw.decode()
 
 
-def open_store(path: str | os.PathLike | None = None) -> "SqliteStore":
+def open_store(path: str | os.PathLike | None = None) -> SqliteStore:
     """The store at `path`, else at `default_state_path()` (created with its directory if missing)."""
     return SqliteStore(path)
 

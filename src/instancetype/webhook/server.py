@@ -190,7 +190,7 @@ def _dumps(obj: Any) -> str:
 
 
 def run(cached: Any, tls: ReloadingTLS, *, host: str, port: int, ready: Callable[[WebhookServer], None] | None = None,
-        stop_event: "asyncio.Event | None" = None, subresources: Any = None) -> None:
+        stop_event: asyncio.Event | None = None, subresources: Any = None) -> None:
     """Serve until SIGTERM or SIGINT (or `stop_event`), then stop cleanly."""
 
     async def main() -> None:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import yaml
-
 from vmv_helpers import admit, clean_vm
 
 SEED_003_EXAMPLE_VM = """

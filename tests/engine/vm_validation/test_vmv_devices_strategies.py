@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 
 import pytest
-
 from vmv_helpers import causes, clean_vm, tspec
 
 T = "spec.template.spec"

@@ -3,7 +3,6 @@ validateVolumes, ValidateContainerDisks)."""
 from __future__ import annotations
 
 import pytest
-
 from vmv_helpers import causes, clean_vm, tspec
 
 T = "spec.template.spec"

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from vmv_helpers import admit, causes, clean_vm, tspec
 
 T = "spec.template.spec"

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
+from vmv_helpers import admit, clean_vm, tspec
 
 from instancetype.engine.vm_validation import check_vm_schema
-from vmv_helpers import admit, clean_vm, tspec
 
 
 def _schema_message(vm):

@@ -3,7 +3,6 @@ storage admitters ValidateDataVolumeTemplate and the namespace check, validateVo
 from __future__ import annotations
 
 import pytest
-
 from vmv_helpers import admit, causes, clean_vm, tspec
 
 

@@ -52,12 +52,20 @@ error texts), `_quantity` (the `Quantity` class, the parse cache, `canonical`).
 from __future__ import annotations
 
 from instancetype.api.quantity._amount import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI
-from instancetype.api.quantity._quantity import Quantity, canonical, parse_cached
-from instancetype.api.quantity._scan import ERR_FORMAT_WRONG, ERR_NUMERIC, ERR_SUFFIX
 
 # Private names the tests import from here (the module was one file before the split).
-from instancetype.api.quantity._quantity import _new  # noqa: F401
-from instancetype.api.quantity._scan import _SCAN  # noqa: F401
+from instancetype.api.quantity._quantity import (
+    Quantity,
+    _new,  # noqa: F401
+    canonical,
+    parse_cached,
+)
+from instancetype.api.quantity._scan import (
+    _SCAN,  # noqa: F401
+    ERR_FORMAT_WRONG,
+    ERR_NUMERIC,
+    ERR_SUFFIX,
+)
 
 __all__ = [
     "Quantity",

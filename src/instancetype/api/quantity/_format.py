@@ -5,8 +5,15 @@ prints when the input text was not kept (suffix.go, quantity.go CanonicalizeByte
 """
 from __future__ import annotations
 
-from instancetype.api.quantity._amount import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, _MINI, _digits, _strip10
-from instancetype.api.quantity._amount import _cmp_values
+from instancetype.api.quantity._amount import (
+    _MINI,
+    BINARY_SI,
+    DECIMAL_EXPONENT,
+    DECIMAL_SI,
+    _cmp_values,
+    _digits,
+    _strip10,
+)
 
 # suffix -> (base, exponent, format)   (suffix.go: fastLookup + listSuffixer tables)
 _SUFFIXES = {

@@ -11,19 +11,22 @@ from __future__ import annotations
 from functools import lru_cache
 
 from instancetype.api.quantity._amount import (
+    _MINI,
     BINARY_SI,
     DECIMAL_SI,
-    _MINI,
+    _cmp_values,
+    _dec_add,
     _dec_scaled_value,
     _fits64,
     _go_neg_scale,
     _go_pos_scale,
+    _int_add,
+    _pow10,
     _scale_up_ok,
     _strip10,
 )
 from instancetype.api.quantity._format import _canonicalize
-from instancetype.api.quantity._amount import _cmp_values, _dec_add, _int_add, _pow10
-from instancetype.api.quantity._scan import ERR_FORMAT_WRONG, _GO_SPACE, _error, scan_quantity
+from instancetype.api.quantity._scan import _GO_SPACE, ERR_FORMAT_WRONG, _error, scan_quantity
 
 
 class Quantity:
@@ -31,13 +34,13 @@ class Quantity:
 
     __slots__ = ("_v", "_e", "_dec", "_fmt", "_s")
 
-    def __new__(cls, x: "str | int | float | Quantity" = "0") -> "Quantity":
+    def __new__(cls, x: str | int | float | Quantity = "0") -> Quantity:
         return cls.parse(x)
 
     # -- construction ---------------------------------------------------------
 
     @classmethod
-    def parse(cls, x: "str | int | float | Quantity") -> "Quantity":
+    def parse(cls, x: str | int | float | Quantity) -> Quantity:
         """ParseQuantity for a str (strict: no whitespace trimming); JSON number rules for int/float."""
         t = type(x)
         if t is str:
@@ -57,7 +60,7 @@ class Quantity:
         raise _error(ERR_FORMAT_WRONG)
 
     @classmethod
-    def from_json(cls, x) -> "Quantity":
+    def from_json(cls, x) -> Quantity:
         """Quantity.UnmarshalJSON on a decoded JSON value: strings are trimmed (Go's
         strings.TrimSpace), numbers follow `parse`, None (JSON null) is a zero quantity."""
         if x is None:
@@ -68,19 +71,19 @@ class Quantity:
         return cls.parse(x)
 
     @classmethod
-    def from_int(cls, n: int, fmt: str = BINARY_SI) -> "Quantity":
+    def from_int(cls, n: int, fmt: str = BINARY_SI) -> Quantity:
         """NewQuantity(n, fmt)."""
         n = int(n)
         return _new(n, 0, not _fits64(n), fmt, None)
 
     @classmethod
-    def from_milli(cls, n: int, fmt: str = DECIMAL_SI) -> "Quantity":
+    def from_milli(cls, n: int, fmt: str = DECIMAL_SI) -> Quantity:
         """NewMilliQuantity(n, fmt): n/1000."""
         n = int(n)
         return _new(n, -3, not _fits64(n), fmt, None)
 
     @classmethod
-    def from_scaled(cls, n: int, scale: int, fmt: str = DECIMAL_SI) -> "Quantity":
+    def from_scaled(cls, n: int, scale: int, fmt: str = DECIMAL_SI) -> Quantity:
         """NewScaledQuantity(n, scale): n * 10**scale (Go always uses DecimalSI)."""
         n = int(n)
         return _new(n, int(scale), not _fits64(n), fmt, None)
@@ -148,7 +151,7 @@ class Quantity:
         # on overflow Go still returns positiveScaleInt64's (wrapped or zero) value
         return (c, True) if c is not None else (_go_pos_scale(v, e), False)
 
-    def round_up(self, scale: int) -> tuple["Quantity", bool]:
+    def round_up(self, scale: int) -> tuple[Quantity, bool]:
         """RoundUp(scale) on a copy: (rounded quantity, exact).  Rounds away from zero."""
         v, e = self._v, self._e
         if not self._dec:
@@ -183,7 +186,7 @@ class Quantity:
 
     # -- comparison -----------------------------------------------------------
 
-    def cmp(self, other: "Quantity") -> int:
+    def cmp(self, other: Quantity) -> int:
         """Cmp(): -1, 0 or 1."""
         return _cmp_values(self._v, self._e, other._v, other._e)
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import re
 
-from instancetype.api.quantity._amount import MAX_POW as _MAX_POW  # (see the package's deviations)
 from instancetype.api.quantity._amount import (
+    _MAXI,
+    _NANO,
     BINARY_SI,
     DECIMAL_EXPONENT,
     DECIMAL_SI,
-    _MAXI,
-    _NANO,
     _fits64,
     _int_from_digits,
     _ndigits,
     _wrap32,
 )
+from instancetype.api.quantity._amount import MAX_POW as _MAX_POW  # (see the package's deviations)
 from instancetype.api.quantity._format import _SUFFIXES
 from instancetype.errors import QuantityError
 

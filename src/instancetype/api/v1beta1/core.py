@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 from msgspec import field
 
 from instancetype.api.v1beta1._base import (
+    _S,
     UID,
     Bool,
     Int,
@@ -17,7 +18,6 @@ from instancetype.api.v1beta1._base import (
     UInt32,
     _go,
     _named,
-    _S,
 )
 
 

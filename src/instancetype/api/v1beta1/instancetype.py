@@ -5,7 +5,7 @@ from typing import ClassVar
 
 from msgspec import field
 
-from instancetype.api.v1beta1._base import _ATOMIC, Bool, Quantity, String, StringMap, UInt32, _go, _named, _S
+from instancetype.api.v1beta1._base import _ATOMIC, _S, Bool, Quantity, String, StringMap, UInt32, _go, _named
 from instancetype.api.v1beta1.core import (
     GPU,
     NUMA,

@@ -7,6 +7,7 @@ from typing import ClassVar
 from msgspec import field
 
 from instancetype.api.v1beta1._base import (
+    _S,
     Bool,
     Int64,
     PreferredCPUTopologyStr,
@@ -17,7 +18,6 @@ from instancetype.api.v1beta1._base import (
     UInt32,
     _go,
     _named,
-    _S,
 )
 from instancetype.api.v1beta1.core import (
     EFI,

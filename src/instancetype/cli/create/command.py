@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 
-
 from instancetype.errors import CLIError
 
 from . import goparse

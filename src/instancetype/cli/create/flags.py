@@ -8,8 +8,6 @@ as given, StringSlice flags read each value as one CSV record.
 """
 from __future__ import annotations
 
-
-
 from . import goparse
 
 STRING, BOOL, INT64, UINT32, GOINT, STRING_ARRAY, STRING_SLICE = (

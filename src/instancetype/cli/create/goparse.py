@@ -6,7 +6,8 @@ what the user sees, so they are rebuilt here character for character.
 """
 from __future__ import annotations
 
-from instancetype.api.gotext import escape_rune as _escape_rune, quote  # noqa: F401 (re-exported)
+from instancetype.api.gotext import escape_rune as _escape_rune  # noqa: F401 (re-exported)
+from instancetype.api.gotext import quote
 
 
 class NumError(ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from instancetype.engine.vm_validation._common import INVALID, _E, cause
+from instancetype.engine.vm_validation._common import _E, INVALID, cause
 
 CLOUD_INIT_USER_MAX_LEN = 2048        # cloudInitUserMaxLen
 CLOUD_INIT_NETWORK_MAX_LEN = 2048     # cloudInitNetworkMaxLen

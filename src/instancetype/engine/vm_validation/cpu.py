@@ -6,7 +6,15 @@ validateLiveUpdateCPU)."""
 from __future__ import annotations
 
 from instancetype.engine.vm_validation._common import (
-    INVALID, MUST_BE_POSITIVE_FMT, NOT_SUPPORTED, REQUIRED, _E, Gates, cause, quantity, resource,
+    _E,
+    INVALID,
+    MUST_BE_POSITIVE_FMT,
+    NOT_SUPPORTED,
+    REQUIRED,
+    Gates,
+    cause,
+    quantity,
+    resource,
 )
 
 _FEATURE_POLICIES = ("", "force", "require", "optional", "disable", "forbid")
@@ -116,7 +124,7 @@ def validate_cpu_misc(field: str, spec: dict) -> list:
     if cpu.get("isolateEmulatorThread") is True and cpu.get("dedicatedCpuPlacement") is not True:
         causes.append(cause(INVALID, "IsolateEmulatorThread should be only set in combination with "
                             "DedicatedCPUPlacement", f"{field}.domain.cpu.isolateEmulatorThread"))
-    for idx, feature in enumerate((cpu.get("features") or ())):
+    for idx, feature in enumerate(cpu.get("features") or ()):
         policy = (feature.get("policy") or "")
         if policy not in _FEATURE_POLICIES:
             causes.append(cause(NOT_SUPPORTED, f"CPU feature {(feature.get('name') or '')} uses policy {policy} that is not "

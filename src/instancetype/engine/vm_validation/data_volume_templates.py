@@ -3,7 +3,7 @@ with validateDataVolume and validateNumberOfSources, and the storage admitter's
 validateVirtualMachineDataVolumeTemplateNamespace)."""
 from __future__ import annotations
 
-from instancetype.engine.vm_validation._common import INVALID, REQUIRED, _E, cause
+from instancetype.engine.vm_validation._common import _E, INVALID, REQUIRED, cause
 
 _CDI_SOURCES = ("http", "s3", "gcs", "registry", "pvc", "upload", "blank", "imageio", "vddk", "snapshot")
 
@@ -12,7 +12,7 @@ def validate_data_volume_templates(vm_spec: dict) -> list:
     """ValidateDataVolumeTemplate (paths as KubeVirt writes them: `spec.dataVolumeTemplate[i]`)."""
     volumes = (((vm_spec.get("template") or _E).get("spec") or _E).get("volumes") or ())
     causes = []
-    for idx, dvt in enumerate((vm_spec.get("dataVolumeTemplates") or ())):
+    for idx, dvt in enumerate(vm_spec.get("dataVolumeTemplates") or ()):
         at = f"spec.dataVolumeTemplate[{idx}]"
         problem = _validate_data_volume(at, dvt)
         if problem:
@@ -63,7 +63,7 @@ def validate_data_volume_template_namespaces(vm: dict, operation: str, old: dict
         return []
     ns = ((vm.get("metadata") or _E).get("namespace") or "") or "default"
     causes = []
-    for idx, dvt in enumerate((dvts or ())):
+    for idx, dvt in enumerate(dvts or ()):
         dv_ns = ((dvt.get("metadata") or _E).get("namespace") or "")
         if dv_ns and dv_ns != ns:
             causes.append(cause(INVALID, f"Embedded DataVolume namespace {dv_ns} differs from VM namespace {ns}",

@@ -5,7 +5,7 @@ validateFilesystemsWithVirtIOFSEnabled, validateVideoConfig, validatePanicDevice
 pkg/dra/admitter ValidateCreation for GPUs)."""
 from __future__ import annotations
 
-from instancetype.engine.vm_validation._common import INVALID, REQUIRED, _E, Gates, cause
+from instancetype.engine.vm_validation._common import _E, INVALID, REQUIRED, Gates, cause
 
 _PANIC_MODELS = ("hyperv", "isa", "pvpanic")
 _CONFIG_VOLUMES = ("configMap", "secret", "serviceAccount", "downwardAPI")
@@ -19,7 +19,7 @@ def _devices(spec: dict) -> dict:
 def validate_input_devices(field: str, spec: dict) -> list:
     """validateInputDevices."""
     causes = []
-    for idx, inp in enumerate((_devices(spec).get("inputs") or ())):
+    for idx, inp in enumerate(_devices(spec).get("inputs") or ()):
         at = f"{field}.domain.devices.inputs[{idx}]"
         if (inp.get("bus") or "") not in ("virtio", "usb", ""):
             causes.append(cause(INVALID, "Input device can have only virtio or usb bus.", f"{at}.bus"))
@@ -101,7 +101,7 @@ def validate_device_gates_late(field: str, spec: dict, gates: Gates, default_arc
         volumes = {(v.get("name") or ""): v for v in (spec.get("volumes") or ())}
         old = "ExperimentalVirtiofsSupport" in gates
         for fs in (filesystems or ()):
-            vol = volumes.get((fs.get("name") or ""))
+            vol = volumes.get(fs.get("name") or "")
             if vol is None:
                 continue
             if any(vol.get(k) is not None for k in _CONFIG_VOLUMES) and "EnableVirtioFsConfigVolumes" not in gates \
@@ -124,7 +124,7 @@ def validate_device_gates_late(field: str, spec: dict, gates: Gates, default_arc
         arch = (spec.get("architecture") or "") or default_arch
         if arch in ("s390x", "ppc64le"):
             causes.append(cause(INVALID, f"custom panic devices are not supported on {arch} architecture", at))
-        for idx, dev in enumerate((panic or ())):
+        for idx, dev in enumerate(panic or ()):
             model = dev.get("model")
             if model is not None and model not in _PANIC_MODELS:
                 causes.append(cause(INVALID, f"invalid PanicDeviceModel: {model}", f"{at}[{idx}].model"))

@@ -14,8 +14,17 @@ from functools import lru_cache
 
 from instancetype.engine.vm_validation import cloudinit
 from instancetype.engine.vm_validation._common import (
-    INVALID, NOT_FOUND, NOT_FOUND_FMT, NOT_SUPPORTED, REQUIRED, _E, Gates, cause, dns1123_label_errors,
-    pci_address_ok, quantity,
+    _E,
+    INVALID,
+    NOT_FOUND,
+    NOT_FOUND_FMT,
+    NOT_SUPPORTED,
+    REQUIRED,
+    Gates,
+    cause,
+    dns1123_label_errors,
+    pci_address_ok,
+    quantity,
 )
 
 _SERIAL_RE = re.compile(r"^[A-Za-z0-9_.+-]+$")
@@ -192,7 +201,7 @@ def validate_boot_order(field: str, spec: dict, gates: Gates) -> list:
         volumes[(vol.get("name") or "")] = vol
     seen: set = set()
     disks_at = f"{field}.domain.devices.disks"
-    for idx, disk in enumerate((devices.get("disks") or ())):
+    for idx, disk in enumerate(devices.get("disks") or ()):
         name = (disk.get("name") or "")
         vol = volumes.get(name)
         if vol is None:
@@ -221,7 +230,7 @@ def validate_boot_order(field: str, spec: dict, gates: Gates) -> list:
                                     f"device.", f"{disks_at}[{idx}].bootOrder"))
             seen.add(order)
     ifaces_at = f"{field}.domain.devices.interfaces"
-    for idx, iface in enumerate((devices.get("interfaces") or ())):
+    for idx, iface in enumerate(devices.get("interfaces") or ()):
         order = iface.get("bootOrder")
         if order is None:
             continue
@@ -312,7 +321,7 @@ def validate_path(field: str, path: str) -> list:
 def validate_container_disks(field: str, spec: dict) -> list:
     """ValidateContainerDisks."""
     causes = []
-    for idx, vol in enumerate((spec.get("volumes") or ())):
+    for idx, vol in enumerate(spec.get("volumes") or ()):
         path = ((vol.get("containerDisk") or _E).get("path") or "")
         if vol.get("containerDisk") is not None and path:
             causes.extend(validate_path(f"{field}.volumes[{idx}].containerDisk", path))

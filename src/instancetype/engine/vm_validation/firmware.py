@@ -7,7 +7,7 @@ from __future__ import annotations
 import fnmatch
 from functools import lru_cache
 
-from instancetype.engine.vm_validation._common import INVALID, REQUIRED, _E, Gates, cause
+from instancetype.engine.vm_validation._common import _E, INVALID, REQUIRED, Gates, cause
 from instancetype.engine.vm_validation.disks import validate_path
 
 # virt-config's default emulated machines per architecture

@@ -4,7 +4,7 @@ validateHugepagesMemoryRequests, validateGuestMemoryLimit; pkg/liveupdate/memory
 ValidateLiveUpdateMemory for the VM's live-update check)."""
 from __future__ import annotations
 
-from instancetype.engine.vm_validation._common import INVALID, MUST_BE_POSITIVE_FMT, _E, cause, quantity, resource
+from instancetype.engine.vm_validation._common import _E, INVALID, MUST_BE_POSITIVE_FMT, cause, quantity, resource
 
 _ONE_M = None
 HOTPLUG_BLOCK_ALIGNMENT = 0x200000           # 2Mi

@@ -3,7 +3,7 @@ reserved kubevirt.io labels are for KubeVirt's own service accounts, and the ign
 sidecar annotations need their feature gates."""
 from __future__ import annotations
 
-from instancetype.engine.vm_validation._common import INVALID, NOT_SUPPORTED, _E, Gates, cause
+from instancetype.engine.vm_validation._common import _E, INVALID, NOT_SUPPORTED, Gates, cause
 
 # restrictedVmiLabels
 RESTRICTED_LABELS = frozenset((

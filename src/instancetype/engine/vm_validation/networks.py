@@ -8,7 +8,14 @@ from __future__ import annotations
 import re
 
 from instancetype.engine.vm_validation._common import (
-    DUPLICATE, INVALID, NOT_FOUND_FMT, NOT_SUPPORTED, REQUIRED, _E, cause, pci_address_ok,
+    _E,
+    DUPLICATE,
+    INVALID,
+    NOT_FOUND_FMT,
+    NOT_SUPPORTED,
+    REQUIRED,
+    cause,
+    pci_address_ok,
 )
 
 _BINDINGS = ("bridge", "masquerade", "sriov", "passtBinding", "slirp", "passt", "macvtap", "binding")
@@ -156,7 +163,7 @@ def _interface_fields(ifaces_at: str, idx: int, iface: dict, net: dict) -> list:
         return []   # no model, MAC, PCI address or ports to check
     at = f"{ifaces_at}[{idx}]"
     causes = []
-    if not _IFACE_NAME_RE.match((iface.get("name") or "")):
+    if not _IFACE_NAME_RE.match(iface.get("name") or ""):
         causes.append(cause(INVALID, "Network interface name can only contain alphabetical characters, numbers, "
                             "dashes (-) or underscores (_)", f"{at}.name"))
     model = (iface.get("model") or "")
@@ -203,7 +210,7 @@ def validate_network_creation(field: str, spec: dict) -> list:
     """Validator.ValidateCreation: validateDiscontinuedBindings."""
     causes = []
     ifaces_at = f"{field}.domain.devices.interfaces"
-    for idx, iface in enumerate((((spec.get("domain") or _E).get("devices") or _E).get("interfaces") or ())):
+    for idx, iface in enumerate(((spec.get("domain") or _E).get("devices") or _E).get("interfaces") or ()):
         if iface.get("slirp") is not None:
             causes.append(cause(INVALID, "Slirp interface support has been discontinued since v1.3",
                                 f"{ifaces_at}[{idx}].slirp"))

@@ -2,7 +2,7 @@
 appendStatusCauseForProbeNotAllowedWithNoPodNetworkPresent)."""
 from __future__ import annotations
 
-from instancetype.engine.vm_validation._common import INVALID, REQUIRED, _E, cause
+from instancetype.engine.vm_validation._common import _E, INVALID, REQUIRED, cause
 
 _HANDLERS = ("httpGet", "tcpSocket", "exec", "guestAgentPing")
 

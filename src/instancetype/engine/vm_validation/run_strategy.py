@@ -3,7 +3,7 @@ validateRunStrategy, validateLiveUpdateFeatures)."""
 from __future__ import annotations
 
 from instancetype.engine.vm_validation import cpu, memory
-from instancetype.engine.vm_validation._common import INVALID, _E, Gates, cause
+from instancetype.engine.vm_validation._common import _E, INVALID, Gates, cause
 
 VALID_RUN_STRATEGIES = ("Halted", "Manual", "Always", "RerunOnFailure", "Once")
 RUNNING_DEPRECATED_WARNING = "spec.running is deprecated, please use spec.runStrategy instead."

@@ -12,7 +12,11 @@ import json
 import re
 
 from instancetype.engine.vm_validation._common import (
-    INVALID, _E, cause, dns1123_label_errors, dns1123_subdomain_errors,
+    _E,
+    INVALID,
+    cause,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
 )
 
 _NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")

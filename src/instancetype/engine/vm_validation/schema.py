@@ -21,8 +21,9 @@ fields take an integer or a string, and `null` counts as absent.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from instancetype.api.kubevirt_types import NOT_REQUIRED, kubevirt_types
 from instancetype.engine.results import Cause

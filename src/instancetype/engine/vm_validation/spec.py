@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_validation import (
-    cloudinit, cpu, data_volume_templates, disks, firmware, memory, metadata, networks, probes, run_strategy,
-    scheduling, strategies,
+    cloudinit,
+    cpu,
+    data_volume_templates,
+    disks,
+    firmware,
+    memory,
+    metadata,
+    networks,
+    probes,
+    run_strategy,
+    scheduling,
+    strategies,
 )
 from instancetype.engine.vm_validation import devices as devices_rules
-from instancetype.engine.vm_validation._common import REQUIRED, _E, Gates, cause
-from instancetype.engine.virt_config import cluster_config
+from instancetype.engine.vm_validation._common import _E, REQUIRED, Gates, cause
 
 
 class Context:

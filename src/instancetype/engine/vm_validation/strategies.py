@@ -7,7 +7,13 @@ from __future__ import annotations
 import ipaddress
 
 from instancetype.engine.vm_validation._common import (
-    INVALID, NOT_SUPPORTED, REQUIRED, _E, cause, dns1123_label_errors, dns1123_subdomain_errors,
+    _E,
+    INVALID,
+    NOT_SUPPORTED,
+    REQUIRED,
+    cause,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
 )
 
 _IO_THREADS_POLICIES = ("shared", "auto", "supplementalPool")

@@ -2,7 +2,7 @@
 storage admitters ValidateHotplugDiskConfiguration), without a running VMI to compare with."""
 from __future__ import annotations
 
-from instancetype.engine.vm_validation._common import INVALID, _E, cause
+from instancetype.engine.vm_validation._common import _E, INVALID, cause
 
 FIELD = "Status.volumeRequests"
 
@@ -71,7 +71,7 @@ def validate_volume_requests(vm: dict, ctx, validate_vmi_spec) -> list:
             added.add(name)
             if name not in {(v.get("name") or "") for v in new_volumes}:
                 new_volumes.append(new_volume)
-                disk = dict((add.get("disk") or _E))
+                disk = dict(add.get("disk") or _E)
                 disk["name"] = name
                 new_disks.append(disk)
         elif rem is not None:
@@ -86,7 +86,7 @@ def validate_volume_requests(vm: dict, ctx, validate_vmi_spec) -> list:
                           "set", FIELD)]
     new_spec = dict(tspec)
     new_spec["volumes"] = new_volumes
-    domain = dict((tspec.get("domain") or _E))
+    domain = dict(tspec.get("domain") or _E)
     domain["devices"] = {**(domain.get("devices") or _E), "disks": new_disks}
     new_spec["domain"] = domain
     return validate_vmi_spec("spec.template.spec", new_spec, ctx)

@@ -20,7 +20,14 @@ from typing import Any
 
 from instancetype.api import kinds
 from instancetype.store.base import (
-    Event, NotFound, ResourceVersion, Store, fields_match, labels_match, not_found, parse_field_selector,
+    Event,
+    NotFound,
+    ResourceVersion,
+    Store,
+    fields_match,
+    labels_match,
+    not_found,
+    parse_field_selector,
     parse_label_selector,
 )
 
@@ -53,7 +60,7 @@ class CachedStore(Store):
         self.default_namespace = store.default_namespace
 
     @classmethod
-    def start(cls, store: KubeStore, kinds_: tuple[str, ...] | list[str] = ADMISSION_KINDS, **kw: Any) -> "CachedStore":
+    def start(cls, store: KubeStore, kinds_: tuple[str, ...] | list[str] = ADMISSION_KINDS, **kw: Any) -> CachedStore:
         """Informers of `kinds_` started on `store` (call `wait_for_sync` before trusting reads)."""
         return cls(store, InformerSet(store, kinds_, **kw).start())
 
@@ -139,7 +146,7 @@ class CachedStore(Store):
             return None
         return (kv.get("spec") or {}).get("configuration") or {}
 
-    def objects(self) -> "CachedObjects":
+    def objects(self) -> CachedObjects:
         """The engine's `ObjectSource` over the cache."""
         return CachedObjects(self)
 
@@ -167,7 +174,7 @@ class CachedStore(Store):
     def resource_version(self) -> str:
         return self.api.resource_version()
 
-    def transaction(self) -> AbstractContextManager["Store"]:
+    def transaction(self) -> AbstractContextManager[Store]:
         """A no-op context (the API server has no multi-object transactions)."""
         return nullcontext(self)
 

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,13 @@ from instancetype.api import kinds, names
 from instancetype.api.kinds import Resource
 from instancetype.errors import StoreError
 from instancetype.store.base import (
-    AlreadyExists, APIError, BadRequest, Conflict, Forbidden, Invalid, NotFound,
+    AlreadyExists,
+    APIError,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
 )
 
 FIELD_MANAGER = "instancetype"
@@ -73,7 +79,7 @@ _VERBS = ["delete", "deletecollection", "get", "global_list", "global_watch", "l
           "watch"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def resource_class(res: Resource) -> type:
     """lightkube's description of `res` for its request builder (`prepare_request`): the API info
     of `lightkube.generic_resource`'s classes, its `.Status` the status subresource. The store

@@ -39,7 +39,6 @@ from typing import Any
 import msgspec
 
 from instancetype.errors import StoreError
-
 from instancetype.store.base import NotFound
 
 from .client import Gone, Unreachable, resource_of
@@ -143,7 +142,7 @@ class Informer:
         with self._lock:
             self._handlers.append((on_add, on_update, on_delete))
 
-    def start(self) -> "Informer":
+    def start(self) -> Informer:
         if self._thread is None:
             self._client = self.store.new_client()
             self._thread = threading.Thread(target=self._run, name=f"informer-{self.kind}", daemon=True)
@@ -353,7 +352,7 @@ class InformerSet:
     def __contains__(self, kind: str) -> bool:
         return kind in self.informers
 
-    def start(self) -> "InformerSet":
+    def start(self) -> InformerSet:
         for inf in self.informers.values():
             inf.start()
         return self

@@ -11,11 +11,11 @@ cluster: `transaction()` is a no-op context that yields the store itself.
 """
 from __future__ import annotations
 
-import gc as collector     # `gc` is lightkube's generic client below
+import gc as collector  # `gc` is lightkube's generic client below
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any, Optional
+from typing import Any
 
 import httpx2
 import msgspec
@@ -23,13 +23,31 @@ from lightkube.core.generic_client import ALL_NS
 
 from instancetype.api.kinds import Resource
 from instancetype.store.base import (
-    DEFAULT_NAMESPACE, BadRequest, Conflict, Event, NotFound, ResourceVersion, Store, check_json, check_metadata,
-    parse_field_selector, parse_label_selector,
+    DEFAULT_NAMESPACE,
+    BadRequest,
+    Conflict,
+    Event,
+    NotFound,
+    ResourceVersion,
+    Store,
+    check_json,
+    check_metadata,
+    parse_field_selector,
+    parse_label_selector,
 )
 
 from .client import (
-    DEFAULT_TIMEOUT, FIELD_MANAGER, Gone, api_errors, describe_server, generic, load_config, make_client,
-    make_generic_client, resource_class, resource_of,
+    DEFAULT_TIMEOUT,
+    FIELD_MANAGER,
+    Gone,
+    api_errors,
+    describe_server,
+    generic,
+    load_config,
+    make_client,
+    make_generic_client,
+    resource_class,
+    resource_of,
 )
 from .flavor import FLAVOR_API_VERSION, FLAVOR_OF, as_type
 
@@ -40,8 +58,8 @@ _encode = msgspec.json.encode
 class _RawPage(msgspec.Struct):
     """A list page whose items stay JSON until each is wanted: an informer's relist then holds one
     object of the page as dicts at a time, not the whole page (the process's high-water mark)."""
-    items: Optional[list[msgspec.Raw]] = None
-    metadata: Optional[dict] = None
+    items: list[msgspec.Raw] | None = None
+    metadata: dict | None = None
 
 
 _raw_page_decoder = msgspec.json.Decoder(_RawPage)
@@ -342,7 +360,7 @@ class KubeStore(Store):
             return {"apiVersion": res.api_version, "kind": res.kind, "metadata": meta}
         return out
 
-    def transaction(self) -> AbstractContextManager["Store"]:
+    def transaction(self) -> AbstractContextManager[Store]:
         """A no-op context yielding this store: the API server has no multi-object transactions;
         each write lands (or is refused) on its own, and optimistic concurrency on
         resourceVersions is what keeps concurrent writers apart."""
@@ -353,7 +371,7 @@ class KubeStore(Store):
     def open_watch(self, kind: str, namespace: str | None = None, *, since: str | None = None,
                    idle: float | None = None, server_timeout: int | None = None, bookmarks: bool = True,
                    client: Any = None, label_selector: Any = None,
-                   api_version: str | None = None) -> "WatchStream":
+                   api_version: str | None = None) -> WatchStream:
         """Kubernetes' watch of one kind from resourceVersion `since` (one request): iterate it for
         (type, object) pairs, BOOKMARK events included. It ends when the server closes it
         (`server_timeout`), or once `idle` seconds pass with no event; 410 Gone raises `Gone`;

@@ -10,8 +10,9 @@ BadRequest 400, InternalError 500).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from instancetype.api.godecode import number_literal, type_error
 from instancetype.errors import DecodeError, Error

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import ssl
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import unquote
 
 CONFIGMAP_NAMESPACE = "kube-system"
@@ -86,7 +87,7 @@ class RequestHeaderConfig:
     extra_prefixes: tuple[str, ...] = ("X-Remote-Extra-",)
 
     @classmethod
-    def from_configmap_data(cls, data: Mapping[str, str] | None) -> "RequestHeaderConfig":
+    def from_configmap_data(cls, data: Mapping[str, str] | None) -> RequestHeaderConfig:
         """virt-api's readRequestHeader: the CA is mandatory (no request could be trusted without it)."""
         data = data or {}
         ca = data.get(CA_KEY)
@@ -173,7 +174,7 @@ class SubjectAccessReviewer:
         return bool(status.get("allowed")), str(status.get("reason") or "")
 
     @classmethod
-    def lightkube(cls, client: Any) -> "SubjectAccessReviewer":
+    def lightkube(cls, client: Any) -> SubjectAccessReviewer:
         """Reviews created through a (sync) lightkube Client."""
         from lightkube.resources.authorization_v1 import SubjectAccessReview
 

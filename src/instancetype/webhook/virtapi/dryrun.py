@@ -13,9 +13,22 @@ from contextlib import nullcontext
 from typing import Any
 
 from instancetype.jsonutil import clone
-from instancetype.store.base import (DEFAULT_NAMESPACE, AlreadyExists, NotFound, Store, already_exists,
-                                     fields_match, labels_match, merge_patch, not_found, parse_field_selector,
-                                     parse_label_selector, prepare_create, prepare_update, resource)
+from instancetype.store.base import (
+    DEFAULT_NAMESPACE,
+    AlreadyExists,
+    NotFound,
+    Store,
+    already_exists,
+    fields_match,
+    labels_match,
+    merge_patch,
+    not_found,
+    parse_field_selector,
+    parse_label_selector,
+    prepare_create,
+    prepare_update,
+    resource,
+)
 
 _Key = tuple[str, str, str]   # kind, namespace ("" for cluster-scoped), name
 
