@@ -55,8 +55,10 @@ class LazyGroup(click.Group):
     def get_command(self, ctx, name):
         if name in self.commands:
             return self.commands[name]
-        if name == "create":
-            return _create_help_stub
+        if name == "create":    # reached for kubectl's `create -f` / `create namespace` and the help listing
+            from instancetype.cli.create_cmd import create_cmd
+
+            return create_cmd
         entry = COMMANDS.get(name)
         if entry is None:
             return None
@@ -81,12 +83,6 @@ def cli(ctx: click.Context, state: str | None) -> None:
         raise click.ClickException(EMPTY_STATE)
     ctx.ensure_object(dict)
     ctx.obj["state"] = state
-
-
-@click.command("create", context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-               add_help_option=False)
-def _create_help_stub() -> None:
-    """Create a VirtualMachine, an instancetype or a preference manifest (as virtctl create)."""
 
 
 # The group's options that name the store (the value: whether the option takes one). As kubectl's
