@@ -33,13 +33,15 @@ class CommandLineKubeStore(KubeStore):
         return super()._send(method, res, **kw)
 
     def list_table(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
-                   field_selector: Any = None) -> Iterator[dict]:
+                   field_selector: Any = None, include_object: bool = False) -> Iterator[dict]:
         """The pages of a list of `kind` as the API server prints them: `Table`s (columnDefinitions,
         rows of cells, each row's object metadata), or plain lists from a server that has no
         table for the kind. `namespace=None`: all namespaces."""
         res = resource_of(kind)
         params = {"limit": PAGE, "labelSelector": selector_text(label_selector),
                   "fieldSelector": selector_text(field_selector, fields=True)}
+        if include_object:      # each row's whole object, not its metadata only (kubectl asks so for --sort-by)
+            params["includeObject"] = "Object"
         ns = (namespace or ALL_NS) if res.namespaced else None
         return self.list_pages(res, ns, params, headers={"Accept": TABLE_ACCEPT})
 

@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "api-resources": ("instancetype.cli.explain_cmd", "api_resources_cmd", "The kinds the store serves (kubectl api-resources)."),
     "explain": ("instancetype.cli.explain_cmd", "explain_cmd", "Fields of a kind, from its schema (kubectl explain)."),
     "completion": ("instancetype.cli.completion_cmd", "completion_cmd", "Shell completion for bash or zsh."),
+    "version": ("instancetype.cli.version_cmd", "version_cmd", "The client and server versions (kubectl version)."),
     "serve": ("instancetype.cli.serve_cmd", "serve_cmd", "Serve KubeVirt's admission webhooks for a cluster (HTTPS)."),
     "controller": ("instancetype.cli.controller_cmd", "controller_cmd", "Run the VM controller on a cluster (virt-controller)."),
     "install": ("instancetype.cli.cluster_cmds", "install_cmd", "Install the system on a Kubernetes cluster (virt-operator)."),
@@ -74,13 +75,19 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--state", envvar="INSTANCETYPE_STATE", default=None, metavar="PATH",
               help="The embedded store's state file (default: $XDG_DATA_HOME/instancetype/state.db).")
+@click.option("-v", "--v", "verbosity", default=None, metavar="N",
+              help="Log level: 6 logs each request to the API server (on a cluster), as kubectl's -v.")
 @click.version_option(package_name="instancetype", prog_name="instancetype")
 @cluster_options
 @click.pass_context
-def cli(ctx: click.Context, state: str | None) -> None:
+def cli(ctx: click.Context, state: str | None, verbosity: str | None) -> None:
     """KubeVirt instancetypes and preferences, with or without a cluster."""
     if state == "":
         raise click.ClickException(EMPTY_STATE)
+    if verbosity is not None:
+        from instancetype.cli import request_log
+
+        request_log.enable(request_log.verbosity(verbosity))
     ctx.ensure_object(dict)
     ctx.obj["state"] = state
 
@@ -88,8 +95,8 @@ def cli(ctx: click.Context, state: str | None) -> None:
 # The group's options that name the store (the value: whether the option takes one). As kubectl's
 # global flags (cobra's persistent flags), they may also come after the verb; a command with an
 # option of its own by such a name (`serve --kubeconfig`, `install --context`) keeps it.
-STORE_OPTIONS = {"--state": True, "--kubeconfig": True, "--context": True, "--cluster": False}
-_GROUP_VALUE_OPTIONS = ("--state", "--kubeconfig", "--context", "-n", "--namespace")
+STORE_OPTIONS = {"--state": True, "--kubeconfig": True, "--context": True, "--cluster": False, "-v": True, "--v": True}
+_GROUP_VALUE_OPTIONS = ("--state", "--kubeconfig", "--context", "-n", "--namespace", "-v", "--v")
 
 
 def _next_word(argv: list[str], i: int, value_options) -> int:
