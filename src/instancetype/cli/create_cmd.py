@@ -72,9 +72,44 @@ Available Commands:
 """
 
 
-@click.command("create", help=_HELP, short_help="Create objects from files, a namespace, or a VM, instancetype or "
+class _CreateCommand(click.Command):
+    """kubectl's create, which also completes virtctl's `create vm|instancetype|preference` flags
+    (that parser is not click's: while completing, its words are taken as arguments)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing:
+            ctx.ignore_unknown_options = ctx.allow_extra_args = True
+        return super().parse_args(ctx, args)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str):
+        from click.shell_completion import CompletionItem
+
+        from instancetype.cli.create import SUBCOMMANDS, _command
+
+        words = [w for w in ctx.params.get("args") or () if not w.startswith("-")]
+        if words and words[0] in SUBCOMMANDS:
+            if not incomplete.startswith("-"):
+                return []
+            flags = _command(words[0]).flagset().flags.values()
+            return [CompletionItem(f"--{f.name}", help=f.usage.splitlines()[0] if f.usage else None)
+                    for f in flags if not f.hidden and f"--{f.name}".startswith(incomplete)]
+        return super().shell_complete(ctx, incomplete)
+
+
+def _complete_kind(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """The first word: virtctl's kinds and `namespace`."""
+    from click.shell_completion import CompletionItem
+
+    from instancetype.cli.create import SUBCOMMANDS
+
+    if ctx.params.get("args"):
+        return []
+    return [CompletionItem(w) for w in (*SUBCOMMANDS, "namespace") if w.startswith(incomplete)]
+
+
+@click.command("create", cls=_CreateCommand, help=_HELP, short_help="Create objects from files, a namespace, or a VM, instancetype or "
                                                 "preference manifest (kubectl/virtctl create).")
-@click.argument("args", nargs=-1)
+@click.argument("args", nargs=-1, shell_complete=_complete_kind)
 @filename_option
 @namespace_option
 @click.option("--dry-run", "dry_run", default="none", flag_value="client", is_flag=False,

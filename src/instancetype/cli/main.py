@@ -50,6 +50,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 class LazyGroup(click.Group):
+    def _main_shell_completion(self, ctx_args, prog_name, complete_var=None):
+        # The shells' scripts and protocol are ours (file names, -o values, virtctl's create flags).
+        import instancetype.cli.completion_cmd  # noqa: F401 (registers them)
+
+        return super()._main_shell_completion(ctx_args, prog_name, complete_var)
+
     def list_commands(self, ctx):
         return sorted(set(COMMANDS) | {"create"} | set(self.commands))
 
