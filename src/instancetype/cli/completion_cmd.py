@@ -34,8 +34,7 @@ def completion_cmd(shell):
             raise CommandError("error: Shell not specified.\nSee 'instancetype completion -h' for help and examples")
         if shell not in SHELLS:
             raise CommandError(f'error: Unsupported shell type "{shell}".')
-        from .main import cli
-
+        cli = click.get_current_context().find_root().command     # the group (not imported: main imports us)
         cls = get_completion_class(shell)      # ours (registered below), as kubectl's scripts complete
         comp = cls(cli, {}, "instancetype", "_INSTANCETYPE_COMPLETE")
         sys.stdout.write(comp.source())
