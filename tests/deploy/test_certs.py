@@ -58,3 +58,25 @@ def test_install_checks_a_users_certificate_names_in_one_line(tmp_path):
     r = _install_print("--webhook-url", "https://10.0.0.5:8443", "--ca-bundle", str(made / "ca.crt"),
                        "--cert-dir", str(made))
     assert r.returncode == 0, r.stderr
+
+
+def test_serve_renews_while_running(tmp_path):
+    """`serve --cert-dir`'s renewal thread: a certificate with a few seconds of life is replaced by
+    one signed by the same CA, with the same names and key, before it expires."""
+    from instancetype.cli.serve_cmd import _CertRenewer
+    from tests.kube.controller_env import until
+
+    d = CertDir(tmp_path / "certs")
+    d.create(["10.0.0.5"], days=20 / 86400)             # 20 s: due for renewal after 16 s
+    first = d.cert.read_bytes()
+    renewer = _CertRenewer(str(d.path))
+    assert d.cert.read_bytes() == first                  # not due yet: kept
+    renewer.start()
+    try:
+        until(lambda: d.cert.read_bytes() != first, timeout=120, what="the renewed certificate", every=0.5)
+    finally:
+        renewer.stop()
+    renewed = d.serving()
+    assert names_of(renewed) == ["10.0.0.5"] and signed_by(d.cert.read_bytes(), d.ca.read_bytes())
+    assert renewed.not_valid_after_utc > datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=10)
+    ssl.create_default_context(cafile=str(d.ca)).load_cert_chain(d.cert, d.key)

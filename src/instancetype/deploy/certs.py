@@ -81,14 +81,17 @@ def _builder(subject: str, issuer, public_key, days: float, not_before: datetime
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 
-    start = (not_before or _now()) - datetime.timedelta(minutes=5)    # clock skew between hosts
+    now = not_before or _now()
+    lifetime = datetime.timedelta(days=days)
+    # valid a little before now (clock skew between hosts), and for the whole lifetime from now
+    start = now - min(datetime.timedelta(minutes=5), lifetime / 20)
     return (x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
             .issuer_name(issuer)
             .public_key(public_key)
             .serial_number(x509.random_serial_number())
             .not_valid_before(start)
-            .not_valid_after(start + datetime.timedelta(days=days))
+            .not_valid_after(now + lifetime)
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False))
 
 
@@ -234,6 +237,7 @@ class CertDir:
         except (OSError, ValueError) as e:
             raise CertificateError(f"cannot read {self.key}: {getattr(e, 'strerror', None) or e}") from None
         lifetime = cert.not_valid_after_utc - cert.not_valid_before_utc
+        lifetime -= min(datetime.timedelta(minutes=5), lifetime / 21)     # the skew margin is added again
         new, _ = issue(ca_cert, ca_key, names_of(cert), key, days=lifetime / datetime.timedelta(days=1),
                        not_before=now)
         _write(self.cert, _pem_cert(new), 0o644)
