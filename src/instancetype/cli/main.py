@@ -94,6 +94,7 @@ def cli(ctx: click.Context, state: str | None, verbosity: str | None) -> None:
         from instancetype.cli import request_log
 
         request_log.enable(request_log.verbosity(verbosity))
+        ctx.call_on_close(request_log.disable)
     ctx.ensure_object(dict)
     ctx.obj["state"] = state
 

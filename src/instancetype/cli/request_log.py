@@ -41,6 +41,15 @@ def enable(level: int) -> None:
     _installed.append(handler)
 
 
+def disable() -> None:
+    """Stop logging (the command is over; in-process callers run several commands)."""
+    logger = logging.getLogger("httpx2")
+    while _installed:
+        logger.removeHandler(_installed.pop())
+    logger.propagate = True
+    logger.setLevel(logging.NOTSET)
+
+
 def verbosity(value: str | None) -> int:
     """klog's `-v` value: `-v=6`, `-v 6` and `--v=6` arrive as "6" or "=6"."""
     if value is None or value == "":
