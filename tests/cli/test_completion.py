@@ -60,6 +60,7 @@ def test_file_names_flags_and_output_values(tmp_path):
     assert complete(tmp_path, "install", "--cert-dir", "c", cwd=work) == ["certs"]
     assert complete(tmp_path, "get", "vm", "-o", "j") == ["json", "jsonpath-file=", "jsonpath="]
     assert complete(tmp_path, "expand", "-o", "") == ["json", "yaml"]
+    assert complete(tmp_path, "catalog", "list", "-o", "") == ["json", "matrix", "name", "table", "yaml"]
     assert "--sort-by" in complete(tmp_path, "get", "--s")
     assert complete(tmp_path, "wait", "--al") == ["--all", "--all-namespaces"]
     assert complete(tmp_path, "create", "") == ["instancetype", "namespace", "preference", "vm"]

@@ -150,17 +150,26 @@ def complete_vm_names(ctx: click.Context, param: click.Parameter, incomplete: st
 _FILE_OPTIONS = {"-f", "--filename", "--file", "--image-path", "--archive-path", "--kubeconfig", "--state",
                  "--ca-bundle", "--tls-cert-file", "--tls-private-key-file", "--kubevirt-config", "--template"}
 _DIR_OPTIONS = {"--cert-dir"}
-# `-o` per command (the default: kubectl's common printers).
+# `-o` per command where its help does not list them (else the formats its help names).
 OUTPUTS = {
     "get": ("json", "yaml", "name", "wide", "jsonpath=", "jsonpath-file=", "custom-columns=",
             "custom-columns-file="),
     "api-resources": ("wide", "name"),
     "edit": ("yaml", "json"),
     "delete": ("name",),
-    "catalog": ("table", "yaml", "json", "name"),
     "version": ("yaml", "json"),
 }
 _DEFAULT_OUTPUTS = ("json", "yaml", "name")
+
+
+_FORMATS = ("table", "wide", "matrix", "yaml", "json", "name")
+
+
+def _outputs_in_help(text: str) -> tuple[str, ...]:
+    import re
+
+    found = tuple(f for f in _FORMATS if re.search(rf"\b{f}\b", text))
+    return found or _DEFAULT_OUTPUTS
 
 
 def _value_completions(ctx: click.Context, obj, incomplete: str):
@@ -177,8 +186,7 @@ def _value_completions(ctx: click.Context, obj, incomplete: str):
     if names & _DIR_OPTIONS:
         return [CompletionItem(incomplete, type="dir")]
     if "--output" in names:
-        parent = ctx.parent.info_name if ctx.parent is not None else None     # `catalog list -o`
-        values = OUTPUTS.get(ctx.info_name or "") or OUTPUTS.get(parent or "") or _DEFAULT_OUTPUTS
+        values = OUTPUTS.get(ctx.info_name or "") or _outputs_in_help(obj.help or "")
         return [CompletionItem(v) for v in values if v.startswith(incomplete)]
     if "--namespace" in names:
         return [CompletionItem(n) for n in _names(ctx, "Namespace", None) if n.startswith(incomplete)]
