@@ -9,8 +9,18 @@ from instancetype.jsonutil import sorted_keys
 from ._helpers import INSTANCETYPE, VM, run
 
 
-def test_expand_prints_yaml_in_get_order(target):
+def test_expand_prints_yaml_in_get_order(target, tmp_path):
+    """`expand` (-f, and --vm on the embedded store; on a cluster --vm goes through the aggregated
+    API, tests/kube/test_virtctl.py) prints keys as `get -o yaml` does: sorted, as virtctl's YAML."""
+    from ._helpers import on_cluster
+
     assert run(target, "apply", "-f", "-", stdin=INSTANCETYPE + "---\n" + VM).code == 0
+    (tmp_path / "all.yaml").write_text(INSTANCETYPE + "---\n" + VM)
+    offline = run(target, "expand", "-f", str(tmp_path / "all.yaml"))
+    assert offline.code == 0, offline.err
+    assert offline.out == yaml_text(sorted_keys(yaml.safe_load(offline.out)), width=80)
+    if on_cluster(target):
+        return
     r = run(target, "expand", "--vm", "vm1")
     assert r.code == 0, r.err
     expanded = yaml.safe_load(r.out)
