@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
-from instancetype.engine.spec import canonical_quantity
+from instancetype.engine.spec import _canonical_str, canonical_quantity
 from instancetype.engine.virt_config import ClusterConfig, cluster_config
 
 
@@ -37,7 +37,14 @@ def _is_zero(v: Any, field: str) -> bool:
     """ResourceList.Memory()/Cpu().IsZero(): an absent key reads as zero."""
     if v is None:
         return True
+    if type(v) is str:
+        return _zero_str(_canonical_str(v))
     return _zero_str(canonical_quantity(v, field))
+
+
+_RES = "spec.template.spec.domain.resources"
+_LIMITS_CPU, _REQUESTS_CPU = f"{_RES}.limits.cpu", f"{_RES}.requests.cpu"
+_LIMITS_MEM, _REQUESTS_MEM = f"{_RES}.limits.memory", f"{_RES}.requests.memory"
 
 
 def _value(v: Any, field: str) -> int:
@@ -87,9 +94,8 @@ def _set_resource_requests(domain: dict, cfg: ClusterConfig) -> None:
         res = domain["resources"] = {}
     limits = res.get("limits") or {}
     requests = res.get("requests")
-    base = "spec.template.spec.domain.resources"
-    if not _is_zero(limits.get("cpu"), f"{base}.limits.cpu") and \
-            _is_zero((requests or {}).get("cpu"), f"{base}.requests.cpu"):
+    if not _is_zero(limits.get("cpu"), _LIMITS_CPU) and \
+            _is_zero((requests or {}).get("cpu"), _REQUESTS_CPU):
         if requests is None:
             requests = res["requests"] = {}
         requests["cpu"] = limits["cpu"]
@@ -110,12 +116,11 @@ def _set_guest_memory(domain: dict) -> None:
     res = domain.get("resources") or {}
     req = (res.get("requests") or {}).get("memory")
     lim = (res.get("limits") or {}).get("memory")
-    base = "spec.template.spec.domain.resources"
     # The value is copied as it is (Go copies the Quantity): whoever prints the spec puts its
     # quantities in canonical form once.
-    if not _is_zero(req, f"{base}.requests.memory"):
+    if not _is_zero(req, _REQUESTS_MEM):
         mem["guest"] = req
-    elif not _is_zero(lim, f"{base}.limits.memory"):
+    elif not _is_zero(lim, _LIMITS_MEM):
         mem["guest"] = lim
     elif mem.get("hugepages") is not None:
         page = (mem.get("hugepages") or {}).get("pageSize") or ""
