@@ -98,7 +98,7 @@ def expand(vm: dict, *, instancetype: Any = None, preference: Any = None,
     conflicts = apply_to_spec(tspec, metadata, it, pref, root=ROOT)
     if conflicts:
         raise ConflictError(conflict_message(conflicts), fields=conflicts)
-    set_vmi_spec_defaults(tspec, cfg)
+    set_vmi_spec_defaults(tspec, cfg, network_and_disks_done=True)
 
     ospec.pop("instancetype", None)
     ospec.pop("preference", None)

@@ -3,11 +3,14 @@ read against the cluster configuration of `engine.virt_config`.
 
 Public (stable):
 
-    set_vmi_spec_defaults(spec, config=None) -> None
+    set_vmi_spec_defaults(spec, config=None, *, network_and_disks_done=False) -> None
         Mutates `spec` (a VMI spec / VM template spec, already cloned) in place, in KubeVirt's
         order: architecture, machine type, CPU requests, guest memory, CPU topology,
         containerDisk pull policy, eviction strategy, default pod network (may raise
-        DefaultsError), default volume disks.
+        DefaultsError), default volume disks. `network_and_disks_done`: the caller ran both of
+        the last two before applying the instancetype and preference (expand), which add no
+        volume, remove no disk or network, and only ever fill `autoattachPodInterface`, so
+        running them again would change nothing.
 """
 from __future__ import annotations
 
@@ -52,7 +55,7 @@ def _value(v: Any, field: str) -> int:
     return _value_str(canonical_quantity(v, field))
 
 
-def set_vmi_spec_defaults(spec: dict, config: Any = None) -> None:
+def set_vmi_spec_defaults(spec: dict, config: Any = None, *, network_and_disks_done: bool = False) -> None:
     cfg = cluster_config(config)
     domain = spec.get("domain")
     if domain is None:
@@ -84,8 +87,9 @@ def set_vmi_spec_defaults(spec: dict, config: Any = None) -> None:
     if spec.get("evictionStrategy") is None and cfg.eviction_strategy is not None:
         spec["evictionStrategy"] = cfg.eviction_strategy
     # 8, 9. default network and disks once more
-    set_default_network_interface(spec, cfg)
-    set_default_volume_disk(spec)
+    if not network_and_disks_done:
+        set_default_network_interface(spec, cfg)
+        set_default_volume_disk(spec)
 
 
 def _set_resource_requests(domain: dict, cfg: ClusterConfig) -> None:
