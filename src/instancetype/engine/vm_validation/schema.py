@@ -64,8 +64,22 @@ def _json_type(v: Any) -> str:
     return "object" if isinstance(v, dict) else "null"
 
 
-def _wrong(path: str, want: str, v: Any) -> Cause:
-    return Cause("", f'{path} in body must be of type {want}: "{_json_type(v)}"', "")
+def _text(path: Any) -> str:
+    """A field path as printed. The checkers pass a nested field's path as (parent, key) pairs,
+    joined only here, when a cause is built: a conforming VM builds no path text at all."""
+    if type(path) is str:
+        return path
+    keys = []
+    while type(path) is tuple:
+        path, key = path
+        keys.append(key)
+    if path:
+        keys.append(path)
+    return ".".join(reversed(keys))
+
+
+def _wrong(path: Any, want: str, v: Any) -> Cause:
+    return Cause("", f'{_text(path)} in body must be of type {want}: "{_json_type(v)}"', "")
 
 
 class _Compiler:
@@ -95,8 +109,7 @@ class _Compiler:
                 return
             for key in required:
                 if v.get(key) is None:
-                    out.append(Cause("", f"{path}.{key} in body is required" if path else f"{key} in body is required",
-                                     ""))
+                    out.append(Cause("", f"{_text((path, key))} in body is required", ""))
             for key, x in v.items():
                 if x is None:
                     continue
@@ -104,17 +117,16 @@ class _Compiler:
                 if scalar is not None:
                     if type(x) not in scalar[0]:
                         if scalar[1] != "integer" or not (type(x) is float and x.is_integer()):
-                            out.append(_wrong(f"{path}.{key}" if path else key, scalar[1], x))
+                            out.append(_wrong((path, key), scalar[1], x))
                         else:
                             out.append(NOT_GO_SHAPED)     # 3.0: the schema's integer, not Go's
                     continue
                 check = nested.get(key)
                 if check is None:
                     if not open_struct:
-                        out.append(Cause("", f"{path}.{key} in body is a forbidden property" if path
-                                         else f"{key} in body is a forbidden property", ""))
+                        out.append(Cause("", f"{_text((path, key))} in body is a forbidden property", ""))
                 else:
-                    check(x, f"{path}.{key}" if path else key, out)
+                    check(x, (path, key), out)
 
         self.structs[name] = check_struct
         for f, t in spec.items():
@@ -164,7 +176,7 @@ def _map_of(value: Checker) -> Checker:
             return
         for k, x in v.items():
             if x is not None:
-                value(x, f"{path}.{k}", out)
+                value(x, (path, k), out)
     return check_map
 
 
@@ -173,7 +185,7 @@ def _enum(values: tuple[str, ...]) -> Checker:
         if type(v) is not str:
             out.append(_wrong(path, "string", v))
         elif v not in values:
-            out.append(Cause("", f"{path} in body should be one of [{' '.join(values)}]", ""))
+            out.append(Cause("", f"{_text(path)} in body should be one of [{' '.join(values)}]", ""))
     return check_enum
 
 
