@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from instancetype.engine.apply import apply_to_spec, conflict_message
+from instancetype.engine.apply import apply_normalised, conflict_message
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
 from instancetype.engine.find import find_instancetype, find_preference, index_for
 from instancetype.engine.guard import public
@@ -89,13 +89,18 @@ def expand(vm: dict, *, instancetype: Any = None, preference: Any = None,
     # a value (guest memory from requests, the instancetype's guest, ...).
     normalize_vm(out)
     ospec = out["spec"]
-    template = _child(ospec, "template", "spec.template")
-    tspec = _child(template, "spec", ROOT)
-    metadata = _child(template, "metadata", "spec.template.metadata")
+    template = ospec.get("template")
+    tspec = metadata = None
+    if type(template) is dict:
+        tspec, metadata = template.get("spec"), template.get("metadata")
+    if type(tspec) is not dict or type(metadata) is not dict:     # (absent, or the wrong shape)
+        template = _child(ospec, "template", "spec.template")
+        tspec = _child(template, "spec", ROOT)
+        metadata = _child(template, "metadata", "spec.template.metadata")
 
     set_default_volume_disk(tspec)
     set_default_network_interface(tspec, cfg)
-    conflicts = apply_to_spec(tspec, metadata, it, pref, root=ROOT)
+    conflicts = apply_normalised(tspec, metadata, it, pref, ROOT)
     if conflicts:
         raise ConflictError(conflict_message(conflicts), fields=conflicts)
     set_vmi_spec_defaults(tspec, cfg, network_and_disks_done=True)

@@ -96,12 +96,14 @@ def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
         for i, vol in enumerate(vols):
             if type(vol) is not dict:
                 continue
-            for src in ("emptyDisk", "hostDisk"):
-                d = vol.get(src)
-                if type(d) is dict:
-                    _canon_key(d, "capacity", path, f".volumes[{i}].{src}")
+            d = vol.get("emptyDisk")
+            if type(d) is dict:
+                _canon_key(d, "capacity", path, f".volumes[{i}].emptyDisk")
+            d = vol.get("hostDisk")
+            if type(d) is dict:
+                _canon_key(d, "capacity", path, f".volumes[{i}].hostDisk")
             dapi = vol.get("downwardAPI")
-            if type(dapi) is dict and type(dapi.get("fields")) is list:
+            if dapi is not None and type(dapi) is dict and type(dapi.get("fields")) is list:
                 for j, f in enumerate(dapi["fields"]):
                     ref = f.get("resourceFieldRef") if type(f) is dict else None
                     if type(ref) is dict:

@@ -98,6 +98,26 @@ def _features_step(pf: dict) -> Step:
     return step
 
 
+def _firmware_step(pf: dict) -> Step:
+    if pf.get("preferredUseBios") is True or pf.get("preferredUseBiosSerial") is not None \
+            or pf.get("preferredEfi") is not None:
+        return _block(apply_firmware, pf)
+    use_efi = pf.get("preferredUseEfi") is True
+    secure = pf.get("preferredUseSecureBoot")
+
+    # apply_firmware without its BIOS and preferredEfi branches (none of them applies)
+    def step(spec: dict, metadata: dict | None) -> None:
+        boot = child(child(domain(spec), "firmware"), "bootloader")
+        if use_efi and boot.get("efi") is None and boot.get("bios") is None:
+            boot["efi"] = {}
+        if secure is not None:
+            efi = boot.get("efi")
+            if type(efi) is dict and efi.get("secureBoot") is None:
+                efi["secureBoot"] = secure
+
+    return step
+
+
 def _block(apply_block, block: dict) -> Step:
     return lambda spec, metadata: apply_block(block, spec)
 
@@ -115,7 +135,7 @@ def compile_preference(preference: dict) -> tuple:
         steps.append(_features_step(block))
     block = preference.get("firmware")
     if type(block) is dict:
-        steps.append(_block(apply_firmware, block))
+        steps.append(_firmware_step(block))
     block = preference.get("machine")
     if type(block) is dict and block.get("preferredMachineType"):
         steps.append(_block(apply_machine, block))
