@@ -98,8 +98,9 @@ class _Compiler:
         if checker is not None:
             return checker
         spec = self.types.get(name, {})
-        scalars: dict[str, tuple] = {}      # key -> (accepted Python types, schema type name)
-        nested: dict[str, Checker] = {}
+        # key -> (accepted Python types, schema type name) for a scalar checked inline, else the
+        # field's checker: one lookup per key
+        fields: dict[str, tuple | Checker] = {}
         required = tuple(f for f, t in spec.items() if not t[2] and (name, f) not in NOT_REQUIRED)
         open_struct = self.open_all or name in OPEN_STRUCTS
 
@@ -113,28 +114,26 @@ class _Compiler:
             for key, x in v.items():
                 if x is None:
                     continue
-                scalar = scalars.get(key)
-                if scalar is not None:
-                    if type(x) not in scalar[0]:
-                        if scalar[1] != "integer" or not (type(x) is float and x.is_integer()):
-                            out.append(_wrong((path, key), scalar[1], x))
-                        else:
-                            out.append(NOT_GO_SHAPED)     # 3.0: the schema's integer, not Go's
-                    continue
-                check = nested.get(key)
-                if check is None:
+                field = fields.get(key)     # (accepted Python types, schema type name) or a checker
+                if field is None:
                     if not open_struct:
                         out.append(Cause("", f"{_text((path, key))} in body is a forbidden property", ""))
+                elif type(field) is tuple:
+                    if type(x) not in field[0]:
+                        if field[1] != "integer" or not (type(x) is float and x.is_integer()):
+                            out.append(_wrong((path, key), field[1], x))
+                        else:
+                            out.append(NOT_GO_SHAPED)     # 3.0: the schema's integer, not Go's
                 else:
-                    check(x, (path, key), out)
+                    field(x, (path, key), out)
 
         self.structs[name] = check_struct
         for f, t in spec.items():
             kind = t[0]
             if (name, f) not in ENUMS and kind in _SCALAR_TYPES:
-                scalars[f] = _SCALAR_TYPES[kind]
+                fields[f] = _SCALAR_TYPES[kind]
             else:
-                nested[f] = self.field(kind, name, f)
+                fields[f] = self.field(kind, name, f)
         return check_struct
 
     def field(self, kind: str, struct: str, name: str) -> Checker:
