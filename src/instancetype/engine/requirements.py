@@ -13,6 +13,8 @@ The conflict paths always name the VM template (`spec.template.spec...`) or
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from instancetype.engine.guard import public
 from instancetype.errors import ConflictError, RequirementsError
 from instancetype.jsonutil import clone
@@ -85,10 +87,20 @@ def _check_cpu(required: int, instancetype: dict | None, preference: dict, spec:
     return None
 
 
+@lru_cache(maxsize=1024)
+def _memory_short(provided_raw: str, required_raw: str) -> bool:
+    """Whether the quantity `provided_raw` is less than `required_raw` (a pure function of the
+    two texts, compared once per pair)."""
+    from instancetype.api.quantity import Quantity
+
+    return Quantity.parse(provided_raw) < Quantity.parse(required_raw)
+
+
 def _check_memory(required_raw, instancetype: dict | None, spec: dict) -> RequirementsError | None:
     from instancetype.api.quantity import Quantity
 
-    required = Quantity.parse(required_raw if required_raw is not None else "0")
+    if required_raw is None:
+        required_raw = "0"
     provided_raw = "0"
     who, field = "VirtualMachine", _MEMORY
     if instancetype is not None:
@@ -99,7 +111,10 @@ def _check_memory(required_raw, instancetype: dict | None, spec: dict) -> Requir
     vm_guest = _obj(_obj(spec.get("domain")).get("memory")).get("guest")
     if vm_guest is not None:
         provided_raw = vm_guest  # wording and path stay those chosen above (Go's checkMemory)
-    provided = Quantity.parse(provided_raw)
+    if type(provided_raw) is str and type(required_raw) is str:
+        if not _memory_short(provided_raw, required_raw):
+            return None
+    provided, required = Quantity.parse(provided_raw), Quantity.parse(required_raw)
     if provided < required:
         return _err(f"insufficient Memory resources of {provided} provided by {who}, "
                     f"preference requires {required}", field)
