@@ -116,7 +116,14 @@ def main() -> None:
     def expand():
         return instancetype.expand(vm, instancetype=it, preference=pref)
 
-    binary = None if args.no_go else go_binary()
+    binary = None
+    if not args.no_go:
+        from tests.kube.build import BuildError
+
+        try:
+            binary = go_binary()
+        except BuildError as e:
+            sys.exit(f"bench/expand.py: the Go anchor could not be built (--no-go runs Python only): {e}")
     if binary is not None:
         same = pruned(go_answer(binary)) == pruned(expand())
         print(f"Go's and Python's expanded VM: {'the same' if same else 'DIFFERENT'}")
