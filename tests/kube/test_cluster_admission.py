@@ -105,7 +105,7 @@ def test_the_mutator_stores_the_inferred_matcher_kind(kube, served, namespace):
                                          "volumes": [{"name": "cirros",
                                                       "persistentVolumeClaim": {"claimName": "cirros"}}]}}}}
     # The informer has to have seen the claim: retry the creation until the mutator finds it.
-    from tests.kube.cluster import eventually
+    from tests.waits import eventually
 
     def created():
         r = kube.kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(vm), check=False)
