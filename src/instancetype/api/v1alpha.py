@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import field
@@ -62,15 +62,15 @@ class VirtualMachineInstancetypeSpec(b._S):
     go_type: ClassVar[str] = "v1alpha2.VirtualMachineInstancetypeSpec"
     cpu: CPUInstancetype = field(default_factory=CPUInstancetype)
     memory: MemoryInstancetype = field(default_factory=MemoryInstancetype)
-    gpus: b._go(list[b.GPU], "[]v1.GPU") | None = None
-    host_devices: b._go(list[b.HostDevice], "[]v1.HostDevice") | None = field(default=None, name="hostDevices")
-    io_threads_policy: b._named("v1.IOThreadsPolicy") | None = field(default=None, name="ioThreadsPolicy")
+    gpus: Annotated[list[b.GPU], b._go("[]v1.GPU")] | None = None
+    host_devices: Annotated[list[b.HostDevice], b._go("[]v1.HostDevice")] | None = field(default=None, name="hostDevices")
+    io_threads_policy: Annotated[str, b._go("v1.IOThreadsPolicy")] | None = field(default=None, name="ioThreadsPolicy")
     launch_security: b.LaunchSecurity | None = field(default=None, name="launchSecurity")
 
 
 class CPUPreferences(b._S):
     go_type: ClassVar[str] = "v1alpha2.CPUPreferences"
-    preferred_cpu_topology: b._named("v1alpha2.PreferredCPUTopology") = field(
+    preferred_cpu_topology: Annotated[str, b._go("v1alpha2.PreferredCPUTopology")] = field(
         default="", name="preferredCPUTopology")
 
 
@@ -85,14 +85,14 @@ class DevicePreferences(b._S):
     preferred_virtual_gpu_options: b.VGPUOptions | None = field(default=None, name="preferredVirtualGPUOptions")
     preferred_sound_model: b.String = field(default="", name="preferredSoundModel")
     preferred_use_virtio_transitional: b.Bool | None = field(default=None, name="preferredUseVirtioTransitional")
-    preferred_input_bus: b._named("v1.InputBus") = field(default="", name="preferredInputBus")
-    preferred_input_type: b._named("v1.InputType") = field(default="", name="preferredInputType")
-    preferred_disk_bus: b._named("v1.DiskBus") = field(default="", name="preferredDiskBus")
-    preferred_lun_bus: b._named("v1.DiskBus") = field(default="", name="preferredLunBus")
-    preferred_cdrom_bus: b._named("v1.DiskBus") = field(default="", name="preferredCdromBus")
+    preferred_input_bus: Annotated[str, b._go("v1.InputBus")] = field(default="", name="preferredInputBus")
+    preferred_input_type: Annotated[str, b._go("v1.InputType")] = field(default="", name="preferredInputType")
+    preferred_disk_bus: Annotated[str, b._go("v1.DiskBus")] = field(default="", name="preferredDiskBus")
+    preferred_lun_bus: Annotated[str, b._go("v1.DiskBus")] = field(default="", name="preferredLunBus")
+    preferred_cdrom_bus: Annotated[str, b._go("v1.DiskBus")] = field(default="", name="preferredCdromBus")
     preferred_disk_dedicated_io_thread: b.Bool | None = field(default=None, name="preferredDiskDedicatedIoThread")
-    preferred_disk_cache: b._named("v1.DriverCache") = field(default="", name="preferredDiskCache")
-    preferred_disk_io: b._named("v1.DriverIO") = field(default="", name="preferredDiskIO")
+    preferred_disk_cache: Annotated[str, b._go("v1.DriverCache")] = field(default="", name="preferredDiskCache")
+    preferred_disk_io: Annotated[str, b._go("v1.DriverIO")] = field(default="", name="preferredDiskIO")
     preferred_disk_block_size: b.BlockSize | None = field(default=None, name="preferredDiskBlockSize")
     preferred_interface_model: b.String = field(default="", name="preferredInterfaceModel")
     preferred_rng: b.Rng | None = field(default=None, name="preferredRng")
