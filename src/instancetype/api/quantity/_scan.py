@@ -20,9 +20,7 @@ from instancetype.api.quantity._amount import (
     _ndigits,
     _wrap32,
 )
-from instancetype.api.quantity._amount import (
-    MAX_POW as _MAX_POW,  # (see the package's deviations)
-)
+from instancetype.api.quantity._amount import MAX_POW as _MAX_POW  # (see the package's deviations)
 from instancetype.api.quantity._format import _SUFFIXES
 from instancetype.errors import QuantityError
 
