@@ -133,7 +133,7 @@ def _token(t: Any) -> str:
     return str(t).replace("~", "~0").replace("/", "~1")
 
 
-def type_error(what: str, root: str, path: tuple, go: str) -> DecodeError:
+def type_error(what: str, root: str, path: tuple[Any, ...], go: str) -> DecodeError:
     if not path:
         return DecodeError(f"json: cannot unmarshal {what} into Go value of type {go}")
     field = ".".join(_token(t) for t in path)
@@ -143,7 +143,7 @@ def type_error(what: str, root: str, path: tuple, go: str) -> DecodeError:
                        field=field)
 
 
-def _key_error(key: Any, root: str, path: tuple, go: str) -> DecodeError:
+def _key_error(key: Any, root: str, path: tuple[Any, ...], go: str) -> DecodeError:
     """A key no JSON object can hold (a Python caller's int, bytes, tuple, ...)."""
     e = type_error(f"object key {key!r} ({type(key).__name__}, not a string)", root, path, go)
     return DecodeError(e.message[:300], field=getattr(e, "field", ""))
@@ -191,7 +191,7 @@ def _check_time(v: Any) -> str:
 
 
 # --- the walk ------------------------------------------------------------------------------------
-def _walk(v: Any, d: Desc, root: str, path: tuple, prev: Any = None) -> Any:
+def _walk(v: Any, d: Desc, root: str, path: tuple[Any, ...], prev: Any = None) -> Any:
     k = d.kind
     if k == STRUCT:
         if not isinstance(v, dict):
@@ -251,7 +251,7 @@ def _zero(d: Desc) -> Any:
     return {STRUCT: {}, LIST: [], MAP: {}, INT: 0, STR: "", BOOL: False, QTY: "0"}.get(d.kind)
 
 
-def decode_value(value: Any, cls: type, root: str = "", path: tuple = ()) -> Any:
+def decode_value(value: Any, cls: type, root: str = "", path: tuple[Any, ...] = ()) -> Any:
     """`value` decoded as the Struct `cls`, errors named from `root` (a Go type name) and
     `path` (the tokens leading to `value`, e.g. ("spec",))."""
     return _walk(value, struct_desc(cls), root, tuple(path))

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 
 @lru_cache(maxsize=1)
-def kubevirt_types() -> dict:
+def kubevirt_types() -> dict[str, Any]:
     return json.loads(resources.files("instancetype.api").joinpath("schemas/kubevirt_types.json").read_text())
 
 

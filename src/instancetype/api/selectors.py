@@ -139,5 +139,5 @@ def _field_text(v: Any) -> str:
     return str(v)
 
 
-def fields_match(obj: Mapping, reqs: list[FieldRequirement]) -> bool:
+def fields_match(obj: Mapping[str, Any], reqs: list[FieldRequirement]) -> bool:
     return all((_field_text(dig(obj, *r.path)) == r.value) == r.equal for r in reqs)

@@ -150,7 +150,7 @@ def deprecation_warning(version: str, kind: str) -> str:
     return f"{kinds.GROUP}/{version} {plural} is now deprecated and will be removed in v1."
 
 
-def none_conversion(obj: dict) -> dict:
+def none_conversion(obj: dict[str, Any]) -> dict[str, Any]:
     """`conversion.strategy: None`: a copy with only apiVersion changed to v1beta1."""
     out = clone(obj)
     out["apiVersion"] = kinds.API_VERSION
@@ -175,7 +175,7 @@ def _strict_keys(v: Any, cls: type) -> bool:
     return ok(v, struct_desc(cls))
 
 
-def _upconvert_instancetype_spec(spec: Any, root: str) -> dict:
+def _upconvert_instancetype_spec(spec: Any, root: str) -> dict[str, Any]:
     """An alpha instancetype spec -> v1beta1 spec dict (generated conversion semantics)."""
     from instancetype.api.godecode import decode_value
 
@@ -189,7 +189,7 @@ def _upconvert_instancetype_spec(spec: Any, root: str) -> dict:
     return out
 
 
-def _upconvert_preference_spec(spec: Any, root: str, cls: type = VirtualMachinePreferenceSpec) -> dict:
+def _upconvert_preference_spec(spec: Any, root: str, cls: type = VirtualMachinePreferenceSpec) -> dict[str, Any]:
     from instancetype.api.godecode import decode_value
 
     data = decode_value(spec, cls, root, ("spec",))
@@ -205,7 +205,7 @@ def _is_spec_revision(data: Any) -> bool:
             and set(data) <= {"apiVersion", "spec"})
 
 
-def _from_spec_revision(data: dict) -> dict:
+def _from_spec_revision(data: dict[str, Any]) -> dict[str, Any]:
     try:
         spec = json.loads(base64.b64decode(data["spec"], validate=True))
     except (binascii.Error, ValueError) as e:
@@ -223,7 +223,7 @@ def _from_spec_revision(data: dict) -> dict:
                       "neither a v1alpha1 preference nor instancetype spec revision")
 
 
-def convert_revision_data(data: Any) -> dict:
+def convert_revision_data(data: Any) -> dict[str, Any]:
     """The object stored in a ControllerRevision's `data`, in any past format -> a v1beta1 object.
 
     v1beta1 objects come back unchanged (a copy); alpha objects go through the generated
@@ -314,7 +314,7 @@ def rewrite_flavor(obj: Any) -> tuple[Any, list[str]]:
 
 
 # --- any version -> v1beta1 -------------------------------------------------------------------------
-def convert_to_v1beta1(obj: Any) -> tuple[dict, list[str]]:
+def convert_to_v1beta1(obj: Any) -> tuple[dict[str, Any], list[str]]:
     """Any of the four kinds in any version (flavor.kubevirt.io/v1alpha1, instancetype v1alpha1,
     v1alpha2, v1beta1, or a v1alpha1 SpecRevision payload) -> (v1beta1 object, warnings).
     VirtualMachines get their flavor names rewritten. Raises UnexpectedKindError/LoadError."""

@@ -12,7 +12,7 @@ from instancetype.engine.objects import ObjectIndex
 from instancetype.errors import LoadError
 
 
-def object_index(objects: Any, default_namespace: str, extra: Iterable[Mapping] = ()) -> ObjectIndex:
+def object_index(objects: Any, default_namespace: str, extra: Iterable[Mapping[str, Any]] = ()) -> ObjectIndex:
     """An ObjectIndex of `objects` (plus `extra`), after checking the names it keys on are strings
     (LoadError). An `ObjectSource` (the store) is asked on demand instead of listed."""
     if hasattr(objects, "lookup"):
@@ -23,7 +23,7 @@ def object_index(objects: Any, default_namespace: str, extra: Iterable[Mapping] 
     return ObjectIndex(object_list(objects) + list(extra), default_namespace)
 
 
-def object_list(objects: Any) -> list:
+def object_list(objects: Any) -> list[Any]:
     """`objects` as a list, the names an ObjectIndex keys on checked to be strings (LoadError)."""
     if objects is None:
         objects = ()

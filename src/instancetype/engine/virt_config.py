@@ -32,7 +32,7 @@ class ClusterConfig:
                  "permit_bridge_on_pod_network", "cpu_model", "rollout_live_update", "max_cpu_sockets",
                  "max_hotplug_ratio", "max_guest", "validation_context")
 
-    def __init__(self, config: dict | None = None):
+    def __init__(self, config: dict[str, Any] | None = None):
         c = config if isinstance(config, dict) else {}
         self.raw = c
         self.machine_type = c.get("machineType") or ""

@@ -114,7 +114,7 @@ def _compile(schema: Any, path: str):
         fields = {key: _compile(sub, f"{path}.{key}" if path else key) for key, sub in schema.items()}
         get_field = fields.get
 
-        def copy_struct(value: Any) -> dict:
+        def copy_struct(value: Any) -> dict[str, Any]:
             if type(value) is not dict:
                 if not isinstance(value, Mapping):
                     raise _bad(value, path, schema)
@@ -137,13 +137,13 @@ def _compile(schema: Any, path: str):
         # Go decodes a null item of a struct slice as the zero struct.
         null_item = {} if isinstance(schema[0], dict) else None
 
-        def copy_slice(value: Any) -> list:
+        def copy_slice(value: Any) -> list[Any]:
             if type(value) is not list:
                 raise _bad(value, path, schema)
             return [(null_item if null_item is None else {}) if x is None else item(x) for x in value]
         return copy_slice
     if schema is MAP:
-        def copy_map(value: Any) -> dict:
+        def copy_map(value: Any) -> dict[str, Any]:
             if not isinstance(value, Mapping):
                 raise _bad(value, path, schema)
             return clone(value)
@@ -176,7 +176,7 @@ def _compile(schema: Any, path: str):
 _copy_vm = _compile(_VM, "")
 
 
-def load_vm(vm: Any) -> dict:
+def load_vm(vm: Any) -> dict[str, Any]:
     """A private deep copy of `vm` with `spec` present, after checking the fields the engine reads.
 
     Raises `DecodeError` (with Go's json text naming the field) for a wrong shape.
@@ -189,7 +189,7 @@ def load_vm(vm: Any) -> dict:
     return out
 
 
-def load_schema_checked_vm(vm: dict) -> dict:
+def load_schema_checked_vm(vm: dict[str, Any]) -> dict[str, Any]:
     """`load_vm` for a VM that passed the VirtualMachine schema check exactly as Go decodes it
     (schema.check_vm_schema_shaped): the schema has checked every field's type, so a plain
     copy is its decoded form once the uint32 CPU counts are in range (else `load_vm` says why)."""

@@ -18,13 +18,13 @@ from instancetype.jsonutil import dict_items
 
 
 # --- the parts of a loaded VM ----------------------------------------------------------------
-def namespace(vm: dict) -> str:
+def namespace(vm: dict[str, Any]) -> str:
     meta = vm.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, dict) else None
     return ns or "default"
 
 
-def template_spec(vm_spec: dict, *, create: bool = False) -> dict | None:
+def template_spec(vm_spec: dict[str, Any], *, create: bool = False) -> dict[str, Any] | None:
     """`spec.template.spec` of a loaded VM's spec; created (empty) when asked."""
     template = vm_spec.get("template")
     if not isinstance(template, dict):
@@ -39,17 +39,17 @@ def template_spec(vm_spec: dict, *, create: bool = False) -> dict | None:
     return spec
 
 
-def volumes(vm_spec: dict) -> list[dict]:
+def volumes(vm_spec: dict[str, Any]) -> list[dict[str, Any]]:
     tspec = template_spec(vm_spec)
     vols = tspec.get("volumes") if tspec else None
     return dict_items(vols)
 
 
-def data_volume_templates(vm_spec: dict) -> list[dict]:
+def data_volume_templates(vm_spec: dict[str, Any]) -> list[dict[str, Any]]:
     return dict_items(vm_spec.get("dataVolumeTemplates"))
 
 
-def domain(vm_spec: dict) -> dict | None:
+def domain(vm_spec: dict[str, Any]) -> dict[str, Any] | None:
     tspec = template_spec(vm_spec)
     dom = tspec.get("domain") if tspec else None
     return dom if isinstance(dom, dict) else None
@@ -59,7 +59,7 @@ def domain(vm_spec: dict) -> dict | None:
 # On the hot path (every expand): field paths are only built for a badly typed value (`where`
 # is called then). Run ONCE per VM, before apply/defaults copy values around: canonical text is
 # not always a fixed point ("1953.125Ki" -> "2000000" (BinarySI) -> "2M").
-def _canon_key(node: dict, key: str, where) -> None:
+def _canon_key(node: dict[str, Any], key: str, where) -> None:
     v = node.get(key)
     if v is not None:
         node[key] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{where()}.{key}")
@@ -107,7 +107,7 @@ def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
                         _canon_key(ref, "divisor", lambda i=i, j=j: f"{path}.volumes[{i}].downwardAPI.fields[{j}].resourceFieldRef")
 
 
-def normalize_vm(vm: dict) -> dict:
+def normalize_vm(vm: dict[str, Any]) -> dict[str, Any]:
     """Rewrite the quantities of a VM (data volume templates, template spec) in canonical form,
     in place; returns `vm`. The VM's shape need not be checked first: wrong shapes are skipped."""
     spec = vm.get("spec")

@@ -68,8 +68,8 @@ _QUANTITY_PATTERN = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[num
 _INT_FORMAT = {"uint32": "int32", "int32": "int32", "int64": "int64"}
 
 
-def _schema_of(t: Any) -> dict:
-    extra: dict = {}
+def _schema_of(t: Any) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
     go = None
     if isinstance(t, msgspec.inspect.UnionType):
         t = next(x for x in t.types if not isinstance(x, msgspec.inspect.NoneType))
@@ -103,16 +103,16 @@ def _schema_of(t: Any) -> dict:
     return out
 
 
-def openapi_schema(cls: type) -> dict:
+def openapi_schema(cls: type) -> dict[str, Any]:
     """The structural schema of a Struct as controller-gen writes it (without descriptions):
     properties by wire name, `required` = the fields Go always writes (no omitempty)."""
-    props: dict = {}
-    required: list = []
+    props: dict[str, Any] = {}
+    required: list[Any] = []
     for _attr, wire, t, always in struct_fields(cls):
         props[wire] = _schema_of(t)
         if always:
             required.append(wire)
-    out: dict = {"type": "object"}
+    out: dict[str, Any] = {"type": "object"}
     if props:
         out["properties"] = props
     if required:

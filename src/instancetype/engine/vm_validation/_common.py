@@ -24,10 +24,10 @@ NOT_FOUND_FMT = "{} '{}' not found."
 # valueMustBePositiveMessagePattern
 MUST_BE_POSITIVE_FMT = "{} '{}': must be greater than or equal to 0."
 
-_EMPTY: dict = {}
+_EMPTY: dict[str, Any] = {}
 
 
-def d(v: Any) -> dict:
+def d(v: Any) -> dict[str, Any]:
     """`v` when it is an object, else an empty one (a nil Go struct pointer read as its zero)."""
     return v if type(v) is dict else _EMPTY
 
@@ -54,7 +54,7 @@ def quantity(v: Any):
         return None
 
 
-def resource(resources: dict, group: str, name: str):
+def resource(resources: dict[str, Any], group: str, name: str):
     """ResourceList.Memory()/Cpu(): the quantity, or zero when the key is absent."""
     q = quantity(d(resources.get(group)).get(name))
     return q if q is not None else _parse("0")

@@ -4,6 +4,8 @@ validateHugepagesMemoryRequests, validateGuestMemoryLimit; pkg/liveupdate/memory
 ValidateLiveUpdateMemory for the VM's live-update check)."""
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.vm_validation._common import _E, INVALID, MUST_BE_POSITIVE_FMT, cause, quantity, resource
 
 _ONE_M = None
@@ -20,7 +22,7 @@ def _one_m():
     return _ONE_M
 
 
-def validate_memory(field: str, spec: dict, live_update: bool) -> list:
+def validate_memory(field: str, spec: dict[str, Any], live_update: bool) -> list[Any]:
     """The memory checks of ValidateVirtualMachineInstanceSpec, in KubeVirt's order."""
     domain = (spec.get("domain") or _E)
     res = (domain.get("resources") or _E)
@@ -53,7 +55,7 @@ def validate_memory(field: str, spec: dict, live_update: bool) -> list:
     return causes
 
 
-def _hugepages(field: str, domain: dict, req, req_at: str) -> list:
+def _hugepages(field: str, domain: dict[str, Any], req, req_at: str) -> list[Any]:
     """validateHugepagesMemoryRequests."""
     memory = domain.get("memory")
     hugepages = (memory or _E).get("hugepages")
@@ -77,7 +79,7 @@ def _hugepages(field: str, domain: dict, req, req_at: str) -> list:
     return []
 
 
-def live_update_memory_error(spec: dict) -> str | None:
+def live_update_memory_error(spec: dict[str, Any]) -> str | None:
     """ValidateLiveUpdateMemory for a template whose `domain.memory.maxGuest` is set: the error
     text, or None."""
     domain = (spec.get("domain") or _E)
