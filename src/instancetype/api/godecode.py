@@ -47,8 +47,8 @@ class Desc:
     def __init__(self, kind: int, go: str, **kw: Any):
         self.kind = kind
         self.go = go
-        self.lo = kw.get("lo")
-        self.hi = kw.get("hi")
+        self.lo: int = kw.get("lo", 0)      # an INT's bounds (its Go type's range)
+        self.hi: int = kw.get("hi", 0)
         self.fields: dict[str, tuple[Desc, bool]] = kw.get("fields") or {}
         self.fold: dict[str, str] = {}
         self.elem: Desc | None = kw.get("elem")
@@ -99,6 +99,7 @@ def struct_desc(cls: type) -> Desc:
     """The descriptor of a msgspec Struct, built once from its fields."""
     d = Desc(STRUCT, getattr(cls, "go_type", "") or cls.__name__, cls=cls)
     info = msgspec.inspect.type_info(cls)
+    assert isinstance(info, msgspec.inspect.StructType), cls
     for f in info.fields:
         d.fields[f.encode_name] = _desc_of(f.type)
         d.fold.setdefault(f.encode_name.lower(), f.encode_name)
@@ -231,12 +232,14 @@ def _walk(v: Any, d: Desc, root: str, path: tuple[Any, ...], prev: Any = None) -
         if not isinstance(v, list):
             raise type_error(_json_kind(v), root, path, d.go)
         e = d.elem
+        assert e is not None        # a LIST or MAP always has its element's Desc
         return [_zero(e) if x is None else _walk(x, e, root, path + (i,)) for i, x in enumerate(v)]
     if k == MAP:
         if not isinstance(v, dict):
             raise type_error(_json_kind(v), root, path, d.go)
         out = prev if isinstance(prev, dict) else {}
         e = d.elem
+        assert e is not None
         for key, x in v.items():
             if type(key) is not str:
                 raise _key_error(key, root, path, d.go)

@@ -17,7 +17,9 @@ from typing import Any
 
 @lru_cache(maxsize=1)
 def kubevirt_types() -> dict[str, Any]:
-    return json.loads(resources.files("instancetype.api").joinpath("schemas/kubevirt_types.json").read_text())
+    types: dict[str, Any] = json.loads(
+        resources.files("instancetype.api").joinpath("schemas/kubevirt_types.json").read_text())
+    return types
 
 
 # Fields without `omitempty` that KubeVirt v1.9's OpenAPI schema nevertheless leaves optional

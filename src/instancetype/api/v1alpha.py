@@ -180,7 +180,7 @@ def _upconvert_instancetype_spec(spec: Any, root: str) -> dict[str, Any]:
     from instancetype.api.godecode import decode_value
 
     data = decode_value(spec, VirtualMachineInstancetypeSpec, root, ("spec",))
-    out = b.to_dict(msgspec.convert(data, VirtualMachineInstancetypeSpec))
+    out: dict[str, Any] = b.to_dict(msgspec.convert(data, VirtualMachineInstancetypeSpec))
     cpu = out.setdefault("cpu", {})
     # alpha value fields become always-set v1beta1 pointers (Convert_string_To_Pointer_string, ...)
     cpu.setdefault("model", "")
@@ -193,7 +193,7 @@ def _upconvert_preference_spec(spec: Any, root: str, cls: type = VirtualMachineP
     from instancetype.api.godecode import decode_value
 
     data = decode_value(spec, cls, root, ("spec",))
-    out = b.to_dict(msgspec.convert(data, cls))
+    out: dict[str, Any] = b.to_dict(msgspec.convert(data, cls))
     cpu = out.get("cpu")
     if cpu is not None and cpu.get("preferredCPUTopology", "") == "":
         cpu.pop("preferredCPUTopology", None)  # "" -> nil
@@ -289,12 +289,12 @@ def rewrite_flavor(obj: Any) -> tuple[Any, list[str]]:
         return out, warnings
     kind = out.get("kind")
     if out.get("apiVersion") == FLAVOR_API_VERSION:
-        new = FLAVOR_KINDS.get(kind)
+        new = FLAVOR_KINDS.get(kind) if isinstance(kind, str) else None   # (a list kind is unhashable)
         if new is None:
             raise UnexpectedKindError(f'no kind "{kind}" is registered for version "{FLAVOR_API_VERSION}"')
         out["apiVersion"] = kinds.API_VERSION
         out["kind"] = new
-        warnings.append(flavor_warning(kind, new))
+        warnings.append(flavor_warning(str(kind), new))
         return out, warnings
     if kind == "VirtualMachine" and isinstance(out.get("spec"), dict):
         spec = out["spec"]
