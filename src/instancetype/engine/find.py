@@ -25,7 +25,7 @@ Resolution order (pkg/instancetype/find/spec.go, revision.go; same for preferenc
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from instancetype.api import kinds as K
@@ -42,7 +42,8 @@ class _Side:
 
     __slots__ = ("matcher_key", "status_key", "matcher_name", "kinds", "accepted", "normalise")
 
-    def __init__(self, matcher_key, status_key, matcher_name, kinds, accepted, normalise):
+    def __init__(self, matcher_key: str, status_key: str, matcher_name: str, kinds: Mapping[str, str],
+                 accepted: tuple[str, ...], normalise: Callable[[Any], dict[str, Any] | None]):
         self.matcher_key = matcher_key
         self.status_key = status_key
         self.matcher_name = matcher_name
@@ -105,14 +106,15 @@ def _find(vm: dict[str, Any], index: ObjectIndex, side: _Side) -> dict[str, Any]
     return side.normalise(obj)
 
 
-def _get_revision(index: ObjectIndex, name: str, ns: str) -> dict[str, Any]:
+def _get_revision(index: ObjectIndex, name: str, ns: str) -> Mapping[str, Any]:
     cr = index.get(_CR, name, ns)
     if cr is None:
         raise NotFoundError(_CR_RESOURCE.not_found(name))
     return cr
 
 
-def _revision(vm: dict[str, Any], m: dict[str, Any], index: ObjectIndex, ns: str, side: _Side) -> dict[str, Any] | None:
+def _revision(vm: dict[str, Any], m: dict[str, Any], index: ObjectIndex, ns: str,
+              side: _Side) -> Mapping[str, Any] | None:
     rev = _str(m.get("revisionName"))
     if rev:
         return _get_revision(index, rev, ns)
@@ -129,7 +131,7 @@ def _revision(vm: dict[str, Any], m: dict[str, Any], index: ObjectIndex, ns: str
     return cr
 
 
-def _spec_from_revision(cr: dict[str, Any], side: _Side) -> dict[str, Any]:
+def _spec_from_revision(cr: Mapping[str, Any], side: _Side) -> dict[str, Any]:
     """The spec stored in a ControllerRevision (compatibility.GetInstancetypeSpec / GetPreferenceSpec).
 
     Decoded by engine/revisions.py, the one reader of revision payloads. KubeVirt v1.7+ registers

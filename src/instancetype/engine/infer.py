@@ -55,11 +55,11 @@ def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
     return labels if isinstance(labels, dict) else {}
 
 
-def _dict(v) -> dict[str, Any]:
+def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
-def _str(v) -> str:
+def _str(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
@@ -74,7 +74,7 @@ class _Lookup:
         self.kind_label = kind_label
         self.namespace = index.default_namespace
 
-    def _get(self, kind: str, name: str, namespace: str) -> Mapping[str, Any]:
+    def _get(self, kind: str, name: str, namespace: str | None) -> Mapping[str, Any]:
         # A namespace given as "" (a DataVolume/DataSource source without one, or an empty
         # sourceRef.namespace) is asked for as is: KubeVirt's client GETs in namespace "",
         # where no namespaced object lives, so the lookup is NotFound (volume.go fromPVC/

@@ -29,11 +29,11 @@ def object_list(objects: Any) -> list[Any]:
         objects = ()
     elif isinstance(objects, (str, bytes, Mapping)) or not isinstance(objects, Iterable):
         raise LoadError("objects: must be a list of objects")
-    objects = list(objects)
-    for i, obj in enumerate(objects):
+    items: list[Any] = list(objects)
+    for i, obj in enumerate(items):
         meta = obj.get("metadata") if isinstance(obj, Mapping) else None
         if isinstance(meta, Mapping):
             for key in ("name", "namespace"):
                 if meta.get(key) is not None and not isinstance(meta[key], str):
                     raise LoadError(f"objects[{i}]: metadata.{key}: must be a string")
-    return objects
+    return items

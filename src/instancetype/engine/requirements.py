@@ -37,7 +37,7 @@ def _err(message: str, *fields: str) -> RequirementsError:
     return RequirementsError(message, fields=list(fields))
 
 
-def _obj(v) -> dict[str, Any]:
+def _obj(v: Any) -> dict[str, Any]:
     return v if type(v) is dict else {}
 
 
@@ -58,6 +58,7 @@ def _check_cpu(required: int, instancetype: dict[str, Any] | None, preference: d
         return _err(f"no CPU resources provided by VirtualMachine, preference requires {required} vCPU", _CPU)
     sockets, cores, threads = _u32(cpu, "sockets"), _u32(cpu, "cores"), _u32(cpu, "threads")
     topology = preferred_topology(preference)
+    fields: tuple[str, ...]
     if topology in ("threads", "preferThreads"):
         provided, fields, shape = threads, (_THREADS,), "threads"
     elif topology in ("cores", "preferCores"):
@@ -87,11 +88,11 @@ def _check_cpu(required: int, instancetype: dict[str, Any] | None, preference: d
     return None
 
 
-def _check_memory(required_raw, instancetype: dict[str, Any] | None, spec: dict[str, Any]) -> RequirementsError | None:
+def _check_memory(required_raw: Any, instancetype: dict[str, Any] | None, spec: dict[str, Any]) -> RequirementsError | None:
     from instancetype.api.quantity import Quantity
 
     required = Quantity.parse(required_raw if required_raw is not None else "0")
-    provided_raw = "0"
+    provided_raw: Any = "0"
     who, field = "VirtualMachine", _MEMORY
     if instancetype is not None:
         who, field = "instance type", _INSTANCETYPE
@@ -161,8 +162,8 @@ def check_requirements(vm: dict[str, Any], *, instancetype: dict[str, Any] | Non
             raise err
         return
 
-    spec = clone(tmpl.get("spec")) if isinstance(tmpl.get("spec"), dict) else {}
-    metadata = clone(tmpl.get("metadata")) if isinstance(tmpl.get("metadata"), dict) else {}
+    spec = clone(got) if isinstance(got := tmpl.get("spec"), dict) else {}
+    metadata = clone(got) if isinstance(got := tmpl.get("metadata"), dict) else {}
     if instancetype is not None or preference is not None:
         check_spread(instancetype, preference)
         conflicts = apply_to_spec(spec, metadata, instancetype, preference, root="spec.template.spec")

@@ -236,7 +236,7 @@ def same_content(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     oa, ob = revision_object(a), revision_object(b)
     if (oa["kind"] in K.INSTANCETYPE_KINDS) != (ob["kind"] in K.INSTANCETYPE_KINDS):
         return False
-    return _drop_empty_lists(_typed_spec(oa)) == _drop_empty_lists(_typed_spec(ob))
+    return bool(_drop_empty_lists(_typed_spec(oa)) == _drop_empty_lists(_typed_spec(ob)))
 
 
 def check_existing(built: Mapping[str, Any], existing: Mapping[str, Any]) -> dict[str, Any]:

@@ -67,7 +67,7 @@ def enabled(kubevirt: Mapping[str, Any] | None) -> bool:
 def content_hash(data: Mapping[str, Any], upgraded_from: str | None = None) -> str:
     """The hex digest naming a revision's `data` (a stored v1beta1 object): kind, name and spec
     (and, for the replacement of an old payload of the same name, that name)."""
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    meta = got if isinstance(got := data.get("metadata"), Mapping) else {}
     payload = {"kind": data.get("kind"), "name": meta.get("name") or "", "spec": data.get("spec") or {}}
     if upgraded_from:
         payload["upgradedFrom"] = upgraded_from
@@ -78,7 +78,7 @@ def content_hash(data: Mapping[str, Any], upgraded_from: str | None = None) -> s
 def shared_name(data: Mapping[str, Any], upgraded_from: str | None = None) -> str:
     """`<object name>-<kind short>-<hash>` for a stored object, at most 253 characters."""
     kind = data["kind"]
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    meta = got if isinstance(got := data.get("metadata"), Mapping) else {}
     suffix = f"-{KIND_SHORT[kind]}-{content_hash(data, upgraded_from)}"
     # Object names are already DNS subdomains; the cleaning only guards the revision's own name.
     prefix = _NOT_NAME_CHARS.sub("-", str(meta.get("name") or "").lower())

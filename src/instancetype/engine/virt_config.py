@@ -10,7 +10,11 @@ Public (stable):
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from instancetype.api.quantity import Quantity
+    from instancetype.engine.vm_validation.spec import Context
 
 from instancetype.engine.cache import ContentCache, content_key, private_copy
 from instancetype.engine.spec import canonical_quantity
@@ -65,7 +69,7 @@ class ClusterConfig:
         self.max_hotplug_ratio = live.get("maxHotplugRatio") or 4
         mg = live.get("maxGuest")
         self.max_guest = canonical_quantity(mg, "liveUpdateConfiguration.maxGuest") if mg is not None else None
-        self.validation_context = None     # engine/vm_validation/spec.context, memoised
+        self.validation_context: Context | None = None     # engine/vm_validation/spec.context, memoised
 
     def machine_type_for(self, arch: str) -> str:
         """GetMachineType: the global machineType, else the per-architecture one: arm64 and s390x
@@ -93,7 +97,8 @@ def cluster_config(config: Any = None) -> ClusterConfig:
     key = content_key(config)
     if key is None:
         return _read_checked(clone(config))
-    return _CACHE.get_or_build(key, lambda: _read_checked(private_copy(key)))
+    cfg: ClusterConfig = _CACHE.get_or_build(key, lambda: _read_checked(private_copy(key)))
+    return cfg
 
 
 def _read_checked(config: Any) -> ClusterConfig:
@@ -106,12 +111,12 @@ def _read_checked(config: Any) -> ClusterConfig:
     return ClusterConfig(config)
 
 
-def _quantity(v: Any, field: str):
+def _quantity(v: Any, field: str) -> Quantity:
     from instancetype.api.quantity import Quantity
 
     return Quantity.parse(canonical_quantity(v, field))
 
 
 def _quantity_equal(a: str, b: str) -> bool:
-    return _quantity(a, "") == _quantity(b, "")
+    return bool(_quantity(a, "") == _quantity(b, ""))
 

@@ -138,7 +138,7 @@ def _stored(vm: dict[str, Any], instancetype: Any, preference: Any) -> list[dict
         if given is None or not isinstance(matcher, dict):
             continue
         kind = kinds.get(str(matcher.get("kind") or "").lower())
-        name = matcher.get("name") if isinstance(matcher.get("name"), str) else ""
+        name = got if isinstance(got := matcher.get("name"), str) else ""
         if not is_whole_object(given):
             if kind is not None:
                 meta = {"name": name, "namespace": ns} if K.BY_KIND[kind].namespaced else {"name": name}
@@ -148,9 +148,9 @@ def _stored(vm: dict[str, Any], instancetype: Any, preference: Any) -> list[dict
         obj = dict(given)
         if not isinstance(obj.get("kind"), str) or not obj["kind"]:
             obj["kind"] = kind or kinds[""]
-        meta = obj.get("metadata")
-        if not isinstance(meta, dict) or not meta.get("name"):
-            obj["metadata"] = {**(meta if isinstance(meta, dict) else {}), "name": name}
+        given_meta = obj.get("metadata")
+        if not isinstance(given_meta, dict) or not given_meta.get("name"):
+            obj["metadata"] = {**(given_meta if isinstance(given_meta, dict) else {}), "name": name}
         out.append(obj)
     return out
 

@@ -9,7 +9,7 @@ a decode error naming the field instead of failing deep inside a rule.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from instancetype.errors import DecodeError
@@ -107,7 +107,7 @@ def _bad(value: Any, path: str, schema: Any) -> DecodeError:
                        f"VirtualMachine.{path} of type {_go_type(schema)}")
 
 
-def _compile(schema: Any, path: str):
+def _compile(schema: Any, path: str) -> Callable[[Any], Any]:
     """A copier for `schema` at `path`, built once: it deep-copies a value while checking the
     shape of the fields the schema lists, in one walk (as cheap as a plain clone)."""
     if isinstance(schema, dict):
@@ -118,7 +118,7 @@ def _compile(schema: Any, path: str):
             if type(value) is not dict:
                 if not isinstance(value, Mapping):
                     raise _bad(value, path, schema)
-            out = {}
+            out: dict[str, Any] = {}
             for key, x in value.items():
                 if x is None:
                     out[key] = None
@@ -135,7 +135,7 @@ def _compile(schema: Any, path: str):
     if isinstance(schema, list):
         item = _compile(schema[0], path)
         # Go decodes a null item of a struct slice as the zero struct.
-        null_item = {} if isinstance(schema[0], dict) else None
+        null_item: dict[str, Any] | None = {} if isinstance(schema[0], dict) else None
 
         def copy_slice(value: Any) -> list[Any]:
             if type(value) is not list:
@@ -146,7 +146,7 @@ def _compile(schema: Any, path: str):
         def copy_map(value: Any) -> dict[str, Any]:
             if not isinstance(value, Mapping):
                 raise _bad(value, path, schema)
-            return clone(value)
+            return clone(value if type(value) is dict else dict(value))
         return copy_map
     if schema is UINT32:
         def copy_uint32(value: Any) -> Any:
@@ -183,7 +183,7 @@ def load_vm(vm: Any) -> dict[str, Any]:
     """
     if not isinstance(vm, Mapping):
         raise DecodeError(f"json: cannot unmarshal {_json_type(vm)} into Go value of type v1.VirtualMachine")
-    out = _copy_vm(vm)
+    out: dict[str, Any] = _copy_vm(vm)
     if not isinstance(out.get("spec"), dict):
         out["spec"] = {}
     return out

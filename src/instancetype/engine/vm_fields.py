@@ -11,7 +11,8 @@ The VM is one `vm_decode.load_vm` returned: a private copy whose read fields hav
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal, overload
 
 from instancetype.engine.spec import _canonical_str, canonical_quantity
 from instancetype.jsonutil import dict_items
@@ -22,6 +23,12 @@ def namespace(vm: dict[str, Any]) -> str:
     meta = vm.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, dict) else None
     return ns or "default"
+
+
+@overload
+def template_spec(vm_spec: dict[str, Any], *, create: Literal[True]) -> dict[str, Any]: ...
+@overload
+def template_spec(vm_spec: dict[str, Any], *, create: bool = False) -> dict[str, Any] | None: ...
 
 
 def template_spec(vm_spec: dict[str, Any], *, create: bool = False) -> dict[str, Any] | None:
@@ -59,13 +66,18 @@ def domain(vm_spec: dict[str, Any]) -> dict[str, Any] | None:
 # On the hot path (every expand): field paths are only built for a badly typed value (`where`
 # is called then). Run ONCE per VM, before apply/defaults copy values around: canonical text is
 # not always a fixed point ("1953.125Ki" -> "2000000" (BinarySI) -> "2M").
-def _canon_key(node: dict[str, Any], key: str, where) -> None:
+def _at(fmt: str, *args: object) -> Callable[[], str]:
+    """A field path built only when called (`where` below): `fmt` formatted with `args`."""
+    return lambda: fmt.format(*args)
+
+
+def _canon_key(node: dict[str, Any], key: str, where: Callable[[], str]) -> None:
     v = node.get(key)
     if v is not None:
         node[key] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{where()}.{key}")
 
 
-def _canon_map(m: Any, where) -> None:
+def _canon_map(m: Any, where: Callable[[], str]) -> None:
     if type(m) is dict:
         for k, v in m.items():
             if v is not None:
@@ -98,13 +110,13 @@ def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
             for src in ("emptyDisk", "hostDisk"):
                 d = vol.get(src)
                 if type(d) is dict:
-                    _canon_key(d, "capacity", lambda i=i, src=src: f"{path}.volumes[{i}].{src}")
+                    _canon_key(d, "capacity", _at("{}.volumes[{}].{}", path, i, src))
             dapi = vol.get("downwardAPI")
             if type(dapi) is dict and type(dapi.get("fields")) is list:
                 for j, f in enumerate(dapi["fields"]):
                     ref = f.get("resourceFieldRef") if type(f) is dict else None
                     if type(ref) is dict:
-                        _canon_key(ref, "divisor", lambda i=i, j=j: f"{path}.volumes[{i}].downwardAPI.fields[{j}].resourceFieldRef")
+                        _canon_key(ref, "divisor", _at("{}.volumes[{}].downwardAPI.fields[{}].resourceFieldRef", path, i, j))
 
 
 def normalize_vm(vm: dict[str, Any]) -> dict[str, Any]:
@@ -124,8 +136,8 @@ def normalize_vm(vm: dict[str, Any]) -> dict[str, Any]:
                 res = c.get("resources") if type(c) is dict else None
                 if type(res) is dict:
                     base = f"spec.dataVolumeTemplates[{i}].spec.{claim}.resources"
-                    _canon_map(res.get("requests"), lambda base=base: f"{base}.requests")
-                    _canon_map(res.get("limits"), lambda base=base: f"{base}.limits")
+                    _canon_map(res.get("requests"), _at("{}.requests", base))
+                    _canon_map(res.get("limits"), _at("{}.limits", base))
     template = spec.get("template")
     normalize_vmi_spec(template.get("spec") if type(template) is dict else None, "spec.template.spec")
     return vm

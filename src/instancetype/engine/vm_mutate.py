@@ -81,8 +81,8 @@ def _architecture_from_datasource(vm: dict[str, Any], index: ObjectIndex) -> str
             # namespace is taken as given, as KubeVirt does: an empty one is a GET in
             # namespace "", which finds nothing (and the template is skipped).
             target = _dict(source["dataSource"])
-            target_ns = target.get("namespace") if isinstance(target.get("namespace"), str) else ""
-            target_name = target.get("name") if isinstance(target.get("name"), str) else ""
+            target_ns = got if isinstance(got := target.get("namespace"), str) else ""
+            target_name = got if isinstance(got := target.get("name"), str) else ""
             ds = index.get("DataSource", target_name, target_ns) if target_ns else None
             if ds is None:
                 continue
@@ -90,7 +90,7 @@ def _architecture_from_datasource(vm: dict[str, Any], index: ObjectIndex) -> str
         if arch is None:
             continue
         if arch in _KNOWN_ARCHES:
-            return arch
+            return str(arch)
         # an unknown architecture label is ignored (logged by KubeVirt); try the next template
     return ""
 

@@ -104,7 +104,7 @@ def _admit(template: Any, it: _Lookup, pref: _Lookup, config: Any) -> None:
 
 def _setup_vmi(vm: dict[str, Any]) -> dict[str, Any]:
     """setupVMIFromVM: metadata and spec from the template (taken over: `vm` is a private copy)."""
-    vm_meta = vm.get("metadata") if isinstance(vm.get("metadata"), dict) else {}
+    vm_meta = got if isinstance(got := vm.get("metadata"), dict) else {}
     template = vm["spec"].get("template")
     template = template if isinstance(template, dict) else {}
     meta = template.get("metadata")
@@ -156,7 +156,7 @@ def build_vmi(vm: Mapping[str, Any], *, instancetype: Any = None, preference: An
     vmi = _setup_vmi(work)
     meta, spec = vmi["metadata"], vmi["spec"]
     annotations = child(meta, "annotations")
-    vm_meta = work.get("metadata") if isinstance(work.get("metadata"), dict) else {}
+    vm_meta = got if isinstance(got := work.get("metadata"), dict) else {}
     generation = vm_meta.get("generation")
     annotations[VM_GENERATION_ANNOTATION] = str(generation if isinstance(generation, int) else 0)
     if work["spec"].get("runStrategy") == "WaitAsReceiver":

@@ -86,7 +86,7 @@ def _set_resource_requests(domain: dict[str, Any], cfg: ClusterConfig) -> None:
     if res is None:
         res = domain["resources"] = {}
     limits = res.get("limits") or {}
-    requests = res.get("requests")
+    requests: dict[str, Any] | None = res.get("requests")
     base = "spec.template.spec.domain.resources"
     if not _is_zero(limits.get("cpu"), f"{base}.limits.cpu") and \
             _is_zero((requests or {}).get("cpu"), f"{base}.requests.cpu"):

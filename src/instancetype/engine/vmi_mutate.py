@@ -20,6 +20,11 @@ mutators/vmi-mutator.go) calling SetDefaultVirtualMachineInstance (pkg/defaults)
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from instancetype.engine.virt_config import ClusterConfig
+
 from typing import Any
 
 from instancetype.engine.virt_config import DEFAULT_CPU_MODEL, cluster_config
@@ -220,7 +225,7 @@ def _u32(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
-def _cpu_hotplug(cpu: dict[str, Any], cfg) -> None:
+def _cpu_hotplug(cpu: dict[str, Any], cfg: ClusterConfig) -> None:
     """setupCPUHotplug: maxSockets from the cluster limit, else sockets x ratio (capped)."""
     if _u32(cpu.get("maxSockets")):
         return
@@ -236,7 +241,7 @@ def _cpu_hotplug(cpu: dict[str, Any], cfg) -> None:
         cpu["maxSockets"] = max_sockets & 0xFFFFFFFF
 
 
-def _memory_hotplug(spec: dict[str, Any], domain: dict[str, Any], cfg) -> None:
+def _memory_hotplug(spec: dict[str, Any], domain: dict[str, Any], cfg: ClusterConfig) -> None:
     """setupMemoryHotplug + ValidateLiveUpdateMemory (pkg/liveupdate/memory): maxGuest when allowed."""
     from instancetype.api.quantity import Quantity
 
@@ -251,7 +256,7 @@ def _memory_hotplug(spec: dict[str, Any], domain: dict[str, Any], cfg) -> None:
         candidate = Quantity.from_int(guest.value() * _u32(cfg.max_hotplug_ratio), "BinarySI")
     else:
         return
-    cpu = domain.get("cpu") if isinstance(domain.get("cpu"), dict) else {}
+    cpu = got if isinstance(got := domain.get("cpu"), dict) else {}
     numa = cpu.get("numa")
     if cpu.get("realtime") is not None:
         return      # Memory hotplug is not compatible with realtime VMs

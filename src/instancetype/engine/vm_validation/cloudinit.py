@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
 from typing import Any
 
 from instancetype.engine.vm_validation._common import _E, INVALID, cause
@@ -90,7 +91,7 @@ def validate_cloud_init_volume(at: str, vol: dict[str, Any]) -> list[Any]:
     return causes
 
 
-def validate_access_credentials(field: str, creds: list[Any], volumes: list[Any]) -> list[Any]:
+def validate_access_credentials(field: str, creds: Sequence[Any], volumes: Sequence[Any] | None) -> list[Any]:
     """validateAccessCredentials: `field` is `<spec>.accessCredentials`."""
     vols = (volumes or ())
     has_no_cloud = any(v.get("cloudInitNoCloud") is not None for v in vols)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -79,7 +80,7 @@ def _plain(disk: dict[str, Any]) -> bool:
     return boot is None or boot >= 1
 
 
-def validate_disks(field: str, disks: list[Any]) -> list[Any]:
+def validate_disks(field: str, disks: Sequence[Any]) -> list[Any]:
     """ValidateDisks: `field` is `<spec>.domain.devices.disks`."""
     causes = []
     nested = f"{field}.domain.devices.disks"
@@ -96,7 +97,7 @@ def validate_disks(field: str, disks: list[Any]) -> list[Any]:
     return causes
 
 
-def _validate_disk(field: str, nested: str, disks: list[Any], idx: int, disk: dict[str, Any], name: str) -> list[Any]:
+def _validate_disk(field: str, nested: str, disks: Sequence[Any], idx: int, disk: dict[str, Any], name: str) -> list[Any]:
     causes = []
     at = f"{field}[{idx}]"
     for other in range(idx):     # validateDiskName
@@ -247,7 +248,7 @@ def validate_boot_order(field: str, spec: dict[str, Any], gates: Gates) -> list[
     return causes
 
 
-def validate_volumes(field: str, volumes: list[Any], gates: Gates) -> list[Any]:
+def validate_volumes(field: str, volumes: Sequence[Any], gates: Gates) -> list[Any]:
     """validateVolumes: `field` is `<spec>.volumes`."""
     causes = []
     names: dict[str, Any] = {}

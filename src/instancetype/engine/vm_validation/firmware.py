@@ -37,7 +37,7 @@ def validate_acpi(field: str, spec: dict[str, Any]) -> list[Any]:
     return causes
 
 
-def validate_firmware(field: str, firmware) -> list[Any]:
+def validate_firmware(field: str, firmware: Any) -> list[Any]:
     """validateFirmware: `field` is `<spec>.domain.firmware`."""
     if firmware is None:
         return []
@@ -77,11 +77,11 @@ def _kernel_boot(field: str, kernel: dict[str, Any]) -> list[Any]:
     return causes
 
 
-def efi_boot(firmware) -> bool:
+def efi_boot(firmware: Any) -> bool:
     return ((firmware or _E).get("bootloader") or _E).get("efi") is not None
 
 
-def secure_boot(firmware) -> bool:
+def secure_boot(firmware: Any) -> bool:
     """secureBootEnabled: an EFI bootloader whose secureBoot is unset or true."""
     return efi_boot(firmware) and (((firmware or _E).get("bootloader") or _E).get("efi") or _E).get("secureBoot") is not False
 

@@ -4,21 +4,26 @@ validateHugepagesMemoryRequests, validateGuestMemoryLimit; pkg/liveupdate/memory
 ValidateLiveUpdateMemory for the VM's live-update check)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from instancetype.api.quantity import Quantity
+
 from typing import Any
 
 from instancetype.engine.vm_validation._common import _E, INVALID, MUST_BE_POSITIVE_FMT, cause, quantity, resource
 
-_ONE_M = None
+_ONE_M: Quantity | None = None
 HOTPLUG_BLOCK_ALIGNMENT = 0x200000           # 2Mi
 HOTPLUG_1G_HUGEPAGES_BLOCK_ALIGNMENT = 0x40000000   # 1Gi
 REQUIRED_MIN_GUEST_MEMORY = 0x40000000
 QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
-def _one_m():
+def _one_m() -> Quantity:
     global _ONE_M
     if _ONE_M is None:
-        _ONE_M = quantity("1M")
+        _ONE_M = resource({"requests": {"memory": "1M"}}, "requests", "memory")
     return _ONE_M
 
 
@@ -55,7 +60,7 @@ def validate_memory(field: str, spec: dict[str, Any], live_update: bool) -> list
     return causes
 
 
-def _hugepages(field: str, domain: dict[str, Any], req, req_at: str) -> list[Any]:
+def _hugepages(field: str, domain: dict[str, Any], req: Quantity, req_at: str) -> list[Any]:
     """validateHugepagesMemoryRequests."""
     memory = domain.get("memory")
     hugepages = (memory or _E).get("hugepages")

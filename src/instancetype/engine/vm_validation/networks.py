@@ -6,6 +6,7 @@ validateInterfacesAssignedToNetworks, validateInterfacesFields, validateDisconti
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from instancetype.engine.vm_validation._common import (
@@ -51,8 +52,8 @@ def _port_name_ok(name: str) -> bool:
 def validate_networks(field: str, spec: dict[str, Any], permit_bridge_on_pod: bool) -> list[Any]:
     """Validator.Validate: one pass over the networks and one over the interfaces, the causes
     of each rule kept apart and joined in KubeVirt's order."""
-    networks = (spec.get("networks") or ())
-    ifaces = (((spec.get("domain") or _E).get("devices") or _E).get("interfaces") or ())
+    networks: Sequence[Any] = (spec.get("networks") or ())
+    ifaces: Sequence[Any] = (((spec.get("domain") or _E).get("devices") or _E).get("interfaces") or ())
     if len(networks) == 1 and len(ifaces) == 1:
         # The common VM: one pod network and its interface with one core binding.
         net, iface = networks[0], ifaces[0]
@@ -68,7 +69,9 @@ def validate_networks(field: str, spec: dict[str, Any], permit_bridge_on_pod: bo
     by_name: dict[str, Any] = {}
     pods = multus_default = 0
     default_net = None
-    source_causes, multus_causes, unique_net_causes = [], [], []
+    source_causes: list[Any] = []
+    multus_causes: list[Any] = []
+    unique_net_causes: list[Any] = []
     for idx, net in enumerate(networks):
         name = (net.get("name") or "")
         pod, multus = net.get("pod") is not None, net.get("multus")

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from instancetype.engine.results import Cause
 from instancetype.engine.vm_validation._common import (
     _E,
     INVALID,
@@ -31,20 +32,20 @@ _NAME_PART_ERROR = ("name part must consist of alphanumeric characters, '-', '_'
                     f"validation is {_NAME_FMT})")
 
 
-def _value(v) -> str:
+def _value(v: object) -> str:
     """How field.Invalid prints a value: strings quoted, numbers bare."""
     return json.dumps(v) if isinstance(v, str) else str(v)
 
 
-def _invalid(path: str, value, detail: str):
+def _invalid(path: str, value: object, detail: str) -> Cause:
     return cause(INVALID, f"{path}: Invalid value: {_value(value)}: {detail}", path)
 
 
-def _required(path: str, detail: str):
+def _required(path: str, detail: str) -> Cause:
     return cause(INVALID, f"{path}: Required value: {detail}", path)
 
 
-def _forbidden(path: str, detail: str):
+def _forbidden(path: str, detail: str) -> Cause:
     return cause(INVALID, f"{path}: Forbidden: {detail}", path)
 
 
@@ -120,7 +121,7 @@ def _node_selector_term(term: dict[str, Any], path: str) -> list[Any]:
     return causes
 
 
-def _label_selector(sel, path: str) -> list[Any]:
+def _label_selector(sel: Any, path: str) -> list[Any]:
     """ValidateLabelSelector: expressions' operators and values, keys and label values."""
     if sel is None:
         return []

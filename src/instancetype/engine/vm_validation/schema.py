@@ -286,7 +286,7 @@ def _walk_unknown(kind: str, v: Any, path: str, out: list[Any], prune: bool) -> 
             return v
         # (object metadata too: the API server decodes ObjectMeta strictly)
         fields = types.get(name, {})
-        kept = {} if prune else None
+        kept: dict[str, Any] = {}
         for key, x in v.items():
             sub = f"{path}.{key}" if path else key
             spec = fields.get(key)
@@ -306,9 +306,9 @@ def _walk_unknown(kind: str, v: Any, path: str, out: list[Any], prune: bool) -> 
     if kind.startswith("map:"):
         if type(v) is not dict:
             return v
-        items = {k: _walk_unknown(kind[4:], x, f"{path}[{k}]", out, prune) if x is not None else x
-                 for k, x in v.items()}
-        return items if prune else v
+        pruned = {k: _walk_unknown(kind[4:], x, f"{path}[{k}]", out, prune) if x is not None else x
+                  for k, x in v.items()}
+        return pruned if prune else v
     return v
 
 

@@ -110,7 +110,7 @@ def validate_dns(field: str, spec: dict[str, Any]) -> list[Any]:
     return causes
 
 
-def validate_eviction_strategy(field: str, spec: dict[str, Any], config_strategy) -> list[Any]:
+def validate_eviction_strategy(field: str, spec: dict[str, Any], config_strategy: str | None) -> list[Any]:
     """validateLiveMigration: the VMI's eviction strategy, else the cluster's, must be known."""
     strategy = spec.get("evictionStrategy")
     effective = strategy if strategy is not None else config_strategy

@@ -2,6 +2,12 @@
 storage admitters ValidateHotplugDiskConfiguration), without a running VMI to compare with."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from instancetype.engine.vm_validation.spec import Context
+
 from typing import Any
 
 from instancetype.engine.vm_validation._common import _E, INVALID, cause
@@ -9,7 +15,7 @@ from instancetype.engine.vm_validation._common import _E, INVALID, cause
 FIELD = "Status.volumeRequests"
 
 
-def _hotplug_disk(disk, name: str) -> list[Any]:
+def _hotplug_disk(disk: Any, name: str) -> list[Any]:
     prefix = "AddVolume request"
     if disk is None:
         return [cause(INVALID, f"{prefix} for [{name}] requires the disk field to be set.", FIELD)]
@@ -38,7 +44,8 @@ def _hotplug_disk(disk, name: str) -> list[Any]:
     return []
 
 
-def validate_volume_requests(vm: dict[str, Any], ctx, validate_vmi_spec) -> list[Any]:
+def validate_volume_requests(vm: dict[str, Any], ctx: Context,
+                             validate_vmi_spec: Callable[[str, dict[str, Any], Context], list[Any]]) -> list[Any]:
     requests = ((vm.get("status") or _E).get("volumeRequests") or ())
     if not requests:
         return []
