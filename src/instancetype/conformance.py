@@ -125,7 +125,7 @@ OPS: dict[str, Callable[[dict], dict]] = {
 }
 
 
-def answer(line: str) -> dict:
+def answer(line: str | bytes) -> dict:
     """One request line -> one answer; never raises."""
     rid = None
     try:

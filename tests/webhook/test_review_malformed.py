@@ -1,5 +1,6 @@
 """A malformed AdmissionReview request is answered, never raised on: the handler of `serve`
-passes `review.answer` whatever `review.decode` lets through (a request with a uid)."""
+passes `review.answer` whatever `review.decode` lets through (a request with a uid). The
+conformance driver likewise answers any request line."""
 from __future__ import annotations
 
 import pytest

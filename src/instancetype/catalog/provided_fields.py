@@ -73,7 +73,7 @@ def preference_paths(template: dict, taken: set[Path]) -> list[Path]:
             if key in d:
                 out.append(dv + ("disks", i, key))
     for listed, keys in (("interfaces", ("model",)), ("inputs", ("bus", "type"))):
-        items = devs.get(listed) if isinstance(devs.get(listed), list) else []
+        items = got if isinstance(got := devs.get(listed), list) else []
         for i, x in enumerate(items):
             if isinstance(x, dict):
                 out += [dv + (listed, i, k) for k in keys if k in x]

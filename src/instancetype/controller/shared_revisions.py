@@ -81,7 +81,7 @@ def _get_or_create(store: Store, built: dict, namespace: str, hops: int = 1) -> 
     name = built["metadata"]["name"]
     for _ in range(3):   # get, create, and once more if a collection deleted it in between
         try:
-            existing = store.get("ControllerRevision", name, namespace)
+            existing: dict | None = store.get("ControllerRevision", name, namespace)
         except NotFound:
             existing = _created_recently(store, namespace, name)
         if existing is None and _grace(store):

@@ -336,7 +336,8 @@ def _go_json_type(v: Any) -> str:
         return "bool"
     if isinstance(v, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(v), "object")
 
 
 _SYSTEM_META = ("name", "namespace", "uid", "creationTimestamp", "generation", "resourceVersion")
@@ -453,7 +454,7 @@ class Store(ABC):
 
     def uids(self, kind: str) -> set[str]:
         """The uids of every object of a kind, in all namespaces."""
-        return {(o.get("metadata") or {}).get("uid") for o in self.list(kind)}
+        return {uid for o in self.list(kind) if isinstance(uid := (o.get("metadata") or {}).get("uid"), str)}
 
     @property
     def in_transaction(self) -> bool:
