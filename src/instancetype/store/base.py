@@ -84,6 +84,8 @@ class Invalid(APIError):
 
     code, reason = 422, "Invalid"
     causes: list = []
+    kind: str = ""          # the refused object's kind and name, where the refusal names them
+    name: str = ""
 
 
 class BadRequest(APIError):
