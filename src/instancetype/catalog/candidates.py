@@ -66,7 +66,7 @@ def pref_candidates(objs: Iterable[dict]) -> list[PrefCandidate]:
 
     out = []
     for o in objs:
-        spec = preference_spec(o) or {}
+        spec: dict[str, Any] = preference_spec(o) or {}
         weight = _leaves({k: v for k, v in spec.items() if k != "annotations"})
         out.append(PrefCandidate(o, o["metadata"]["name"], _ref(o), spec, weight))
     return sorted(out, key=lambda p: p.name)

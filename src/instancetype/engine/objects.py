@@ -30,7 +30,7 @@ class ObjectIndex:
         self._by_key: dict[tuple[str, str, str], Mapping[str, Any]] = {}
         self._source: ObjectSource | None = None
         if hasattr(objects, "lookup"):
-            self._source = objects  # type: ignore[assignment]
+            self._source = objects  # type: ignore[assignment]  # hasattr found its lookup: an ObjectSource
             return
         for i, obj in enumerate(objects or ()):
             self.add(obj, index=i)

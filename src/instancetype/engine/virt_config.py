@@ -83,7 +83,7 @@ class ClusterConfig:
 _DEFAULT = None
 # Read configurations by content (engine/cache.py), each read from a private copy: a caller
 # mutating its configuration after a call cannot change what a later call reads.
-_CACHE = ContentCache(256)
+_CACHE: ContentCache[ClusterConfig] = ContentCache(256)
 
 
 def cluster_config(config: Any = None) -> ClusterConfig:
@@ -97,8 +97,7 @@ def cluster_config(config: Any = None) -> ClusterConfig:
     key = content_key(config)
     if key is None:
         return _read_checked(clone(config))
-    cfg: ClusterConfig = _CACHE.get_or_build(key, lambda: _read_checked(private_copy(key)))
-    return cfg
+    return _CACHE.get_or_build(key, lambda: _read_checked(private_copy(key)))
 
 
 def _read_checked(config: Any) -> ClusterConfig:

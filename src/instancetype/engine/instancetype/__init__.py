@@ -15,6 +15,9 @@ order (vmi.go): the conflicts of all of them are concatenated in that order.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .annotations import apply as _annotations
 from .cpu import apply as _cpu
 from .gpus import apply as _gpus
@@ -43,7 +46,11 @@ _TABLE = (
 HANDLERS = tuple(h for h, _ in _TABLE)
 
 
-def handlers_for(it: dict) -> tuple:
+# an instancetype field's applier: (instancetype, VMI spec, VMI metadata, field root, preference) -> conflicts
+Handler = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], str, dict[str, Any] | None], list[str]]
+
+
+def handlers_for(it: dict[str, Any]) -> tuple[Handler, ...]:
     """The handlers that can do anything for this instancetype spec, in KubeVirt's order.
 
     A handler whose instancetype field is absent neither applies nor conflicts, so skipping
