@@ -24,11 +24,6 @@ Errors: `DecodeError` naming the field for values Go's JSON decoder would refuse
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from instancetype.engine.instancetype import Handler
-
 from functools import lru_cache
 from typing import Any
 
@@ -99,6 +94,11 @@ def _obj(v: Any, field: str) -> dict[str, Any]:
     if not isinstance(v, dict):
         raise DecodeError(f"{field}: must be an object")
     return v
+
+
+# an instancetype field's applier (engine/instancetype): (instancetype, VMI spec, VMI metadata, field
+# root, preference) -> the conflicting paths
+Handler = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], str, dict[str, Any] | None], list[str]]
 
 
 class NormalisedSpec(dict[str, Any]):

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from instancetype.api.quantity import Quantity
-    from instancetype.engine.vm_validation.spec import Context
 
 from instancetype.engine.cache import ContentCache, content_key, private_copy
 from instancetype.engine.spec import canonical_quantity
@@ -69,7 +68,8 @@ class ClusterConfig:
         self.max_hotplug_ratio = live.get("maxHotplugRatio") or 4
         mg = live.get("maxGuest")
         self.max_guest = canonical_quantity(mg, "liveUpdateConfiguration.maxGuest") if mg is not None else None
-        self.validation_context: Context | None = None     # engine/vm_validation/spec.context, memoised
+        # engine/vm_validation/spec.context's Context, memoised (typed there: it imports this module)
+        self.validation_context: object = None
 
     def machine_type_for(self, arch: str) -> str:
         """GetMachineType: the global machineType, else the per-architecture one: arm64 and s390x

@@ -15,8 +15,9 @@ order (vmi.go): the conflicts of all of them are concatenated in that order.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
+
+from instancetype.engine.spec import Handler
 
 from .annotations import apply as _annotations
 from .cpu import apply as _cpu
@@ -44,10 +45,6 @@ _TABLE = (
     (_annotations, "annotations"),
 )
 HANDLERS = tuple(h for h, _ in _TABLE)
-
-
-# an instancetype field's applier: (instancetype, VMI spec, VMI metadata, field root, preference) -> conflicts
-Handler = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], str, dict[str, Any] | None], list[str]]
 
 
 def handlers_for(it: dict[str, Any]) -> tuple[Handler, ...]:

@@ -44,7 +44,7 @@ def context(config: Any) -> Context:
     from a private copy: engine/virt_config.cluster_config)."""
     cfg = cluster_config(config)
     ctx = cfg.validation_context
-    if ctx is None:
+    if not isinstance(ctx, Context):        # (None until the first call)
         ctx = cfg.validation_context = Context(cfg)
     return ctx
 
