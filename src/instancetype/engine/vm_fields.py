@@ -11,20 +11,26 @@ The VM is one `vm_decode.load_vm` returned: a private copy whose read fields hav
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from instancetype.engine.spec import _canonical_str, canonical_quantity
 from instancetype.jsonutil import dict_items
 
 
 # --- the parts of a loaded VM ----------------------------------------------------------------
-def namespace(vm: dict) -> str:
+def namespace(vm: dict[str, Any]) -> str:
     meta = vm.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, dict) else None
     return ns or "default"
 
 
-def template_spec(vm_spec: dict, *, create: bool = False) -> dict | None:
+@overload
+def template_spec(vm_spec: dict[str, Any], *, create: Literal[True]) -> dict[str, Any]: ...
+@overload
+def template_spec(vm_spec: dict[str, Any], *, create: bool = False) -> dict[str, Any] | None: ...
+
+
+def template_spec(vm_spec: dict[str, Any], *, create: bool = False) -> dict[str, Any] | None:
     """`spec.template.spec` of a loaded VM's spec; created (empty) when asked."""
     template = vm_spec.get("template")
     if not isinstance(template, dict):
@@ -39,17 +45,17 @@ def template_spec(vm_spec: dict, *, create: bool = False) -> dict | None:
     return spec
 
 
-def volumes(vm_spec: dict) -> list[dict]:
+def volumes(vm_spec: dict[str, Any]) -> list[dict[str, Any]]:
     tspec = template_spec(vm_spec)
     vols = tspec.get("volumes") if tspec else None
     return dict_items(vols)
 
 
-def data_volume_templates(vm_spec: dict) -> list[dict]:
+def data_volume_templates(vm_spec: dict[str, Any]) -> list[dict[str, Any]]:
     return dict_items(vm_spec.get("dataVolumeTemplates"))
 
 
-def domain(vm_spec: dict) -> dict | None:
+def domain(vm_spec: dict[str, Any]) -> dict[str, Any] | None:
     tspec = template_spec(vm_spec)
     dom = tspec.get("domain") if tspec else None
     return dom if isinstance(dom, dict) else None
@@ -59,7 +65,7 @@ def domain(vm_spec: dict) -> dict | None:
 # On the hot path (every expand): field paths are only built for a badly typed value (`where`
 # is called then). Run ONCE per VM, before apply/defaults copy values around: canonical text is
 # not always a fixed point ("1953.125Ki" -> "2000000" (BinarySI) -> "2M").
-def _canon_key(node: dict, key: str, path: str, at: str) -> None:
+def _canon_key(node: dict[str, Any], key: str, path: str, at: str) -> None:
     """node[key] in canonical form; `path` + `at` is node's field path (joined on error only)."""
     v = node.get(key)
     if v is not None:
@@ -110,7 +116,7 @@ def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
                         _canon_key(ref, "divisor", path, f".volumes[{i}].downwardAPI.fields[{j}].resourceFieldRef")
 
 
-def normalize_vm(vm: dict) -> dict:
+def normalize_vm(vm: dict[str, Any]) -> dict[str, Any]:
     """Rewrite the quantities of a VM (data volume templates, template spec) in canonical form,
     in place; returns `vm`. The VM's shape need not be checked first: wrong shapes are skipped."""
     spec = vm.get("spec")

@@ -14,6 +14,8 @@ period, architecture, annotations, launch security.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.spec import NormalisedSpec
 
 from .clock import apply_clock
@@ -35,7 +37,7 @@ _BLOCKS = (("cpu", apply_cpu), ("devices", apply_devices), ("features", apply_fe
            ("firmware", apply_firmware), ("machine", apply_machine), ("clock", apply_clock))
 
 
-def apply_preference(preference: dict | None, spec: dict, *, metadata: dict | None = None,
+def apply_preference(preference: dict[str, Any] | None, spec: dict[str, Any], *, metadata: dict[str, Any] | None = None,
                      for_vmi: bool = False) -> None:
     """Apply `preference` (a preference spec) to the VMI spec `spec` in place.
 
@@ -65,7 +67,7 @@ def apply_preference(preference: dict | None, spec: dict, *, metadata: dict | No
         apply_annotations(preference, metadata)
 
 
-def apply_autoattach(preference: dict | None, spec: dict) -> None:
+def apply_autoattach(preference: dict[str, Any] | None, spec: dict[str, Any]) -> None:
     """Only the five `preferredAutoattach*` values (the VM controller's step before
     the default pod network; ApplyAutoAttachPreferences)."""
     if not preference:

@@ -4,14 +4,17 @@ KubeVirt: pkg/instancetype/preference/apply/disk.go (applyDiskPreferences).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ._util import copy_value
 
 
-def apply_disks(pref_devices: dict, devs: dict) -> None:
+def apply_disks(pref_devices: dict[str, Any], devs: dict[str, Any]) -> None:
     disk_applier(pref_devices)(devs)
 
 
-def disk_applier(pref_devices: dict):
+def disk_applier(pref_devices: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     """apply_disks with the preference read once (engine/preference/plan.py): fn(devs)."""
     bus = pref_devices.get("preferredDiskBus")
     block_size = pref_devices.get("preferredDiskBlockSize")
@@ -21,7 +24,7 @@ def disk_applier(pref_devices: dict):
     cdrom_bus = pref_devices.get("preferredCdromBus")
     lun_bus = pref_devices.get("preferredLunBus")
 
-    def apply(devs: dict) -> None:
+    def apply(devs: dict[str, Any]) -> None:
         disks = devs.get("disks")
         if type(disks) is not list:
             return

@@ -14,6 +14,7 @@ steps keep every side effect of the full appliers (a present `devices` block cre
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ._util import child, copy_value, devices, domain
 from .clock import apply_clock
@@ -26,17 +27,17 @@ from .interfaces import apply_interfaces
 from .machine import apply_machine
 from .toplevel import apply_annotations, apply_toplevel
 
-Step = Callable[[dict, "dict | None"], None]
+Step = Callable[[dict[str, Any], "dict[str, Any] | None"], None]
 
 
-def _fresh(v):
+def _fresh(v: Any) -> Any:
     """copy_value, with the common empty object made without a round trip."""
     if type(v) is dict and not v:
         return {}
     return copy_value(v)
 
 
-def _devices_step(pd: dict) -> Step:
+def _devices_step(pd: dict[str, Any]) -> Step:
     fills = tuple((vkey, v) for pkey, vkey in _FILL_IF_ABSENT if (v := pd.get(pkey)) is not None)
     fills += tuple((vkey, v) for pkey, vkey in AUTOATTACH if (v := pd.get(pkey)) is not None)
     hotplug = pd.get("preferredDisableHotplug")
@@ -52,7 +53,7 @@ def _devices_step(pd: dict) -> Step:
     # The order of apply_devices: fill-if-absent, hotplug, sound, rng/tpm, video, auto-attach,
     # disks, interfaces, inputs, panic (the auto-attach fills commute with the ones before them:
     # distinct keys, same rule).
-    def step(spec: dict, metadata: dict | None) -> None:
+    def step(spec: dict[str, Any], metadata: dict[str, Any] | None) -> None:
         devs = devices(spec)
         for vkey, v in fills:
             if devs.get(vkey) is None:
@@ -81,7 +82,7 @@ def _devices_step(pd: dict) -> Step:
     return step
 
 
-def _features_step(pf: dict) -> Step:
+def _features_step(pf: dict[str, Any]) -> Step:
     if pf.get("preferredAcpi") is not None or type(pf.get("preferredHyperv")) is dict:
         return lambda spec, metadata: apply_features(pf, spec)
     fills = tuple((vkey, v) for pkey, vkey in (("preferredApic", "apic"), ("preferredKvm", "kvm"),
@@ -89,7 +90,7 @@ def _features_step(pf: dict) -> Step:
                                                ("preferredSmm", "smm"))
                   if (v := pf.get(pkey)) is not None)
 
-    def step(spec: dict, metadata: dict | None) -> None:
+    def step(spec: dict[str, Any], metadata: dict[str, Any] | None) -> None:
         feats = child(domain(spec), "features")
         for vkey, v in fills:
             if feats.get(vkey) is None:
@@ -98,7 +99,7 @@ def _features_step(pf: dict) -> Step:
     return step
 
 
-def _firmware_step(pf: dict) -> Step:
+def _firmware_step(pf: dict[str, Any]) -> Step:
     if pf.get("preferredUseBios") is True or pf.get("preferredUseBiosSerial") is not None \
             or pf.get("preferredEfi") is not None:
         return _block(apply_firmware, pf)
@@ -106,7 +107,7 @@ def _firmware_step(pf: dict) -> Step:
     secure = pf.get("preferredUseSecureBoot")
 
     # apply_firmware without its BIOS and preferredEfi branches (none of them applies)
-    def step(spec: dict, metadata: dict | None) -> None:
+    def step(spec: dict[str, Any], metadata: dict[str, Any] | None) -> None:
         boot = child(child(domain(spec), "firmware"), "bootloader")
         if use_efi and boot.get("efi") is None and boot.get("bios") is None:
             boot["efi"] = {}
@@ -118,11 +119,11 @@ def _firmware_step(pf: dict) -> Step:
     return step
 
 
-def _block(apply_block, block: dict) -> Step:
+def _block(apply_block: Callable[[dict[str, Any], dict[str, Any]], None], block: dict[str, Any]) -> Step:
     return lambda spec, metadata: apply_block(block, spec)
 
 
-def compile_preference(preference: dict) -> tuple:
+def compile_preference(preference: dict[str, Any]) -> tuple[Step, ...]:
     steps: list[Step] = []
     cpu = preference.get("cpu")
     if type(cpu) is dict and cpu.get("preferredCPUFeatures"):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from instancetype.api.kubevirt_types import NOT_REQUIRED, kubevirt_types
 from instancetype.engine.results import Cause
@@ -47,7 +47,9 @@ ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("kv.VirtualMachineInstanceSpec", "dnsPolicy"): ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"),
 }
 
-Checker = Callable[[Any, str, list], None]
+# A field's path is a string, or (parent path, key) pairs joined only for a cause (`_text`).
+Path = Any
+Checker = Callable[[Any, Path, list[Any]], None]
 
 
 def _json_type(v: Any) -> str:
@@ -88,7 +90,7 @@ class _Compiler:
     Scalars are checked inline by their Python types; only structs, slices and maps recurse
     (and only they build the path of the field)."""
 
-    def __init__(self, types: dict, *, open_all: bool = False):
+    def __init__(self, types: dict[str, Any], *, open_all: bool = False):
         self.types = types
         self.open_all = open_all        # unknown fields allowed everywhere (the status schema)
         self.structs: dict[str, Checker] = {}
@@ -100,11 +102,11 @@ class _Compiler:
         spec = self.types.get(name, {})
         # key -> (accepted Python types, schema type name) for a scalar checked inline, else the
         # field's checker: one lookup per key
-        fields: dict[str, tuple | Checker] = {}
+        fields: dict[str, tuple[Any, ...] | Checker] = {}
         required = tuple(f for f, t in spec.items() if not t[2] and (name, f) not in NOT_REQUIRED)
         open_struct = self.open_all or name in OPEN_STRUCTS
 
-        def check_struct(v: Any, path: str, out: list) -> None:
+        def check_struct(v: Any, path: Path, out: list[Any]) -> None:
             if type(v) is not dict:
                 out.append(_wrong(path, "object", v))
                 return
@@ -125,7 +127,7 @@ class _Compiler:
                         else:
                             out.append(NOT_GO_SHAPED)     # 3.0: the schema's integer, not Go's
                 else:
-                    field(x, (path, key), out)
+                    cast(Checker, field)(x, (path, key), out)
 
         self.structs[name] = check_struct
         for f, t in spec.items():
@@ -156,7 +158,7 @@ class _Compiler:
 
     @staticmethod
     def slice_of(item: Checker) -> Checker:
-        def check_slice(v: Any, path: str, out: list) -> None:
+        def check_slice(v: Any, path: Path, out: list[Any]) -> None:
             if type(v) is not list:
                 out.append(_wrong(path, "array", v))
                 return
@@ -169,7 +171,7 @@ class _Compiler:
 
 
 def _map_of(value: Checker) -> Checker:
-    def check_map(v: Any, path: str, out: list) -> None:
+    def check_map(v: Any, path: Path, out: list[Any]) -> None:
         if type(v) is not dict:
             out.append(_wrong(path, "object", v))
             return
@@ -180,7 +182,7 @@ def _map_of(value: Checker) -> Checker:
 
 
 def _enum(values: tuple[str, ...]) -> Checker:
-    def check_enum(v: Any, path: str, out: list) -> None:
+    def check_enum(v: Any, path: Path, out: list[Any]) -> None:
         if type(v) is not str:
             out.append(_wrong(path, "string", v))
         elif v not in values:
@@ -189,13 +191,13 @@ def _enum(values: tuple[str, ...]) -> Checker:
 
 
 def _scalar(want: str, ok: Callable[[Any], bool]) -> Checker:
-    def check_scalar(v: Any, path: str, out: list) -> None:
+    def check_scalar(v: Any, path: Path, out: list[Any]) -> None:
         if not ok(v):
             out.append(_wrong(path, want, v))
     return check_scalar
 
 
-def _any(v: Any, path: str, out: list) -> None:
+def _any(v: Any, path: Path, out: list[Any]) -> None:
     return None
 
 
@@ -203,13 +205,13 @@ def _int_ok(v: Any) -> bool:
     return (type(v) is int) or (type(v) is float and v.is_integer())
 
 
-def _check_int(v: Any, path: str, out: list) -> None:
+def _check_int(v: Any, path: Path, out: list[Any]) -> None:
     if type(v) is not int:
         out.append(NOT_GO_SHAPED if _int_ok(v) else _wrong(path, "integer", v))
 
 
 # Scalars checked inline by check_struct: accepted Python types and the schema's type name.
-_SCALAR_TYPES: dict[str, tuple] = {
+_SCALAR_TYPES: dict[str, tuple[Any, ...]] = {
     "string": ((str,), "string"), "time": ((str,), "string"), "bool": ((bool,), "boolean"),
     "int": ((int,), "integer"), "quantity": ((str, int, float), "string"),
     "any": ((str, int, float, bool, dict, list), "string"),
@@ -241,7 +243,7 @@ def _body_checkers() -> tuple[Checker, Checker]:
 TOP_LEVEL_KEYS = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
 
 
-def check_vm_body(vm: dict) -> list[Cause]:
+def check_vm_body(vm: dict[str, Any]) -> list[Cause]:
     """KubeVirt's `Validator.Validate` (pkg/util/openapi) of a decoded JSON object, as virt-api's
     `expand-vm-spec` runs it on the posted VM: a top-level key other than apiVersion, kind,
     metadata, spec and status is `.<key> in body is a forbidden property` (PropertyNotAllowed with
@@ -250,7 +252,7 @@ def check_vm_body(vm: dict) -> list[Cause]:
     fields; a `null` or missing spec is `spec in body must be of type object: "null"`) and
     `status` against the VirtualMachineStatus schema, which keeps unknown fields and may be null.
     Metadata is not looked at."""
-    out: list = [Cause("", f".{k} in body is a forbidden property", "") for k in sorted(vm) if k not in TOP_LEVEL_KEYS]
+    out: list[Any] = [Cause("", f".{k} in body is a forbidden property", "") for k in sorted(vm) if k not in TOP_LEVEL_KEYS]
     if "spec" not in vm:
         out.append(Cause("", "spec in body is required", ""))
     spec_check, status_check = _body_checkers()
@@ -277,7 +279,7 @@ def check_vm_schema(vm: Any) -> list[Cause]:
 def check_vm_schema_shaped(vm: Any) -> tuple[list[Cause], bool]:
     """The schema causes, and whether the object is also exactly as Go decodes it (no null
     list items, no integers written as floats): then a plain copy of it is its decoded form."""
-    out: list = []
+    out: list[Any] = []
     _root()(vm, "", out)
     if not out:
         return out, True
@@ -287,7 +289,7 @@ def check_vm_schema_shaped(vm: Any) -> tuple[list[Cause], bool]:
 
 # --- unknown fields: what the API server's strict field validation reports and what its
 # structural pruning drops (kubectl --validate=strict|warn|ignore) -----------------------------
-def _walk_unknown(kind: str, v: Any, path: str, out: list, prune: bool) -> Any:
+def _walk_unknown(kind: str, v: Any, path: str, out: list[Any], prune: bool) -> Any:
     """`v` (of type `kind`) with the fields its type does not have removed when `prune`; the
     paths of those fields (`a.b[0].c`, as the API server prints them) appended to `out`."""
     types = kubevirt_types()
@@ -297,7 +299,7 @@ def _walk_unknown(kind: str, v: Any, path: str, out: list, prune: bool) -> Any:
             return v
         # (object metadata too: the API server decodes ObjectMeta strictly)
         fields = types.get(name, {})
-        kept = {} if prune else None
+        kept: dict[str, Any] = {}
         for key, x in v.items():
             sub = f"{path}.{key}" if path else key
             spec = fields.get(key)
@@ -317,9 +319,9 @@ def _walk_unknown(kind: str, v: Any, path: str, out: list, prune: bool) -> Any:
     if kind.startswith("map:"):
         if type(v) is not dict:
             return v
-        items = {k: _walk_unknown(kind[4:], x, f"{path}[{k}]", out, prune) if x is not None else x
-                 for k, x in v.items()}
-        return items if prune else v
+        pruned = {k: _walk_unknown(kind[4:], x, f"{path}[{k}]", out, prune) if x is not None else x
+                  for k, x in v.items()}
+        return pruned if prune else v
     return v
 
 
@@ -364,7 +366,7 @@ def _zero_nulls(kind: str, v: Any) -> None:
                     _zero_nulls(kind[4:], x)
 
 
-def zero_null_items(vm: dict) -> dict:
+def zero_null_items(vm: dict[str, Any]) -> dict[str, Any]:
     """Replace, in place, every null list item by its type's zero value, as Go's decoder reads
     it (a null Disk is the zero Disk): the rules then see what KubeVirt sees."""
     _zero_nulls("struct:" + ROOT, vm)
