@@ -36,6 +36,7 @@ def completion_cmd(shell):
             raise CommandError(f'error: Unsupported shell type "{shell}".')
         cli = click.get_current_context().find_root().command     # the group (not imported: main imports us)
         cls = get_completion_class(shell)      # ours (registered below), as kubectl's scripts complete
+        assert cls is not None      # every shell of SHELLS has one
         comp = cls(cli, {}, "instancetype", "_INSTANCETYPE_COMPLETE")
         sys.stdout.write(comp.source())
         return 0
