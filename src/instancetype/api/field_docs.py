@@ -366,7 +366,7 @@ def doc_for(docs: dict[str, str], path: tuple[str, ...] | list[str]) -> str | No
     return docs.get(".".join(path))
 
 
-def describe(schema: dict, docs: dict[str, str], path: tuple[str, ...] = ()) -> dict:
+def describe(schema: dict[str, Any], docs: dict[str, str], path: tuple[str, ...] = ()) -> dict[str, Any]:
     """Add `description` to every property of `schema` (an OpenAPI v3 object schema) that `docs`
     names, in place; an array's items and a map's values are walked as the field itself."""
     for name, sub in (schema.get("properties") or {}).items():

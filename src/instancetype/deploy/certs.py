@@ -62,7 +62,7 @@ def _now() -> datetime.datetime:
 def _san(names: list[str]):
     from cryptography import x509
 
-    out = []
+    out: list[x509.GeneralName] = []
     for n in dict.fromkeys(names):
         try:
             out.append(x509.IPAddress(ipaddress.ip_address(n)))
