@@ -178,8 +178,8 @@ def _set(side: str):
                     continue
                 after = _wait_for_decision(cluster, stored, side, name)
                 sys.stdout.write(f.printed(f"{side} set to {name}: {_outcome(cluster, f.obj, after, side, name)}"))
-        for e in errors:
-            sys.stderr.write(e.rstrip("\n") + "\n")
+        for line in errors:
+            sys.stderr.write(line.rstrip("\n") + "\n")
         return 1 if errors else 0
 
     command.__doc__ = (f"Give VMs another {side}: vm/NAME... {side.upper()}, or vm -l SELECTOR {side.upper()}; "
