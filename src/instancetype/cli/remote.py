@@ -18,10 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS
+from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS, SUBRESOURCE_GROUP_VERSION
 from instancetype.store.base import NotFound, StoreReads
-
-SUBRESOURCE_GROUP = "subresources.kubevirt.io/v1"
 
 
 def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
@@ -166,7 +164,7 @@ class RemoteCluster(StoreReads):
         404, no Status kind), virtctl's words: `the server could not find the requested resource
         (<what>)`."""
         try:
-            return self.store.request(method, f"/apis/{SUBRESOURCE_GROUP}/namespaces/{path}", body)
+            return self.store.request(method, f"/apis/{SUBRESOURCE_GROUP_VERSION}/namespaces/{path}", body)
         except NotFound as e:
             if not getattr(e, "kind", ""):
                 raise NotFound(f"the server could not find the requested resource ({what})",

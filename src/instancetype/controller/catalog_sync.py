@@ -22,6 +22,7 @@ from instancetype import __version__
 from instancetype.api import kinds
 from instancetype.jsonutil import clone
 from instancetype.store.base import NotFound, Store
+from instancetype.store.kubevirt import configuration_of, kubevirt_object
 
 MARKER_KIND = kinds.CLUSTER_INSTANCETYPE
 MARKER_NAME = "u1.medium"
@@ -40,15 +41,11 @@ class Change:
 
 def config_of(kubevirt: dict | None) -> tuple[dict, int | None]:
     """The KubeVirt object's `spec.configuration` and `metadata.generation` ({} and None without one)."""
-    if kubevirt is None:
-        return {}, None
-    return (kubevirt.get("spec") or {}).get("configuration") or {}, (kubevirt.get("metadata") or {}).get("generation")
+    return configuration_of(kubevirt) or {}, ((kubevirt or {}).get("metadata") or {}).get("generation")
 
 
 def _config(store: Store) -> tuple[dict, int | None]:
-    for kv in store.list("KubeVirt"):
-        return config_of(kv)
-    return {}, None
+    return config_of(kubevirt_object(store))
 
 
 def enabled(config: dict) -> bool:
@@ -76,8 +73,7 @@ def desired_objects(kubevirt: dict | None, *, registry: str) -> list[dict]:
 
 
 def desired(store: Store, *, registry: str = "embedded") -> list[dict]:
-    kubevirt = next(iter(store.list("KubeVirt")), None)
-    return desired_objects(kubevirt, registry=registry)
+    return desired_objects(kubevirt_object(store), registry=registry)
 
 
 def needs_sync(store: Store) -> bool:

@@ -36,8 +36,6 @@ from .apply import check_applied, original_of, three_way_patch, with_last_applie
 if TYPE_CHECKING:
     from .images import Images
 
-KUBEVIRT_NAMESPACE = "kubevirt"
-KUBEVIRT_VERSION = "v1.9.0"   # the KubeVirt whose behaviour the engine reproduces
 LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot", "ControllerRevision"}
 
 
@@ -80,20 +78,20 @@ class Cluster(StoreReads):
         """KubeVirt is installed: on first use its namespace and its `KubeVirt` object exist (whose
         `spec.configuration` holds the cluster settings), as `default` does."""
         try:
-            self.store.get("Namespace", KUBEVIRT_NAMESPACE)
+            self.store.get("Namespace", kinds.KUBEVIRT_NAMESPACE)
             return
         except NotFound:
             pass
         with self.store.transaction() as tx:
             try:
-                tx.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUBEVIRT_NAMESPACE}})
+                tx.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kinds.KUBEVIRT_NAMESPACE}})
             except AlreadyExists:
                 return
             if tx.count("KubeVirt") == 0:
                 kv = tx.create({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
-                                "metadata": {"name": "kubevirt", "namespace": KUBEVIRT_NAMESPACE},
+                                "metadata": {"name": kinds.KUBEVIRT_NAME, "namespace": kinds.KUBEVIRT_NAMESPACE},
                                 "spec": {"configuration": {}}})
-                kv["status"] = {"phase": "Deployed", "observedKubeVirtVersion": KUBEVIRT_VERSION,
+                kv["status"] = {"phase": "Deployed", "observedKubeVirtVersion": kinds.KUBEVIRT_VERSION,
                                 "conditions": [{"type": "Available", "status": "True", "reason": "AllComponentsReady",
                                                 "message": "All components are ready."}]}
                 tx.update(kv, subresource="status")

@@ -43,6 +43,7 @@ from instancetype.api import kinds
 from instancetype.engine.shared_revisions import is_shared_name, referenced_names
 from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
+from instancetype.store.kubevirt import kubevirt_config
 
 from . import shared_revisions
 from . import vm as vmctl
@@ -365,9 +366,7 @@ class VMController:
 
     def config(self) -> dict | None:
         """`spec.configuration` of the KubeVirt object (None: all defaults)."""
-        for kv in self.store.list("KubeVirt"):
-            return (kv.get("spec") or {}).get("configuration") or {}
-        return None
+        return kubevirt_config(self.store)
 
     def _expectations_met(self, key: Key) -> bool:
         with self._expect_lock:

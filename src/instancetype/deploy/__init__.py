@@ -13,17 +13,15 @@ Layering: above store, beside controller; reads api/ and catalog/, writes throug
                                             the subresource API's registration and RBAC
     manifests(namespace, target)            all of them, in the order `install` applies them
 
-Public: the above, `KUBEVIRT_NAMESPACE`, `KUBEVIRT_NAME`, `REGISTRY`.
+Public: the above, `REGISTRY`. The namespaces are `api.kinds`'s (`INSTALL_NAMESPACE`, `KUBEVIRT_NAMESPACE`).
 """
 from __future__ import annotations
 
 from instancetype.api import kinds
 from instancetype.deploy.crds import MANAGED_BY, MANAGED_BY_LABEL, generate_crds
-from instancetype.deploy.rbac import DEFAULT_NAMESPACE, namespace_object, rbac_objects
+from instancetype.deploy.rbac import namespace_object, rbac_objects
 from instancetype.deploy.webhooks import WebhookTarget, webhook_configurations
 
-KUBEVIRT_NAMESPACE = "kubevirt"
-KUBEVIRT_NAME = "kubevirt"
 # The install-strategy-registry annotation of the catalogue objects this deployment keeps
 # (virt-operator writes its image registry there; the embedded store writes "embedded").
 REGISTRY = "instancetype"
@@ -33,13 +31,13 @@ def kubevirt_object() -> dict:
     """kubevirt/kubevirt with an empty configuration: the cluster settings' home, as on the
     embedded store (every setting at KubeVirt's default)."""
     return {"apiVersion": kinds.KUBEVIRT_API_VERSION, "kind": "KubeVirt",
-            "metadata": {"name": KUBEVIRT_NAME, "namespace": KUBEVIRT_NAMESPACE,
+            "metadata": {"name": kinds.KUBEVIRT_NAME, "namespace": kinds.KUBEVIRT_NAMESPACE,
                          "labels": {MANAGED_BY_LABEL: MANAGED_BY}},
             "spec": {}}
 
 
 def kubevirt_objects() -> list[dict]:
-    return [namespace_object(KUBEVIRT_NAMESPACE), kubevirt_object()]
+    return [namespace_object(kinds.KUBEVIRT_NAMESPACE), kubevirt_object()]
 
 
 def catalogue_objects(kubevirt: dict | None) -> list[dict]:
@@ -49,7 +47,7 @@ def catalogue_objects(kubevirt: dict | None) -> list[dict]:
     return desired_objects(kubevirt, registry=REGISTRY)
 
 
-def manifests(namespace: str = DEFAULT_NAMESPACE, target: WebhookTarget | None = None) -> list[dict]:
+def manifests(namespace: str = kinds.INSTALL_NAMESPACE, target: WebhookTarget | None = None) -> list[dict]:
     """Everything `install` applies, in its order: CRDs, the namespace and RBAC, the KubeVirt
     object, the catalogue, the subresource API's APIService, and last the webhook configurations (so that nothing above waits for
     a webhook that is not serving yet)."""
@@ -67,7 +65,6 @@ def manifests(namespace: str = DEFAULT_NAMESPACE, target: WebhookTarget | None =
 
 
 __all__ = [
-    "KUBEVIRT_NAMESPACE", "KUBEVIRT_NAME", "REGISTRY", "WebhookTarget", "generate_crds", "webhook_configurations",
+    "REGISTRY", "WebhookTarget", "generate_crds", "webhook_configurations",
     "namespace_object", "rbac_objects", "kubevirt_object", "kubevirt_objects", "catalogue_objects", "manifests",
-    "DEFAULT_NAMESPACE",
 ]

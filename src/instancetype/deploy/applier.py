@@ -38,7 +38,6 @@ from lightkube.generic_resource import create_global_resource, create_namespaced
 
 from instancetype.api import kinds
 from instancetype.deploy import (
-    KUBEVIRT_NAMESPACE,
     catalogue_objects,
     kubevirt_objects,
     namespace_object,
@@ -293,10 +292,10 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
         kubevirt = existing[0]
         echo(f"{_label(kubevirt)} unchanged")
     else:
-        _wait_not_terminating(cluster, KUBEVIRT_NAMESPACE)
+        _wait_not_terminating(cluster, kinds.KUBEVIRT_NAMESPACE)
         for obj in kubevirt_objects():
             echo(f"{_label(obj)} {cluster.apply(obj)}")
-        kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", "kubevirt", KUBEVIRT_NAMESPACE)
+        kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", kinds.KUBEVIRT_NAME, kinds.KUBEVIRT_NAMESPACE)
     # 4. the catalogue, as virt-operator keeps it
     _sync_catalogue(cluster, kubevirt, echo)
     # 5. the subresource API (virt-api's APIService), where an aggregated API may be served

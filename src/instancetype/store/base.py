@@ -34,11 +34,12 @@ from typing import Any
 
 from instancetype.api import names, selectors
 from instancetype.api.gotext import quote
-from instancetype.api.kinds import BY_KIND, Resource
+from instancetype.api.kinds import BY_KIND, DEFAULT_NAMESPACE, Resource
 from instancetype.errors import NotFoundError, SelectorError, StoreError
 from instancetype.jsonutil import clone
 
-DEFAULT_NAMESPACE = "default"
+from .kubevirt import kubevirt_config
+
 STATE_ENV = "INSTANCETYPE_STATE"
 
 # Kinds served with a status subresource: a main-resource write keeps the stored status.
@@ -492,9 +493,7 @@ class StoreReads:
 
     def config(self, store: Store | None = None) -> dict | None:
         """`spec.configuration` of the cluster's KubeVirt object (None: all defaults)."""
-        for kv in (store or self.store).list("KubeVirt"):
-            return (kv.get("spec") or {}).get("configuration") or {}
-        return None
+        return kubevirt_config(store or self.store)
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
         return self.store.get(kind, name, namespace)

@@ -17,6 +17,7 @@ from typing import Any
 from instancetype.api.godecode import number_literal, type_error
 from instancetype.errors import DecodeError, Error
 from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, Store
+from instancetype.store.kubevirt import kubevirt_config
 
 UNMARSHAL_ERROR = "Can not unmarshal Request body to struct, error: {}"   # unmarshalRequestErrFmt
 VM_GROUP, VM_RESOURCE = "kubevirt.io", "virtualmachine"                   # v1.Resource("virtualmachine")
@@ -210,17 +211,6 @@ def dry_run(store: Store) -> Iterator[Store]:
         pass
 
 
-def cluster_config(store: Store) -> dict | None:
-    """`spec.configuration` of the KubeVirt object (None: KubeVirt's defaults, also when the
-    cluster has no KubeVirt kind at all)."""
-    try:
-        for kv in store.list("KubeVirt"):
-            return (kv.get("spec") or {}).get("configuration") or {}
-    except NotFound:
-        return None
-    return None
-
-
 def fetch_vm(store: Store, name: str, namespace: str) -> dict:
     """fetchVirtualMachine: NotFound names `virtualmachine.kubevirt.io`."""
     try:
@@ -252,7 +242,7 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes)
     # (that controller writing the status) changed the VM between the read and the write.
     inline = embedded(store)
     for attempt in range(1 if inline else CONFLICT_RETRIES):
-        config = cluster_config(store)
+        config = kubevirt_config(store)
         try:
             with (dry_run(store) if dry else store.transaction()) as tx:
                 vm = fetch_vm(tx, name, namespace)
@@ -270,7 +260,7 @@ def expand_stored(store: Store, namespace: str, name: str) -> dict:
 
     vm = fetch_vm(store, name, namespace)
     try:
-        return instancetype.expand(vm, objects=StoreObjects(store), config=cluster_config(store))
+        return instancetype.expand(vm, objects=StoreObjects(store), config=kubevirt_config(store))
     except Error as e:
         raise InternalError(e) from None
 
@@ -353,7 +343,7 @@ def expand_spec(store: Store, namespace: str, vm: dict) -> dict:
         raise BadRequest(f"VM namespace must be empty or {namespace}")
     vm = {**vm, "metadata": {**meta, "namespace": namespace}}
     try:
-        return instancetype.expand(vm, objects=StoreObjects(store), config=cluster_config(store))
+        return instancetype.expand(vm, objects=StoreObjects(store), config=kubevirt_config(store))
     except Error as e:
         raise BadRequest(str(e)) from None
 
