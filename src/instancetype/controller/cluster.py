@@ -49,8 +49,11 @@ class ApplyResult:
 class Cluster(StoreReads):
     def __init__(self, store: Store, images: Images | None = None):
         from .images import Images
+        from .shared_revisions import SharedRevisions
 
         self.store = store
+        # The controller's memory of shared revisions, this store's alone (bound around each write).
+        self.shared_revisions = SharedRevisions()
         path = getattr(store, "path", None)
         # Uploaded images live beside the state file (none for a store without one).
         self.images = images if images is not None else Images.beside(path) if path is not None else None
@@ -109,7 +112,8 @@ class Cluster(StoreReads):
         with self.store.transaction() as tx:
             changes = catalog_sync.sync(tx, dry_run=dry_run)
             if changes and not dry_run:
-                self._retry_failed_vms(tx, None, self.config(tx))
+                with self.shared_revisions.bound():
+                    self._retry_failed_vms(tx, None, self.config(tx))
         return changes
 
     def close(self) -> None:
@@ -209,9 +213,8 @@ class Cluster(StoreReads):
         with self.store.transaction() as tx:
             deleted = tx.delete(kind, name, namespace)
             if deleted.get("kind") == "VirtualMachine":
-                from .shared_revisions import on_vm_deleted
-
-                on_vm_deleted(tx, deleted)   # shared revisions have no owner: released here
+                # shared revisions have no owner: released here
+                self.shared_revisions.on_vm_deleted(tx, deleted)
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
         # until a sweep finds them unowned.
@@ -250,7 +253,7 @@ class Cluster(StoreReads):
 
         if action == "restart":
             vmctl.check_restart_grace(options.get("grace_period"))   # before the VM is read, as virt-api
-        with self.store.transaction() as tx:
+        with self.store.transaction() as tx, self.shared_revisions.bound():
             vm = tx.get("VirtualMachine", name, namespace)
             return getattr(vmctl, action)(tx, vm, self.config(tx), **options)
 
@@ -275,6 +278,10 @@ class Cluster(StoreReads):
     # that only reads (get, describe, wait) opens the cluster.
 
     def _after_write(self, tx: Store, stored: dict, config: dict | None) -> dict:
+        with self.shared_revisions.bound():
+            return self._reconcile_after(tx, stored, config)
+
+    def _reconcile_after(self, tx: Store, stored: dict, config: dict | None) -> dict:
         from . import vm as vmctl
 
         kind = stored.get("kind")

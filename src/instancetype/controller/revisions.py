@@ -81,7 +81,7 @@ def sync_status_refs(vm: dict, store: Store | None = None) -> bool:
             changed = True
             dropped.append(old)
     if store is not None and any(is_shared_name(n) for n in dropped):
-        shared_revisions.release(store, (vm.get("metadata") or {}).get("namespace") or "default", dropped)
+        shared_revisions.current().release(store, (vm.get("metadata") or {}).get("namespace") or "default", dropped)
     return changed
 
 
@@ -91,7 +91,7 @@ def release_pins(store: Store, namespace: str, names) -> None:
         if not name:
             continue
         if is_shared_name(name):
-            shared_revisions.release(store, namespace, [name])
+            shared_revisions.current().release(store, namespace, [name])
             continue
         try:
             store.delete("ControllerRevision", name, namespace)
@@ -151,7 +151,7 @@ def _upgrade(store: Store, cr: dict, vm: dict, ns: str) -> dict:
     """The brand-new revision replacing the old-payload `cr` (created, or reused when a retry
     finds it created with the same content: the upgrade is idempotent)."""
     if is_shared_name((cr.get("metadata") or {}).get("name")):
-        return shared_revisions.upgrade(store, cr, vm, ns)
+        return shared_revisions.current().upgrade(store, cr, vm, ns)
     built = revisions.upgraded_revision(cr, vm)
     try:
         return store.create(built)
@@ -168,7 +168,7 @@ def drop_replaced(store: Store, vm: dict, names) -> None:
     for name in names:
         try:
             if is_shared_name(name):
-                shared_revisions.release(store, namespace, [name], ignore_uid=meta.get("uid"))
+                shared_revisions.current().release(store, namespace, [name], ignore_uid=meta.get("uid"))
             else:
                 release_pins(store, namespace, [name])
         except Error as e:
@@ -183,7 +183,7 @@ def _restore_shared(store: Store, name: str, ns: str, m: dict, table: dict) -> d
     if kind is None or not is_shared_name(name):
         return None
     try:
-        return shared_revisions.restore(store, name, get_type(store, kind, m["name"], ns), kind, ns)
+        return shared_revisions.current().restore(store, name, get_type(store, kind, m["name"], ns), kind, ns)
     except Error:
         return None
 
@@ -200,7 +200,7 @@ def _capture_one(store: Store, vm: dict, m: dict, table: dict, matcher_type: str
         raise SyncError(str(e), reason=reason) from None
     if shared:
         try:
-            return shared_revisions.pin(store, obj, kind, ns)
+            return shared_revisions.current().pin(store, obj, kind, ns)
         except Error as e:
             raise SyncError(str(e), reason="FailedCreate") from None
     built = revisions.build_revision(vm, obj, kind=kind)
