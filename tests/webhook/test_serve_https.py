@@ -40,6 +40,9 @@ class Cache:
     def kubevirt_config(self):
         return self._config
 
+    def sync_failures(self):
+        return []
+
 
 @contextmanager
 def serving(cache: Cache, cert: Path, key: Path, *, reload_interval: float = 0.05):

@@ -176,7 +176,7 @@ class RemoteCluster(StoreReads):
 
     def _vm_action(self, action: str, name: str, namespace: str | None, body: dict | None = None) -> dict:
         body = dict(body or {})
-        if getattr(self.store, "dry_run", False):
+        if self.store.dry_run:
             body["dryRun"] = ["All"]       # virt-api reads the dry run from the options body (virtctl's way)
         return self._subresource("PUT", f"{self._ns(namespace)}/virtualmachines/{name}/{action}",
                                  f"put virtualmachines.kubevirt.io {name}", body)

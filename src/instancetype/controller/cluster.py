@@ -54,7 +54,7 @@ class Cluster(StoreReads):
         self.store = store
         # The controller's memory of shared revisions, this store's alone (bound around each write).
         self.shared_revisions = SharedRevisions()
-        path = getattr(store, "path", None)
+        path = store.path
         # Uploaded images live beside the state file (none for a store without one).
         self.images = images if images is not None else Images.beside(path) if path is not None else None
 
@@ -66,7 +66,7 @@ class Cluster(StoreReads):
 
         cluster = cls(SqliteStore(state))
         try:
-            if getattr(cluster.store, "read_only", False):
+            if cluster.store.read_only:
                 return cluster      # readable as it is: nothing deployed, nothing swept
             cluster._ensure_kubevirt_namespace()
             if catalog:

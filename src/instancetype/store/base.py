@@ -400,7 +400,27 @@ def owner_uids(obj: Mapping) -> list[str]:
 class Store(ABC):
     """Objects by kind, namespace and name. `namespace=None` means the default namespace for a
     namespaced kind's get/create/update/patch/delete, and *all* namespaces for list/count/changes.
-    Cluster-scoped kinds ignore the namespace. Returned objects are the caller's to keep."""
+    Cluster-scoped kinds ignore the namespace. Returned objects are the caller's to keep.
+
+    What a store can do beyond the interface is declared here, each capability with the answer of
+    a store that lacks it (as KubeVirt's finders are small interfaces), so callers read a typed
+    attribute instead of asking a store by name what it has."""
+
+    # The state file, for a store kept in one (uploaded images live beside it); None for the others.
+    path: Path | None = None
+    # Opened read-only (a state file in a directory this user cannot write): nothing to deploy or sweep.
+    read_only: bool = False
+    # A transaction holds many writes, all or none, across objects (the embedded store): virt-api's
+    # part of a request and the controller's work can then land in one. An API server has no
+    # multi-object transactions (its `transaction()` is a no-op).
+    transactional: bool = False
+    # Inside `dry_run_scope()`: every write is sent as the server's dry run (`dryRun=All`).
+    dry_run: bool = False
+
+    def dry_run_scope(self) -> AbstractContextManager[None] | None:
+        """The server's own dry run for the writes of a block, on a store whose server offers one
+        (kubectl's `--dry-run=server`); None: a store with transactions undoes one instead."""
+        return None
 
     @abstractmethod
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict: ...

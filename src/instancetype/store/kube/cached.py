@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from instancetype.api import kinds
+from instancetype.engine.objects import ObjectSource
 from instancetype.store.base import (
     Event,
     NotFound,
@@ -70,6 +71,10 @@ class CachedStore(Store):
     @property
     def has_synced(self) -> bool:
         return self.informers.has_synced
+
+    def sync_failures(self) -> list[str]:
+        """Why informers that have not synced are failing (for a readiness answer)."""
+        return self.informers.failures()
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
         return self.informers.wait_for_sync(timeout)
@@ -171,7 +176,7 @@ class CachedStore(Store):
         return nullcontext(self)
 
 
-class CachedObjects:
+class CachedObjects(ObjectSource):
     """An `ObjectSource` (engine.objects) over a CachedStore's informers."""
 
     __slots__ = ("cached",)

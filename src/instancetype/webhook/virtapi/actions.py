@@ -189,9 +189,7 @@ class _Undo(Exception):
 
 def embedded(store: Store) -> bool:
     """The embedded store: one transaction can hold the request and the controller's work."""
-    from instancetype.store.sqlite import SqliteStore
-
-    return isinstance(store, SqliteStore)
+    return store.transactional
 
 
 @contextmanager

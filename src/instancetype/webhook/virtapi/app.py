@@ -22,11 +22,14 @@ import json
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from instancetype.store.base import APIError, Store
+
+if TYPE_CHECKING:
+    from instancetype.store.kube.store import KubeStore
 
 from . import actions, discovery
 from .auth import Attributes, RequestHeaderConfig, User, authenticate, forbidden_status, rbac_verb, unauthorized_status
@@ -183,7 +186,7 @@ class VirtAPI:
         return await self._answer(request, attrs, actions.expand_posted, ns, body, ok=200)
 
 
-def for_cluster(store: Store, client: Any) -> VirtAPI:
+def for_cluster(store: KubeStore, client: Any) -> VirtAPI:
     """The subresource API of a cluster: the front-proxy settings read from
     `kube-system/extension-apiserver-authentication` (virt-api's readRequestHeader), decisions by
     SubjectAccessReviews, `healthz` from the API server's version (KubeStore.ping). `client` is a sync lightkube
@@ -198,6 +201,5 @@ def for_cluster(store: Store, client: Any) -> VirtAPI:
     cm = client.get(ConfigMap, CONFIGMAP_NAME, namespace=CONFIGMAP_NAMESPACE)
     config = RequestHeaderConfig.from_configmap_data(cm.data or {})
 
-    ping = getattr(store, "ping", None)     # KubeStore: the API server's /version gitVersion
     return VirtAPI(store, requestheader=config, authorize=SubjectAccessReviewer.lightkube(client),
-                   apiserver_version=(lambda: {"gitVersion": ping()}) if ping is not None else None)
+                   apiserver_version=lambda: {"gitVersion": store.ping()})
