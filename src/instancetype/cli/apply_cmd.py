@@ -158,8 +158,8 @@ def _show(pending: list[tuple[str, str]], warn: Any) -> None:
 def _apply_one(cluster: Any, d: Any, namespace: str, pending: list[tuple[str, str]],
                suffix: str, fields: str = "strict") -> Failure | None:
     from instancetype.errors import Error, StoreError
+    from instancetype.lifecycle.admission import Refused
     from instancetype.store.base import APIError, Invalid, StateFileError
-    from instancetype.webhook.admission import Refused
 
     from .manifests import resource_name
 

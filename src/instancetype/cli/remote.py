@@ -152,10 +152,9 @@ class RemoteCluster(StoreReads):
     def sync_catalog(self, *, dry_run: bool = False) -> list:
         """virt-operator's catalogue deployment as `install` does it (its registry annotation),
         admitted by the API server's webhooks."""
-        from instancetype.controller.catalog_sync import sync
-        from instancetype.deploy import REGISTRY
+        from instancetype.lifecycle.catalog_sync import CLUSTER_REGISTRY, sync
 
-        return sync(self.store, dry_run=dry_run, registry=REGISTRY, admit_here=False)
+        return sync(self.store, dry_run=dry_run, registry=CLUSTER_REGISTRY, admit_here=False)
 
     # --- virtctl: KubeVirt's subresource API ----------------------------------------------------
 

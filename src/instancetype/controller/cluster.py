@@ -5,7 +5,7 @@
         c.apply(instancetype_obj); c.apply(vm_obj)      # ApplyResult(action, object, warnings)
         c.get("VirtualMachine", "vm1"); c.start("vm1")
 
-Every write is admitted first (`webhook.admission`), then stored, then reconciled by the
+Every write is admitted first (`lifecycle.admission`), then stored, then reconciled by the
 controller, all in one transaction: a refused object changes nothing, and an accepted one lands
 with the work it triggers.
 """
@@ -18,6 +18,7 @@ from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import Error
 from instancetype.jsonutil import clone
+from instancetype.lifecycle.admission import admit
 from instancetype.store.base import (
     AlreadyExists,
     BadRequest,
@@ -29,7 +30,6 @@ from instancetype.store.base import (
     check_json,
     merge_patch,
 )
-from instancetype.webhook.admission import admit
 
 from .apply import check_applied, original_of, three_way_patch, with_last_applied
 
@@ -100,14 +100,14 @@ class Cluster(StoreReads):
                 tx.update(kv, subresource="status")
 
     def sync_catalog_if_needed(self) -> None:
-        from . import catalog_sync
+        from instancetype.lifecycle import catalog_sync
 
         if catalog_sync.needs_sync(self.store):
             self.sync_catalog()
 
     def sync_catalog(self, *, dry_run: bool = False) -> list:
         """`instancetype catalog sync`: deploy, restore and prune the managed catalogue objects."""
-        from . import catalog_sync
+        from instancetype.lifecycle import catalog_sync
 
         with self.store.transaction() as tx:
             changes = catalog_sync.sync(tx, dry_run=dry_run)
@@ -269,7 +269,7 @@ class Cluster(StoreReads):
         """virtctl expand --file: a VM that is not stored, expanded in `namespace` against the
         stored objects, by virt-api's expand-vm-spec rules (its schema check; its own namespace
         must be empty or that one)."""
-        from instancetype.webhook.virtapi.actions import expand_spec
+        from instancetype.lifecycle.expand import expand_spec
 
         return expand_spec(self.store, namespace or "default", vm)
 
@@ -290,7 +290,7 @@ class Cluster(StoreReads):
         if kind == "KubeVirt":
             # New cluster settings: the operator redeploys the catalogue, and every VM is
             # reconciled under them (a new referencePolicy, network defaults, ...).
-            from . import catalog_sync
+            from instancetype.lifecycle import catalog_sync
 
             catalog_sync.sync(tx)
             config = self.config(tx)

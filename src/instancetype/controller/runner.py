@@ -319,7 +319,7 @@ class VMController:
 
     def _sync(self, store: Store, key: Key) -> None:
         if key == CATALOG_KEY:
-            from . import catalog_sync
+            from instancetype.lifecycle import catalog_sync
 
             catalog_sync.sync(store, registry=self.catalog_registry)
             return

@@ -8,12 +8,12 @@ Layering: above store, beside controller; reads api/ and catalog/, writes throug
     rbac.namespace_object(ns), rbac.rbac_objects(ns)
     kubevirt_objects()                      the `kubevirt` namespace and the KubeVirt object kubevirt/kubevirt
     catalogue_objects(kubevirt)             common-instancetypes as virt-operator deploys it
-                                            (controller/catalog_sync.desired_objects)
+                                            (lifecycle/catalog_sync.desired_objects)
     apiservice.apiservice_objects(ns, target), apiservice.apiservice_rbac_objects(ns)
                                             the subresource API's registration and RBAC
     manifests(namespace, target)            all of them, in the order `install` applies them
 
-Public: the above, `REGISTRY`. The namespaces are `api.kinds`'s (`INSTALL_NAMESPACE`, `KUBEVIRT_NAMESPACE`).
+Public: the above. The namespaces are `api.kinds`'s (`INSTALL_NAMESPACE`, `KUBEVIRT_NAMESPACE`).
 """
 from __future__ import annotations
 
@@ -21,10 +21,6 @@ from instancetype.api import kinds
 from instancetype.deploy.crds import MANAGED_BY, MANAGED_BY_LABEL, generate_crds
 from instancetype.deploy.rbac import namespace_object, rbac_objects
 from instancetype.deploy.webhooks import WebhookTarget, webhook_configurations
-
-# The install-strategy-registry annotation of the catalogue objects this deployment keeps
-# (virt-operator writes its image registry there; the embedded store writes "embedded").
-REGISTRY = "instancetype"
 
 
 def kubevirt_object() -> dict:
@@ -42,9 +38,9 @@ def kubevirt_objects() -> list[dict]:
 
 def catalogue_objects(kubevirt: dict | None) -> list[dict]:
     """The common-instancetypes objects for this KubeVirt object's configuration."""
-    from instancetype.controller.catalog_sync import desired_objects
+    from instancetype.lifecycle.catalog_sync import CLUSTER_REGISTRY, desired_objects
 
-    return desired_objects(kubevirt, registry=REGISTRY)
+    return desired_objects(kubevirt, registry=CLUSTER_REGISTRY)
 
 
 def manifests(namespace: str = kinds.INSTALL_NAMESPACE, target: WebhookTarget | None = None) -> list[dict]:
@@ -65,6 +61,6 @@ def manifests(namespace: str = kinds.INSTALL_NAMESPACE, target: WebhookTarget | 
 
 
 __all__ = [
-    "REGISTRY", "WebhookTarget", "generate_crds", "webhook_configurations",
+    "WebhookTarget", "generate_crds", "webhook_configurations",
     "namespace_object", "rbac_objects", "kubevirt_object", "kubevirt_objects", "catalogue_objects", "manifests",
 ]

@@ -24,6 +24,12 @@ from instancetype.jsonutil import clone
 from instancetype.store.base import NotFound, Store
 from instancetype.store.kubevirt import configuration_of, kubevirt_object
 
+# The install-strategy-registry annotation of the catalogue objects each deployment keeps
+# (virt-operator writes its image registry there): the embedded store's, and a cluster's, where
+# `instancetype install` deploys and the controller keeps them.
+EMBEDDED_REGISTRY = "embedded"
+CLUSTER_REGISTRY = "instancetype"
+
 MARKER_KIND = kinds.CLUSTER_INSTANCETYPE
 MARKER_NAME = "u1.medium"
 
@@ -72,7 +78,7 @@ def desired_objects(kubevirt: dict | None, *, registry: str) -> list[dict]:
                                    generation=generation)
 
 
-def desired(store: Store, *, registry: str = "embedded") -> list[dict]:
+def desired(store: Store, *, registry: str = EMBEDDED_REGISTRY) -> list[dict]:
     return desired_objects(kubevirt_object(store), registry=registry)
 
 
@@ -140,14 +146,14 @@ def plan(want: list[dict], get_live: Callable[[str, str], dict | None],
     return steps
 
 
-def sync(store: Store, *, dry_run: bool = False, registry: str = "embedded",
+def sync(store: Store, *, dry_run: bool = False, registry: str = EMBEDDED_REGISTRY,
          admit_here: bool = True) -> list[Change]:
     """Bring the managed catalogue objects in line with the catalogue; returns what changed.
     `registry`: who deploys them (the cluster's controller passes install's). `admit_here`:
     run admission in this process (the embedded store); False where the API server's webhooks
     admit every write (the command line on a cluster)."""
     from instancetype.catalog import MANAGED_SELECTOR
-    from instancetype.webhook.admission import admit
+    from instancetype.lifecycle.admission import admit
 
     def admitted(tx: Store, obj: dict, old: dict | None = None) -> dict:
         if not admit_here:
