@@ -431,3 +431,23 @@ def test_an_unlabelled_payload_found_when_capturing_is_not_reused(shared):
     assert SE.is_shared(cr) and cr["data"]["kind"] == "VirtualMachineInstancetype"
     assert cr["data"]["metadata"]["name"] == "csmall"
     assert guest_memory(shared, "vm1") == "128Mi"
+
+
+# --- whose memory ---------------------------------------------------------------------------------
+
+def test_each_cluster_remembers_its_own_pins(tmp_path):
+    """Two stores in one process: what one controller remembers (built, pinned, holders) is its
+    own, and the module keeps no state of its own."""
+    with Cluster.open(str(tmp_path / "a.db"), catalog=False) as a, \
+            Cluster.open(str(tmp_path / "b.db"), catalog=False) as b:
+        for c in (a, b):
+            switch(c, True)
+            c.apply(IT), c.apply(PREF)
+        a.apply(vm("vm1")), a.apply(vm("vm2")), a.apply(vm("vm3"))
+        a.delete("VirtualMachine", "vm3")                  # a release: vm1 or vm2 remembered holding
+        assert a.shared_revisions.built and a.shared_revisions.holders
+        assert not b.shared_revisions.built and not b.shared_revisions.holders
+        b.apply(vm("vm1"))
+        assert pins(a, "vm1") == pins(b, "vm1")            # the same content, the same names
+        assert a.shared_revisions is not b.shared_revisions
+    assert not [k for k, v in vars(S).items() if isinstance(v, (dict, list, set))]
