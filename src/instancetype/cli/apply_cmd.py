@@ -67,7 +67,7 @@ def invalid_failure(kind: str, name: str, causes: Any, *, verb: str, source: str
 
 
 def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
-    """A `webhook.admission.Refused` as kubectl reports it."""
+    """A `lifecycle.admission.Refused` as kubectl reports it."""
     from .output import refusal_text
 
     result, webhook = e.result, getattr(e, "webhook", "")

@@ -215,7 +215,7 @@ def embedded(store: Store) -> bool:
 @contextmanager
 def dry_run(store: Store) -> Iterator[Store]:
     """The writes run and nothing stays: the embedded store undoes its transaction (admission and
-    all ran); any other store gets an overlay that keeps the writes (`dryrun.DryRunStore`)."""
+    all ran); any other store gets an overlay that keeps the writes (`store.dryrun.DryRunStore`)."""
     if not embedded(store):
         from instancetype.store.dryrun import DryRunStore
 
