@@ -510,6 +510,9 @@ class StoreReads:
     command line's `cli.remote.RemoteCluster` (each sets `store`)."""
 
     store: Store
+    # Over a Kubernetes API server (`RemoteCluster`), not the embedded store: some commands ask
+    # the server (a table's columns, an upload's proxy) where the embedded store answers itself.
+    remote: bool = False
 
     def config(self, store: Store | None = None) -> dict | None:
         """`spec.configuration` of the cluster's KubeVirt object (None: all defaults)."""
