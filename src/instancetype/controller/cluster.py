@@ -271,7 +271,7 @@ class Cluster(StoreReads):
         must be empty or that one)."""
         from instancetype.lifecycle.expand import expand_spec
 
-        return expand_spec(self.store, namespace or "default", vm)
+        return expand_spec(self.store, namespace or kinds.DEFAULT_NAMESPACE, vm)
 
     # --- the controller's triggers -------------------------------------------------------------
     # The VM controller (and the engine it runs) is imported on first write, not when a command

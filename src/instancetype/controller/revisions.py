@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 
 from instancetype.api import kinds
+from instancetype.api.kinds import DEFAULT_NAMESPACE
 from instancetype.engine import revisions
 from instancetype.engine.shared_revisions import is_shared_name
 from instancetype.errors import Error
@@ -81,7 +82,7 @@ def sync_status_refs(vm: dict, store: Store | None = None) -> bool:
             changed = True
             dropped.append(old)
     if store is not None and any(is_shared_name(n) for n in dropped):
-        shared_revisions.current().release(store, (vm.get("metadata") or {}).get("namespace") or "default", dropped)
+        shared_revisions.current().release(store, (vm.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE, dropped)
     return changed
 
 
@@ -107,7 +108,7 @@ def capture(store: Store, vm: dict, shared: bool | None = None, pinned: dict | N
     receives the names of old-payload revisions the VM was re-pointed from (upgraded): the caller
     drops them (`drop_replaced`) once the VM's new `revisionName`s are stored."""
     spec_changed = False
-    ns = (vm.get("metadata") or {}).get("namespace") or "default"
+    ns = (vm.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE
     for side, ref_key, table, matcher_type, reason in SIDES:
         m = (vm.get("spec") or {}).get(side)
         if not isinstance(m, dict) or not m.get("name"):
@@ -164,7 +165,7 @@ def drop_replaced(store: Store, vm: dict, names) -> None:
     not counted as a holder whatever a lagging cache shows); a failure is only logged, as
     KubeVirt's upgrade does."""
     meta = vm.get("metadata") or {}
-    namespace = meta.get("namespace") or "default"
+    namespace = meta.get("namespace") or DEFAULT_NAMESPACE
     for name in names:
         try:
             if is_shared_name(name):
@@ -193,7 +194,7 @@ def _capture_one(store: Store, vm: dict, m: dict, table: dict, matcher_type: str
     kind = table.get(str(m.get("kind") or "").lower())
     if kind is None:
         raise SyncError(f"got unexpected kind in {matcher_type}: {m.get('kind')}", reason=reason)
-    ns = (vm.get("metadata") or {}).get("namespace") or "default"
+    ns = (vm.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE
     try:
         obj = get_type(store, kind, m["name"], ns)
     except NotFound as e:

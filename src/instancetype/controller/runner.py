@@ -79,7 +79,7 @@ class NotLeading(APIError):
 
 def vm_key(obj: Mapping) -> Key:
     meta = obj.get("metadata") or {}
-    return (VM, meta.get("namespace") or "default", meta.get("name") or "")
+    return (VM, meta.get("namespace") or kinds.DEFAULT_NAMESPACE, meta.get("name") or "")
 
 
 def owner_vm_key(obj: Mapping) -> Key | None:
@@ -87,7 +87,7 @@ def owner_vm_key(obj: Mapping) -> Key | None:
     meta = obj.get("metadata") or {}
     for ref in meta.get("ownerReferences") or ():
         if isinstance(ref, Mapping) and ref.get("kind") == VM and ref.get("controller"):
-            return (VM, meta.get("namespace") or "default", ref.get("name") or "")
+            return (VM, meta.get("namespace") or kinds.DEFAULT_NAMESPACE, ref.get("name") or "")
     return None
 
 
@@ -235,7 +235,7 @@ class VMController:
         if kind == VM:
             self.queue.add(vm_key(obj))
             if event_type == "DELETED" and any(is_shared_name(n) for n in referenced_names(obj)):
-                self.queue.add((SHARED_SWEEP, (obj.get("metadata") or {}).get("namespace") or "default", ""))
+                self.queue.add((SHARED_SWEEP, (obj.get("metadata") or {}).get("namespace") or kinds.DEFAULT_NAMESPACE, ""))
         elif kind in (VMI, "ControllerRevision"):
             key = owner_vm_key(obj)
             if key is None and kind == VMI:

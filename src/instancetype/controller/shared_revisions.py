@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from instancetype.api.kinds import DEFAULT_NAMESPACE
 from instancetype.engine import revisions
 from instancetype.engine import shared_revisions as shared
 from instancetype.errors import Error
@@ -249,7 +250,7 @@ class SharedRevisions:
     def on_vm_deleted(self, store: Store, vm: Mapping) -> list[str]:
         """A VM is gone: release what it held (the VM-deletion event of a cluster driver lands here)."""
         meta = vm.get("metadata") if isinstance(vm.get("metadata"), Mapping) else {}
-        return self.release(store, meta.get("namespace") or "default", shared.referenced_names(vm),
+        return self.release(store, meta.get("namespace") or DEFAULT_NAMESPACE, shared.referenced_names(vm),
                             ignore_uid=meta.get("uid"))
 
     def sweep(self, store: Store, namespace: str | None = None) -> list[tuple[str, str]]:
@@ -260,7 +261,7 @@ class SharedRevisions:
         for cr in store.list("ControllerRevision", namespace,
                              label_selector={shared.LABEL_SHARED_REVISION: "true"}):
             meta = cr.get("metadata") or {}
-            candidates.setdefault(meta.get("namespace") or "default", []).append(cr)
+            candidates.setdefault(meta.get("namespace") or DEFAULT_NAMESPACE, []).append(cr)
         deleted = []
         for ns, crs in sorted(candidates.items()):
             pinned: set[str] = set()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 
-from instancetype.api.kinds import BY_KIND
+from instancetype.api.kinds import BY_KIND, DEFAULT_NAMESPACE
 from instancetype.errors import LoadError
 
 
@@ -32,7 +32,7 @@ class ObjectIndex:
 
     __slots__ = ("_by_key", "default_namespace", "_source")
 
-    def __init__(self, objects: Iterable[Mapping] | ObjectSource = (), default_namespace: str = "default"):
+    def __init__(self, objects: Iterable[Mapping] | ObjectSource = (), default_namespace: str = DEFAULT_NAMESPACE):
         self.default_namespace = default_namespace
         self._by_key: dict[tuple[str, str, str], Mapping] = {}
         self._source: ObjectSource | None = None
