@@ -107,7 +107,7 @@ def _objects():
 
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory):
-    """The embedded store holding the same objects: webhook.admission's answers come from it."""
+    """The embedded store holding the same objects: lifecycle.admission's answers come from it."""
     store = SqliteStore(tmp_path_factory.mktemp("state") / "state.db")
     for obj in _objects():
         store.create(obj)
