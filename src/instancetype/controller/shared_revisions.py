@@ -99,7 +99,7 @@ class SharedRevisions:
             _CURRENT.reset(token)
 
     def _build(self, obj: Mapping, kind: str, namespace: str) -> dict:
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+        meta = got if isinstance(got := obj.get("metadata"), Mapping) else {}
         key = (namespace, kind, meta.get("name"), meta.get("uid"), meta.get("generation"))
         hit = self.built.get(key)
         if hit is not None and hit[0] == obj.get("spec"):
@@ -124,7 +124,7 @@ class SharedRevisions:
         name = built["metadata"]["name"]
         for _ in range(3):   # get, create, and once more if a collection deleted it in between
             try:
-                existing = store.get("ControllerRevision", name, namespace)
+                existing: dict | None = store.get("ControllerRevision", name, namespace)
             except NotFound:
                 existing = self._created_recently(namespace, name)
             if existing is None and self.collect_grace:
@@ -249,7 +249,7 @@ class SharedRevisions:
 
     def on_vm_deleted(self, store: Store, vm: Mapping) -> list[str]:
         """A VM is gone: release what it held (the VM-deletion event of a cluster driver lands here)."""
-        meta = vm.get("metadata") if isinstance(vm.get("metadata"), Mapping) else {}
+        meta = got if isinstance(got := vm.get("metadata"), Mapping) else {}
         return self.release(store, meta.get("namespace") or DEFAULT_NAMESPACE, shared.referenced_names(vm),
                             ignore_uid=meta.get("uid"))
 

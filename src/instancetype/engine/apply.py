@@ -17,16 +17,20 @@ Public (stable):
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from instancetype.engine.instancetype import handlers_for
 from instancetype.engine.preference import apply_preference
 from instancetype.engine.spec import instancetype_spec, preference_spec
 
 
-def conflict_message(paths) -> str:
+def conflict_message(paths: Iterable[str]) -> str:
     return f"VM field(s) {', '.join(paths)} conflicts with selected instance type"
 
 
-def apply_to_spec(spec: dict, metadata: dict, instancetype, preference, *, root: str) -> list[str]:
+def apply_to_spec(spec: dict[str, Any], metadata: dict[str, Any], instancetype: Any, preference: Any, *,
+                  root: str) -> list[str]:
     if instancetype is None and preference is None:
         return []
     it = instancetype_spec(instancetype)

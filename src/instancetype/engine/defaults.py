@@ -18,7 +18,7 @@ from typing import Any
 from instancetype.errors import DefaultsError
 
 
-def _devices(spec: dict) -> dict:
+def _devices(spec: dict[str, Any]) -> dict[str, Any]:
     domain = spec.get("domain")
     if domain is None:
         domain = spec["domain"] = {}
@@ -32,7 +32,7 @@ def _name(item: Any) -> str:
     return item.get("name", "") if isinstance(item, dict) else ""
 
 
-def set_default_volume_disk(spec: dict) -> None:
+def set_default_volume_disk(spec: dict[str, Any]) -> None:
     volumes = spec.get("volumes")
     if not volumes:
         return
@@ -53,7 +53,7 @@ def set_default_volume_disk(spec: dict) -> None:
         devices["disks"] = disks
 
 
-def set_default_network_interface(spec: dict, config: Any = None) -> None:
+def set_default_network_interface(spec: dict[str, Any], config: Any = None) -> None:
     domain = spec.get("domain") or {}
     devices = domain.get("devices") or {}
     if devices.get("autoattachPodInterface") is False:

@@ -44,7 +44,7 @@ from instancetype.jsonutil import clone
 ROOT = "spec.template.spec"
 
 
-def _child(parent: dict, key: str, where: str) -> dict:
+def _child(parent: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     v = parent.get(key)
     if v is None:
         v = parent[key] = {}
@@ -54,8 +54,8 @@ def _child(parent: dict, key: str, where: str) -> dict:
 
 
 @public("expand VirtualMachine")
-def expand(vm: dict, *, instancetype: Any = None, preference: Any = None,
-           objects: Iterable[dict] = (), config: Any = None) -> dict:
+def expand(vm: dict[str, Any], *, instancetype: Any = None, preference: Any = None,
+           objects: Iterable[dict[str, Any]] = (), config: Any = None) -> dict[str, Any]:
     if not isinstance(vm, dict):
         load_vm(vm)
     spec = vm.get("spec") or {}
@@ -66,8 +66,8 @@ def expand(vm: dict, *, instancetype: Any = None, preference: Any = None,
 
     cfg = cluster_config(config)
     index = None
-    it = None
-    pref = None
+    it: dict[str, Any] | None = None
+    pref: dict[str, Any] | None = None
     if has_it:
         if instancetype is not None:
             it = instancetype_spec(instancetype)

@@ -31,7 +31,7 @@ class NamespaceMismatch(Error):
     """The VM names a namespace other than the request's."""
 
 
-def go_decode_error(vm: dict) -> DecodeError | None:
+def go_decode_error(vm: dict[str, Any]) -> DecodeError | None:
     """The first error json.Unmarshal into v1.VirtualMachine meets that the schema check does not
     see: the type meta and the metadata (Validate does not look at them)."""
     for key, value in vm.items():
@@ -57,7 +57,7 @@ def go_decode_error(vm: dict) -> DecodeError | None:
     return None
 
 
-def vm_to_expand(vm: dict, namespace: str) -> dict:
+def vm_to_expand(vm: dict[str, Any], namespace: str) -> dict[str, Any]:
     """The posted VM checked as virt-api checks it, placed in `namespace` (a new dict; `vm` is not
     changed). Raises `InvalidVM`, `DecodeError` or `NamespaceMismatch`."""
     from instancetype.engine.vm_validation.schema import check_vm_body

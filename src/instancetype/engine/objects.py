@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from instancetype.api.kinds import BY_KIND, DEFAULT_NAMESPACE
 from instancetype.errors import LoadError
@@ -22,7 +23,7 @@ class ObjectSource(ABC):
     __slots__ = ()
 
     @abstractmethod
-    def lookup(self, kind: str, name: str, namespace: str) -> Mapping | None:
+    def lookup(self, kind: str, name: str, namespace: str) -> Mapping[str, Any] | None:
         """The object, or None when there is none."""
 
 
@@ -32,9 +33,9 @@ class ObjectIndex:
 
     __slots__ = ("_by_key", "default_namespace", "_source")
 
-    def __init__(self, objects: Iterable[Mapping] | ObjectSource = (), default_namespace: str = DEFAULT_NAMESPACE):
+    def __init__(self, objects: Iterable[Mapping[str, Any]] | ObjectSource = (), default_namespace: str = DEFAULT_NAMESPACE):
         self.default_namespace = default_namespace
-        self._by_key: dict[tuple[str, str, str], Mapping] = {}
+        self._by_key: dict[tuple[str, str, str], Mapping[str, Any]] = {}
         self._source: ObjectSource | None = None
         if isinstance(objects, ObjectSource):
             self._source = objects
@@ -42,7 +43,7 @@ class ObjectIndex:
         for i, obj in enumerate(objects or ()):
             self.add(obj, index=i)
 
-    def add(self, obj: Mapping, *, index: int | None = None) -> None:
+    def add(self, obj: Mapping[str, Any], *, index: int | None = None) -> None:
         if not isinstance(obj, Mapping):
             raise LoadError(f"objects[{index}]: not an object")
         kind = obj.get("kind")
@@ -60,7 +61,7 @@ class ObjectIndex:
         ns = (meta.get("namespace") or self.default_namespace) if namespaced else ""
         self._by_key[(kind, ns, name)] = obj
 
-    def get(self, kind: str, name: str, namespace: str | None = None) -> Mapping | None:
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Mapping[str, Any] | None:
         res = BY_KIND.get(kind)
         namespaced = res.namespaced if res is not None else True
         ns = (namespace or self.default_namespace) if namespaced else ""

@@ -11,7 +11,8 @@ The VM is one `vm_decode.load_vm` returned: a private copy whose read fields hav
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal, overload
 
 from instancetype.api.kinds import DEFAULT_NAMESPACE
 from instancetype.engine.spec import _canonical_str, canonical_quantity
@@ -19,13 +20,19 @@ from instancetype.jsonutil import dict_items
 
 
 # --- the parts of a loaded VM ----------------------------------------------------------------
-def namespace(vm: dict) -> str:
+def namespace(vm: dict[str, Any]) -> str:
     meta = vm.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, dict) else None
     return ns or DEFAULT_NAMESPACE
 
 
-def template_spec(vm_spec: dict, *, create: bool = False) -> dict | None:
+@overload
+def template_spec(vm_spec: dict[str, Any], *, create: Literal[True]) -> dict[str, Any]: ...
+@overload
+def template_spec(vm_spec: dict[str, Any], *, create: bool = False) -> dict[str, Any] | None: ...
+
+
+def template_spec(vm_spec: dict[str, Any], *, create: bool = False) -> dict[str, Any] | None:
     """`spec.template.spec` of a loaded VM's spec; created (empty) when asked."""
     template = vm_spec.get("template")
     if not isinstance(template, dict):
@@ -40,17 +47,17 @@ def template_spec(vm_spec: dict, *, create: bool = False) -> dict | None:
     return spec
 
 
-def volumes(vm_spec: dict) -> list[dict]:
+def volumes(vm_spec: dict[str, Any]) -> list[dict[str, Any]]:
     tspec = template_spec(vm_spec)
     vols = tspec.get("volumes") if tspec else None
     return dict_items(vols)
 
 
-def data_volume_templates(vm_spec: dict) -> list[dict]:
+def data_volume_templates(vm_spec: dict[str, Any]) -> list[dict[str, Any]]:
     return dict_items(vm_spec.get("dataVolumeTemplates"))
 
 
-def domain(vm_spec: dict) -> dict | None:
+def domain(vm_spec: dict[str, Any]) -> dict[str, Any] | None:
     tspec = template_spec(vm_spec)
     dom = tspec.get("domain") if tspec else None
     return dom if isinstance(dom, dict) else None
@@ -60,13 +67,18 @@ def domain(vm_spec: dict) -> dict | None:
 # On the hot path (every expand): field paths are only built for a badly typed value (`where`
 # is called then). Run ONCE per VM, before apply/defaults copy values around: canonical text is
 # not always a fixed point ("1953.125Ki" -> "2000000" (BinarySI) -> "2M").
-def _canon_key(node: dict, key: str, where) -> None:
+def _at(fmt: str, *args: object) -> Callable[[], str]:
+    """A field path built only when called (`where` below): `fmt` formatted with `args`."""
+    return lambda: fmt.format(*args)
+
+
+def _canon_key(node: dict[str, Any], key: str, where: Callable[[], str]) -> None:
     v = node.get(key)
     if v is not None:
         node[key] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{where()}.{key}")
 
 
-def _canon_map(m: Any, where) -> None:
+def _canon_map(m: Any, where: Callable[[], str]) -> None:
     if type(m) is dict:
         for k, v in m.items():
             if v is not None:
@@ -99,16 +111,16 @@ def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
             for src in ("emptyDisk", "hostDisk"):
                 d = vol.get(src)
                 if type(d) is dict:
-                    _canon_key(d, "capacity", lambda i=i, src=src: f"{path}.volumes[{i}].{src}")
+                    _canon_key(d, "capacity", _at("{}.volumes[{}].{}", path, i, src))
             dapi = vol.get("downwardAPI")
             if type(dapi) is dict and type(dapi.get("fields")) is list:
                 for j, f in enumerate(dapi["fields"]):
                     ref = f.get("resourceFieldRef") if type(f) is dict else None
                     if type(ref) is dict:
-                        _canon_key(ref, "divisor", lambda i=i, j=j: f"{path}.volumes[{i}].downwardAPI.fields[{j}].resourceFieldRef")
+                        _canon_key(ref, "divisor", _at("{}.volumes[{}].downwardAPI.fields[{}].resourceFieldRef", path, i, j))
 
 
-def normalize_vm(vm: dict) -> dict:
+def normalize_vm(vm: dict[str, Any]) -> dict[str, Any]:
     """Rewrite the quantities of a VM (data volume templates, template spec) in canonical form,
     in place; returns `vm`. The VM's shape need not be checked first: wrong shapes are skipped."""
     spec = vm.get("spec")
@@ -125,8 +137,8 @@ def normalize_vm(vm: dict) -> dict:
                 res = c.get("resources") if type(c) is dict else None
                 if type(res) is dict:
                     base = f"spec.dataVolumeTemplates[{i}].spec.{claim}.resources"
-                    _canon_map(res.get("requests"), lambda base=base: f"{base}.requests")
-                    _canon_map(res.get("limits"), lambda base=base: f"{base}.limits")
+                    _canon_map(res.get("requests"), _at("{}.requests", base))
+                    _canon_map(res.get("limits"), _at("{}.limits", base))
     template = spec.get("template")
     normalize_vmi_spec(template.get("spec") if type(template) is dict else None, "spec.template.spec")
     return vm

@@ -45,7 +45,7 @@ def _value(v: Any, field: str) -> int:
     return _value_str(canonical_quantity(v, field))
 
 
-def set_vmi_spec_defaults(spec: dict, config: Any = None) -> None:
+def set_vmi_spec_defaults(spec: dict[str, Any], config: Any = None) -> None:
     cfg = cluster_config(config)
     domain = spec.get("domain")
     if domain is None:
@@ -81,12 +81,12 @@ def set_vmi_spec_defaults(spec: dict, config: Any = None) -> None:
     set_default_volume_disk(spec)
 
 
-def _set_resource_requests(domain: dict, cfg: ClusterConfig) -> None:
+def _set_resource_requests(domain: dict[str, Any], cfg: ClusterConfig) -> None:
     res = domain.get("resources")
     if res is None:
         res = domain["resources"] = {}
     limits = res.get("limits") or {}
-    requests = res.get("requests")
+    requests: dict[str, Any] | None = res.get("requests")
     base = "spec.template.spec.domain.resources"
     if not _is_zero(limits.get("cpu"), f"{base}.limits.cpu") and \
             _is_zero((requests or {}).get("cpu"), f"{base}.requests.cpu"):
@@ -101,7 +101,7 @@ def _set_resource_requests(domain: dict, cfg: ClusterConfig) -> None:
         requests["cpu"] = cfg.cpu_request
 
 
-def _set_guest_memory(domain: dict) -> None:
+def _set_guest_memory(domain: dict[str, Any]) -> None:
     mem = domain.get("memory")
     if mem is not None and mem.get("guest") is not None:
         return
@@ -125,7 +125,7 @@ def _set_guest_memory(domain: dict) -> None:
             pass
 
 
-def _set_guest_cpu_topology(domain: dict) -> None:
+def _set_guest_cpu_topology(domain: dict[str, Any]) -> None:
     cpu = domain.get("cpu")
     if cpu is not None and (cpu.get("cores") or cpu.get("sockets") or cpu.get("threads")):
         return

@@ -20,6 +20,11 @@ mutators/vmi-mutator.go) calling SetDefaultVirtualMachineInstance (pkg/defaults)
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from instancetype.engine.virt_config import ClusterConfig
+
 from typing import Any
 
 from instancetype.engine.virt_config import DEFAULT_CPU_MODEL, cluster_config
@@ -49,7 +54,7 @@ def _enable_state(state: Any) -> None:
 
 
 # --- 3.3 API object defaults --------------------------------------------------------------------
-def _api_defaults(spec: dict, domain: dict) -> None:
+def _api_defaults(spec: dict[str, Any], domain: dict[str, Any]) -> None:
     child(domain, "firmware")
     features = child(domain, "features")
     devices = child(domain, "devices")
@@ -133,7 +138,7 @@ _HYPERV_DEPENDENCIES = (("evmcs", "vapic"), ("ipi", "vpindex"), ("tlbflush", "vp
                         ("synictimer", "synic"), ("synic", "vpindex"))
 
 
-def _hyperv_dependencies(domain: dict) -> None:
+def _hyperv_dependencies(domain: dict[str, Any]) -> None:
     features = domain.get("features")
     hyperv = features.get("hyperv") if isinstance(features, dict) else None
     if not isinstance(hyperv, dict):
@@ -155,7 +160,7 @@ def _hyperv_dependencies(domain: dict) -> None:
         _require_vmx(domain)
 
 
-def _require_vmx(domain: dict) -> None:
+def _require_vmx(domain: dict[str, Any]) -> None:
     """setEVMCSDependency: the CPU feature `vmx` with policy `require`."""
     cpu = child(domain, "cpu")
     features = cpu.get("features")
@@ -171,7 +176,7 @@ def _require_vmx(domain: dict) -> None:
 
 
 # --- 3.5 architecture defaults --------------------------------------------------------------------
-def _set_disk_buses(devices: dict, bus: str) -> None:
+def _set_disk_buses(devices: dict[str, Any], bus: str) -> None:
     for disk in dict_items(devices.get("disks")):
         for target in ("disk", "cdrom", "lun"):
             t = disk.get(target)
@@ -179,7 +184,7 @@ def _set_disk_buses(devices: dict, bus: str) -> None:
                 t["bus"] = bus
 
 
-def _set_watchdog(devices: dict, device: str) -> None:
+def _set_watchdog(devices: dict[str, Any], device: str) -> None:
     watchdog = devices.get("watchdog")
     if not isinstance(watchdog, dict):
         return
@@ -188,7 +193,7 @@ def _set_watchdog(devices: dict, device: str) -> None:
         dev["action"] = "reset"
 
 
-def _arch_defaults(spec: dict, domain: dict, cpu_model: str) -> None:
+def _arch_defaults(spec: dict[str, Any], domain: dict[str, Any], cpu_model: str) -> None:
     arch = spec.get("architecture") or ""
     devices = child(domain, "devices")
     if arch == "arm64":
@@ -220,7 +225,7 @@ def _u32(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
-def _cpu_hotplug(cpu: dict, cfg) -> None:
+def _cpu_hotplug(cpu: dict[str, Any], cfg: ClusterConfig) -> None:
     """setupCPUHotplug: maxSockets from the cluster limit, else sockets x ratio (capped)."""
     if _u32(cpu.get("maxSockets")):
         return
@@ -236,7 +241,7 @@ def _cpu_hotplug(cpu: dict, cfg) -> None:
         cpu["maxSockets"] = max_sockets & 0xFFFFFFFF
 
 
-def _memory_hotplug(spec: dict, domain: dict, cfg) -> None:
+def _memory_hotplug(spec: dict[str, Any], domain: dict[str, Any], cfg: ClusterConfig) -> None:
     """setupMemoryHotplug + ValidateLiveUpdateMemory (pkg/liveupdate/memory): maxGuest when allowed."""
     from instancetype.api.quantity import Quantity
 
@@ -251,7 +256,7 @@ def _memory_hotplug(spec: dict, domain: dict, cfg) -> None:
         candidate = Quantity.from_int(guest.value() * _u32(cfg.max_hotplug_ratio), "BinarySI")
     else:
         return
-    cpu = domain.get("cpu") if isinstance(domain.get("cpu"), dict) else {}
+    cpu = got if isinstance(got := domain.get("cpu"), dict) else {}
     numa = cpu.get("numa")
     if cpu.get("realtime") is not None:
         return      # Memory hotplug is not compatible with realtime VMs
@@ -274,7 +279,7 @@ def _memory_hotplug(spec: dict, domain: dict, cfg) -> None:
 
 
 # --- the whole webhook ----------------------------------------------------------------------------
-def _pci_topology(vmi: dict, spec: dict, domain: dict) -> None:
+def _pci_topology(vmi: dict[str, Any], spec: dict[str, Any], domain: dict[str, Any]) -> None:
     arch = spec.get("architecture") or ""
     machine = domain.get("machine")
     mtype = machine.get("type") if isinstance(machine, dict) else ""
@@ -287,7 +292,7 @@ def _pci_topology(vmi: dict, spec: dict, domain: dict) -> None:
     annotations.setdefault(PCI_TOPOLOGY_ANNOTATION, PCI_TOPOLOGY_V3)
 
 
-def _tdx_qgs_socket(vmi: dict, domain: dict, raw_config: dict) -> None:
+def _tdx_qgs_socket(vmi: dict[str, Any], domain: dict[str, Any], raw_config: dict[str, Any]) -> None:
     """A TDX VMI is told where the host's Quote Generation Service listens (KubeVirt CR
     `confidentialCompute.tdx.attestation.qgsSocketPath`, by default the QGS daemon's own path)."""
     ls = domain.get("launchSecurity")
@@ -301,7 +306,7 @@ def _tdx_qgs_socket(vmi: dict, domain: dict, raw_config: dict) -> None:
     child(child(vmi, "metadata"), "annotations")[QGS_SOCKET_ANNOTATION] = path or DEFAULT_QGS_SOCKET_PATH
 
 
-def mutate_new_vmi(vmi: dict, config: Any = None) -> None:
+def mutate_new_vmi(vmi: dict[str, Any], config: Any = None) -> None:
     """Default a new VMI (its `spec`, `metadata` and `status`) in place, as virt-api does on CREATE.
 
     Raises `DefaultsError` when the pod network defaults fail.

@@ -7,13 +7,15 @@ The preference is read for the preferred topology (engine/topology.py).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.topology import guest_topology
 from instancetype.jsonutil import clone
 
 from ._util import child, domain, resources_has
 
 
-def apply(it: dict, spec: dict, metadata: dict, root: str, preference: dict | None = None) -> list[str]:
+def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
     want = it.get("cpu") or {}
     vm_cpu = child(domain(spec), "cpu")
     conflicts = []

@@ -2,6 +2,8 @@
 hugepages and maxGuest."""
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.memory import overcommit_request
 from instancetype.engine.spec import guest_format
 from instancetype.jsonutil import clone
@@ -9,7 +11,7 @@ from instancetype.jsonutil import clone
 from ._util import child, domain, resources_has
 
 
-def apply(it: dict, spec: dict, metadata: dict, root: str, preference: dict | None = None) -> list[str]:
+def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
     want = it.get("memory") or {}
     dom = domain(spec)
     vm_mem = child(dom, "memory")

@@ -14,6 +14,8 @@ period, architecture, annotations, launch security.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .clock import apply_clock
 from .cpu import apply_cpu, preferred_topology, spread_options  # noqa: F401  (re-exported)
 from .devices import apply_autoattach_block, apply_devices
@@ -32,7 +34,7 @@ _BLOCKS = (("cpu", apply_cpu), ("devices", apply_devices), ("features", apply_fe
            ("firmware", apply_firmware), ("machine", apply_machine), ("clock", apply_clock))
 
 
-def apply_preference(preference: dict | None, spec: dict, *, metadata: dict | None = None,
+def apply_preference(preference: dict[str, Any] | None, spec: dict[str, Any], *, metadata: dict[str, Any] | None = None,
                      for_vmi: bool = False) -> None:
     """Apply `preference` (a preference spec) to the VMI spec `spec` in place.
 
@@ -54,7 +56,7 @@ def apply_preference(preference: dict | None, spec: dict, *, metadata: dict | No
         apply_annotations(preference, metadata)
 
 
-def apply_autoattach(preference: dict | None, spec: dict) -> None:
+def apply_autoattach(preference: dict[str, Any] | None, spec: dict[str, Any]) -> None:
     """Only the five `preferredAutoattach*` values (the VM controller's step before
     the default pod network; ApplyAutoAttachPreferences)."""
     if not preference:

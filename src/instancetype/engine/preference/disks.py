@@ -4,10 +4,12 @@ KubeVirt: pkg/instancetype/preference/apply/disk.go (applyDiskPreferences).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ._util import copy_value, dict_items
 
 
-def apply_disks(pref_devices: dict, devs: dict) -> None:
+def apply_disks(pref_devices: dict[str, Any], devs: dict[str, Any]) -> None:
     disks = dict_items(devs.get("disks"))
     if not disks:
         return

@@ -11,7 +11,7 @@ BadRequest 400, InternalError 500).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -250,9 +250,10 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes,
         verbs.check_not_running(store, vm)
         options = decode_options(body, struct)
     dry = dry_run_of(options)
-    kwargs = {"start": {"paused": bool(options.get("paused"))},
-              "stop": {"grace_period": options.get("gracePeriod")},
-              "restart": {"grace_period": options.get("gracePeriodSeconds")}}[action]
+    by_action: dict[str, dict[str, Any]] = {"start": {"paused": bool(options.get("paused"))},
+                                            "stop": {"grace_period": options.get("gracePeriod")},
+                                            "restart": {"grace_period": options.get("gracePeriodSeconds")}}
+    kwargs = by_action[action]
     # On the embedded store the controller runs inside the request's transaction; on an API
     # server the controller watching it carries the request out (as virt-controller does
     # virt-api's patch), and the request is retried from a fresh read when another writer
@@ -263,8 +264,9 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes,
         try:
             with (dry_run(store) if dry else store.transaction()) as tx:
                 vm = fetch_vm(tx, name, namespace)
-                verb = {"start": verbs.start, "stop": verbs.stop, "restart": verbs.restart}[action]
-                verb(tx, vm, config, inline=inline, **kwargs)
+                verb: dict[str, Callable[..., dict]] = {
+                    "start": verbs.start, "stop": verbs.stop, "restart": verbs.restart}
+                verb[action](tx, vm, config, inline=inline, **kwargs)
             return
         except Conflict as e:
             if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
