@@ -67,7 +67,7 @@ def invalid_failure(kind: str, name: str, causes: Any, *, verb: str, source: str
 
 
 def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
-    """A `webhook.admission.Refused` as kubectl reports it."""
+    """A `lifecycle.admission.Refused` as kubectl reports it."""
     from .output import refusal_text
 
     result, webhook = e.result, getattr(e, "webhook", "")
@@ -207,8 +207,8 @@ def _write(write: Any, d: Any, pending: list[tuple[str, str]], suffix: str, verb
            ) -> Failure | None:
     """Run one write and turn its refusal into kubectl's failure texts."""
     from instancetype.errors import Error
+    from instancetype.lifecycle.admission import Refused
     from instancetype.store.base import APIError, Invalid, StateFileError
-    from instancetype.webhook.admission import Refused
 
     from .manifests import resource_name
 
