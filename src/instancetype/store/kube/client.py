@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -147,73 +147,106 @@ def _new_http(config, timeout: float) -> httpx2.Client:
         raise Unreachable(f"kubeconfig: cannot use context {getattr(config, 'context_name', '')!r}: {e}") from None
 
 
+class PerThread:
+    """One object per thread, made by `make()` on the thread's first `get()`, and closed (by
+    `close(obj)`) only by its own thread (`close_thread`), or once its thread has ended: never
+    under a thread that may be using it. `close()` closes the caller's and the ended threads';
+    a live thread's is closed by that thread at its next `get()`, which then raises `Unreachable`.
+
+    Why: an OpenSSL connection (`SSL`) must not be used by two threads at once, nor freed or
+    closed under a reader (OpenSSL's rule; CPython's `_ssl` releases the GIL in SSL_new,
+    SSL_read and SSL_write and adds no lock), and one pool shared by threads also shares its
+    `SSLContext`, which httpcore changes on every new connection (`set_alpn_protocols`). Made
+    per thread, every SSL object and context has one user."""
+
+    def __init__(self, make: Callable[[], Any], close: Callable[[Any], None], what: str):
+        self._make, self._close, self._what = make, close, what
+        self._local = threading.local()
+        self._all: dict[int, tuple[threading.Thread, Any]] = {}
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def get(self) -> Any:
+        obj = getattr(self._local, "obj", None)
+        if obj is not None and not self.closed:
+            return obj
+        if self.closed:
+            self.close_thread()
+            raise Unreachable(f"{self._what} is closed")
+        obj = self._make()
+        with self._lock:
+            ended = self._take_ended()
+            self._all[id(self._local.__dict__)] = (threading.current_thread(), obj)
+        for old in ended:       # the objects of threads that have ended: nobody uses them any more
+            self._close(old)
+        self._local.obj = obj
+        return obj
+
+    def _take_ended(self) -> list[Any]:
+        keys = [k for k, (thread, _) in self._all.items() if not thread.is_alive()]
+        return [self._all.pop(k)[1] for k in keys]
+
+    def close_thread(self) -> None:
+        """Close the calling thread's object (a thread that is done with it)."""
+        obj = getattr(self._local, "obj", None)
+        if obj is None:
+            return
+        self._local.obj = None
+        with self._lock:
+            self._all.pop(id(self._local.__dict__), None)
+        self._close(obj)
+
+    def close(self) -> None:
+        self.closed = True
+        self.close_thread()
+        with self._lock:
+            ended = self._take_ended()
+        for obj in ended:
+            self._close(obj)
+
+
+class ThreadClient:
+    """lightkube's typed Client (`make_client`) with one Client per calling thread (`PerThread`):
+    its methods (`get`, `create`, ...) are those of the calling thread's Client."""
+
+    def __init__(self, config, *, timeout: float = DEFAULT_TIMEOUT, field_manager: str = FIELD_MANAGER):
+        self._clients = PerThread(lambda: make_client(config, timeout=timeout, field_manager=field_manager),
+                                  lambda c: c.close(), f"the client of {describe_server(config)}")
+        self._clients.get()     # a context that cannot be used fails here, as one line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._clients.get(), name)
+
+    def close(self) -> None:
+        self._clients.close()
+
+
 class ApiClient:
     """Requests to one API server, as the store makes them: `request` (one answer, read whole)
     and `stream` (a watch's lines). This module is the only one that knows lightkube's and
-    httpx2's types; callers see the store's exceptions (`api_errors`).
-
-    **Every thread has its own connection pool, and only that thread ever touches it.** An
-    OpenSSL `SSL` object must not be used by two threads at once (OpenSSL's rule; CPython's
-    `_ssl` releases the GIL inside SSL_read/SSL_write/SSL_new and does not lock), and one
-    httpx pool shared by threads also shares its `SSLContext`, which httpcore changes on every
-    new connection (`set_alpn_protocols` frees and replaces the context's ALPN list while other
-    threads' `SSL_new` copy it, GIL released). After an API server restart every thread
-    reconnects at once, which is when the controller died with SIGSEGV. A pool per thread
-    makes each SSL object and context single-threaded: the informer's watch and relists, each
-    worker, each executor thread of `serve`. A pool is closed only by its own thread (`close`
-    from the thread, or the next use after `close()`), or once its thread has ended: never
-    under a reader."""
+    httpx2's types; callers see the store's exceptions (`api_errors`). Every thread has its own
+    connection pool (`PerThread`); a thread done with the API server may `close_thread()`."""
 
     def __init__(self, config, *, timeout: float = DEFAULT_TIMEOUT):
         self.config = config
         self.timeout = timeout
         self.server = describe_server(config)
         self.namespace: str | None = getattr(config, "namespace", None)
-        self._local = threading.local()
-        self._pools: dict[int, tuple[threading.Thread, httpx2.Client]] = {}
-        self._lock = threading.Lock()
-        self._closed = False
-        self._http()            # a context that cannot be used fails here, as one line
+        self._pools = PerThread(lambda: _new_http(config, timeout), lambda http: http.close(),
+                                f"the client of {self.server}")
+        self._pools.get()       # a context that cannot be used fails here, as one line
 
     def _http(self) -> httpx2.Client:
         """The calling thread's pool (made on its first request)."""
-        http = getattr(self._local, "http", None)
-        if http is not None and not self._closed:
-            return http
-        if self._closed:
-            self.close_thread()
-            raise Unreachable(f"the client of {self.server} is closed")
-        http = _new_http(self.config, self.timeout)
-        me = threading.current_thread()
-        with self._lock:
-            ended = [k for k, (t, _) in self._pools.items() if not t.is_alive()]
-            gone = [self._pools.pop(k)[1] for k in ended]
-            self._pools[id(self._local.__dict__)] = (me, http)
-        for old in gone:        # pools of threads that have ended: nobody reads them any more
-            old.close()
-        self._local.http = http
-        return http
+        return self._pools.get()
 
     def close_thread(self) -> None:
-        """Close the calling thread's pool (a thread that is done with the API server)."""
-        http = getattr(self._local, "http", None)
-        if http is None:
-            return
-        self._local.http = None
-        with self._lock:
-            self._pools.pop(id(self._local.__dict__), None)
-        http.close()
+        """Close the calling thread's pool."""
+        self._pools.close_thread()
 
     def close(self) -> None:
-        """Close the calling thread's pool and those of ended threads; a live thread's pool is
-        closed by that thread at its next request (which then fails: the client is closed)."""
-        self._closed = True
-        self.close_thread()
-        with self._lock:
-            ended = [k for k, (t, _) in self._pools.items() if not t.is_alive()]
-            gone = [self._pools.pop(k)[1] for k in ended]
-        for http in gone:
-            http.close()
+        """Close the calling thread's pool and those of ended threads (`PerThread.close`)."""
+        self._pools.close()
 
     @staticmethod
     def _content(body: Any, content_type: str | None, headers: dict) -> bytes | None:

@@ -41,9 +41,9 @@ from .client import (
     Gone,
     LineStream,
     Response,
+    ThreadClient,
     api_error,
     load_config,
-    make_client,
     resource_of,
     resource_path,
 )
@@ -133,8 +133,9 @@ class KubeStore(Store):
         self.last_warnings: list[str] = []     # the API server's `Warning` headers of the last request
 
     def new_client(self, *, timeout: float | None = None):
-        """A typed lightkube Client on the same cluster and credentials (for lightkube's models)."""
-        return make_client(self.config, timeout=timeout or self.timeout, field_manager=self.field_manager)
+        """lightkube's typed Client on the same cluster and credentials (for lightkube's models),
+        one per calling thread (client.ThreadClient)."""
+        return ThreadClient(self.config, timeout=timeout or self.timeout, field_manager=self.field_manager)
 
     def close(self) -> None:
         self.http.close()
