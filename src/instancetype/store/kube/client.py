@@ -153,16 +153,18 @@ class PerThread:
     under a thread that may be using it. `close()` closes the caller's and the ended threads';
     a live thread's is closed by that thread at its next `get()`, which then raises `Unreachable`.
 
-    Why: an OpenSSL connection (`SSL`) must not be used by two threads at once, nor freed or
-    closed under a reader (OpenSSL's rule; CPython's `_ssl` releases the GIL in SSL_new,
-    SSL_read and SSL_write and adds no lock), and one pool shared by threads also shares its
-    `SSLContext`, which httpcore changes on every new connection (`set_alpn_protocols`). Made
-    per thread, every SSL object and context has one user."""
+    Why: an OpenSSL connection (`SSL`) must not be used by two threads at once, nor closed or
+    shut down under a reader (OpenSSL's rule; CPython's `_ssl` releases the GIL in SSL_new,
+    SSL_read and SSL_write and adds no lock of its own), and an `SSLContext` must not be changed
+    while other threads make connections from it, which httpcore does on every new connection
+    (`set_alpn_protocols`). One pool shared by the controller's workers, its informers' relists
+    and its leader elector broke the second rule the moment an API server restart made them all
+    reconnect at once; a pool per thread gives every SSL object and context one user."""
 
     def __init__(self, make: Callable[[], Any], close: Callable[[Any], None], what: str):
         self._make, self._close, self._what = make, close, what
         self._local = threading.local()
-        self._all: dict[int, tuple[threading.Thread, Any]] = {}
+        self._all: dict[threading.Thread, Any] = {}     # thread -> its object
         self._lock = threading.Lock()
         self.closed = False
 
@@ -176,15 +178,15 @@ class PerThread:
         obj = self._make()
         with self._lock:
             ended = self._take_ended()
-            self._all[id(self._local.__dict__)] = (threading.current_thread(), obj)
+            self._all[threading.current_thread()] = obj
         for old in ended:       # the objects of threads that have ended: nobody uses them any more
             self._close(old)
         self._local.obj = obj
         return obj
 
     def _take_ended(self) -> list[Any]:
-        keys = [k for k, (thread, _) in self._all.items() if not thread.is_alive()]
-        return [self._all.pop(k)[1] for k in keys]
+        ended = [thread for thread in self._all if not thread.is_alive()]
+        return [self._all.pop(thread) for thread in ended]
 
     def close_thread(self) -> None:
         """Close the calling thread's object (a thread that is done with it)."""
@@ -193,7 +195,7 @@ class PerThread:
             return
         self._local.obj = None
         with self._lock:
-            self._all.pop(id(self._local.__dict__), None)
+            self._all.pop(threading.current_thread(), None)
         self._close(obj)
 
     def close(self) -> None:
@@ -324,7 +326,7 @@ class LineStream:
         self._sock: socket.socket | None = None
         self._aborted = False
 
-    def __iter__(self) -> Iterator[bytes]:
+    def __iter__(self) -> Iterator[str]:
         api = self._api
         timeout = httpx2.Timeout(api.timeout)
         timeout.read = self._idle
@@ -343,7 +345,7 @@ class LineStream:
                     resp.raise_for_status()
                 for line in resp.iter_lines():
                     if line:
-                        yield line.encode() if isinstance(line, str) else line
+                        yield line
             except httpx2.ReadTimeout:
                 if self._idle is None:
                     raise
