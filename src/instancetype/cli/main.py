@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "restart": ("instancetype.cli.vm_cmds", "restart_cmd", "Restart a VirtualMachine (virtctl restart)."),
     "image-upload": ("instancetype.cli.image_upload", "image_upload_cmd", "Upload a disk image to a DataVolume or PVC (virtctl image-upload)."),
     "patch": ("instancetype.cli.patch_cmd", "patch_cmd", "Update fields of objects with a patch (kubectl patch)."),
+    "set": ("instancetype.cli.set_cmd", "set_cmd", "Give VMs another instancetype or preference (kubectl set)."),
     "label": ("instancetype.cli.label_cmd", "label_cmd", "Set or remove labels (kubectl label)."),
     "annotate": ("instancetype.cli.label_cmd", "annotate_cmd", "Set or remove annotations (kubectl annotate)."),
     "edit": ("instancetype.cli.edit_cmd", "edit_cmd", "Edit an object in $KUBE_EDITOR / $EDITOR (kubectl edit)."),
@@ -122,7 +123,8 @@ def hoist_store_options(argv: list[str]) -> list[str]:
         end = _next_word(argv, end, values)
         if end >= len(argv):
             break
-        command, end = command.get_command(None, argv[end]), end + 1
+        # (click's Group.get_command reads no context)
+        command, end = command.get_command(None, argv[end]), end + 1  # type: ignore[arg-type]
     if command is None:
         return argv
     moved: list[str] = []
