@@ -70,7 +70,7 @@ def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
     """A `webhook.admission.Refused` as kubectl reports it."""
     from .output import refusal_text
 
-    result, webhook = e.result, getattr(e, "webhook", "")
+    result, webhook = e.result, e.webhook
     if not webhook:
         # The CRD's structural schema: the API server's own Invalid error, which names the object.
         name = (obj.get("metadata") or {}).get("name", "")

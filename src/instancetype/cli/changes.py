@@ -85,17 +85,18 @@ def select(cluster: Any, words: list[str], namespace: str | None, *, all_namespa
 
 def write_failure_text(e: Exception, obj: dict) -> str:
     """A refused write as kubectl prints the API server's answer to its PATCH."""
+    from instancetype.store.base import Invalid
     from instancetype.webhook.admission import Refused
 
     if isinstance(e, Refused):
-        result, webhook = e.result, getattr(e, "webhook", "")
-        causes = list(getattr(result, "causes", ()) or ())
+        result, webhook = e.result, e.webhook
+        causes = list(result.causes or ())
         if not webhook or causes:
             from .output import refusal_text
 
             return refusal_text(result, webhook=webhook, obj=obj)
         return f'Error from server (BadRequest): admission webhook "{webhook}" denied the request: {result.message}'
-    if getattr(e, "reason", "") == "Invalid" and getattr(e, "causes", None) and (e.kind or e.name):
+    if isinstance(e, Invalid) and e.causes and (e.kind or e.name):
         from .apply_cmd import invalid_failure
 
         return invalid_failure(e.kind, e.name, e.causes, verb="patching", source="").alone

@@ -284,23 +284,27 @@ def _save_patch(cluster: Any, f: Any, patch: dict) -> dict:
 
 
 def _classify(e: Exception) -> str:
+    from instancetype.errors import Error
     from instancetype.webhook.admission import Refused
 
     if isinstance(e, Refused):
-        return "invalid" if getattr(e.result, "causes", None) else "retryable"
-    reason = getattr(e, "reason", "")
+        return "invalid" if e.result.causes else "retryable"
+    reason = e.reason if isinstance(e, Error) else ""
     return {"Invalid": "invalid", "NotFound": "notfound"}.get(reason, "retryable")
 
 
 def _causes(e: Exception) -> list[str]:
-    causes = getattr(getattr(e, "result", None), "causes", None) or getattr(e, "causes", None) or []
+    from instancetype.store.base import Invalid
+    from instancetype.webhook.admission import Refused
+
+    causes = e.result.causes if isinstance(e, Refused) else e.causes if isinstance(e, Invalid) else []
     return [f"{c.field}: {c.message}" for c in causes]
 
 
 def _message(e: Exception) -> str:
     from instancetype.webhook.admission import Refused
 
-    if isinstance(e, Refused) and getattr(e, "webhook", ""):
+    if isinstance(e, Refused) and e.webhook:
         return f'admission webhook "{e.webhook}" denied the request: {e.result.message}'
     return str(e)
 

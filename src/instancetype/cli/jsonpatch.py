@@ -9,15 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.errors import PatchError, PatchFormatError
 from instancetype.jsonutil import clone
-
-
-class PatchError(Exception):
-    """The patch does not apply to the document."""
-
-
-class PatchFormatError(Exception):
-    """The patch is not a JSON Patch document (the API server's 400 when decoding it)."""
 
 
 def _tokens(path: Any) -> list[str]:

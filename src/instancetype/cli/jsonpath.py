@@ -14,10 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-
-class JSONPathError(Exception):
-    """A template that does not parse or does not execute (kubectl's texts)."""
-
+from instancetype.errors import JSONPathError  # noqa: E402,F401  (re-exported)
 
 # --- nodes -------------------------------------------------------------------------------------------
 

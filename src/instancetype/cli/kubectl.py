@@ -18,14 +18,13 @@ import click
 
 from instancetype.api import kinds
 from instancetype.api.kinds import Resource, resource_for
+from instancetype.errors import CommandError  # noqa: F401  (re-exported: the commands import it from here)
 
 from .cluster_options import namespace_given, resolve_namespace
 
 STDIN_SOURCE = "STDIN"   # kubectl's name for `-f -` in its messages
 
 
-class CommandError(Exception):
-    """A failure already worded for the user (printed as is, exit 1)."""
 
 
 def fail(message: str) -> None:
@@ -73,16 +72,18 @@ def cluster_of(ctx: click.Context) -> Iterator[Any]:
         cluster.close()
 
 
-def api_error_text(e: Any) -> str:
+def api_error_text(e: BaseException) -> str:
     """An API error as kubectl prints it (cmdutil `StandardErrorMessage`)."""
-    reason = getattr(e, "reason", "")
-    if reason == "Invalid":
-        causes = list(getattr(e, "causes", None) or ())
-        if causes and not (getattr(e, "kind", "") or getattr(e, "name", "")):
+    from instancetype.errors import Error
+    from instancetype.store.base import Invalid
+
+    if isinstance(e, Invalid):
+        if e.causes and not (e.kind or e.name):
             # A Status naming no object (an admission webhook's): "The request is invalid: <causes>".
-            parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+            parts = [f"{c.field}: {c.message}" if c.field else c.message for c in e.causes]
             return "The request is invalid: " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
         return f"The {e}" if ' is invalid' in str(e) else f"The request is invalid: {e}"
+    reason = e.reason if isinstance(e, Error) else ""
     if reason:
         return f"Error from server ({reason}): {e}"
     return f"error: {e}"
@@ -110,12 +111,14 @@ def report(failures: list[Failure]) -> int:
     return 1 if failures else 0
 
 
-def api_failure(e: Any, *, verb: str | None = None, source: str | None = None) -> Failure:
+def api_failure(e: BaseException, *, verb: str | None = None, source: str | None = None) -> Failure:
     """An API error, with cli-runtime's `error when <verb> "<file>": ` when it came from a file."""
+    from instancetype.errors import Error
+
     if source is None:
         text = api_error_text(e)
         return Failure(text, text)
-    reason = getattr(e, "reason", "")
+    reason = e.reason if isinstance(e, Error) else ""
     message = f'error when {verb} "{source}": {e}'
     if reason:
         return Failure(f"Error from server ({reason}): {message}", f"Error from server ({reason}): {message}")

@@ -168,7 +168,7 @@ class RemoteCluster(StoreReads):
         try:
             return self.store.request(method, f"/apis/{SUBRESOURCE_GROUP}/namespaces/{path}", body)
         except NotFound as e:
-            if not getattr(e, "kind", ""):
+            if not e.kind:
                 raise NotFound(f"the server could not find the requested resource ({what})",
                                kind="subresource") from None
             raise

@@ -26,7 +26,7 @@ import random
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,15 +56,28 @@ UNDELETABLE_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 # --- errors ---------------------------------------------------------------------------------------
 
 class APIError(StoreError):
-    """A refused request, as a Kubernetes Status: `.code` (HTTP), `.reason`, message = Kubernetes' text."""
+    """A refused request, as a Kubernetes Status: `.code` (HTTP), `.reason`, message = Kubernetes' text;
+    `.kind` and `.name` of the object when the Status names one, else ""; `.details` the Status'
+    `details` as the API server sent them (or as we answer them), else None."""
 
     code = 500
     reason = "InternalError"
 
+    def __init__(self, message: str = "", *, code: int | None = None, reason: str | None = None,
+                 kind: str = "", name: str = "", details: dict | None = None) -> None:
+        super().__init__(message, reason=reason)
+        if code is not None:
+            self.code = code
+        self.kind, self.name = kind, name
+        self.details = details
+
     def status(self) -> dict:
         """The `metav1.Status` body Kubernetes would answer with."""
-        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                 "message": self.message, "reason": self.reason, "code": self.code}
+        if self.details is not None:
+            body["details"] = self.details
+        return body
 
 
 class NotFound(APIError, NotFoundError):
@@ -83,7 +96,11 @@ class Invalid(APIError):
     """Refused by validation: `.causes` are the field errors (`api.names.FieldError`: field, message)."""
 
     code, reason = 422, "Invalid"
-    causes: list = []
+
+    def __init__(self, message: str = "", *, causes: Sequence[Any] = (), kind: str = "", name: str = "",
+                 details: dict | None = None) -> None:
+        super().__init__(message, kind=kind, name=name, details=details)
+        self.causes = list(causes)
 
 
 class BadRequest(APIError):
@@ -96,6 +113,13 @@ class Forbidden(APIError):
 
 class StateFileError(APIError):
     """The state file cannot be used (damaged, written by a newer version, locked too long...)."""
+
+
+def internal_error(err: Any) -> APIError:
+    """errors.NewInternalError: `Internal error occurred: <err>`, 500, the cause in its details. The
+    wire form of every internal error (ours, `errors.InternalError`, or a refusal worded as one)."""
+    return APIError(f"Internal error occurred: {err}", code=500, reason="InternalError",
+                    details={"causes": [{"message": str(err)}]})
 
 
 def not_found(res: Resource, name: str) -> NotFound:

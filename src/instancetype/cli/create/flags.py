@@ -8,14 +8,14 @@ as given, StringSlice flags read each value as one CSV record.
 """
 from __future__ import annotations
 
+from instancetype.errors import FlagError  # noqa: F401  (re-exported)
+
 from . import goparse
 
 STRING, BOOL, INT64, UINT32, GOINT, STRING_ARRAY, STRING_SLICE = (
     "string", "bool", "int64", "uint32", "goint", "stringArray", "stringSlice")
 
 
-class FlagError(Exception):
-    """A flag parse error; str() is pflag's message."""
 
 
 class Flag:

@@ -193,18 +193,19 @@ def api_error(status: Any) -> APIError:
     reason = status.get("reason") or ""
     message = status.get("message") or reason or f"HTTP {code}"
     details = status.get("details") or {}
-    attrs = {"kind": details.get("kind", ""), "name": details.get("name", ""), "status_body": dict(status)}
+    kind, name = str(details.get("kind", "")), str(details.get("name", ""))
+    kept = dict(details) if details else None
     if code == 409:
         cls = AlreadyExists if reason == "AlreadyExists" else Conflict
-        return cls(message, **attrs)
+        return cls(message, kind=kind, name=name, details=kept)
     if code == 422:
         raw = [c for c in details.get("causes") or () if isinstance(c, Mapping)]
         causes = [names.FieldError(c.get("field", ""), c.get("message", "")) for c in raw]
-        return Invalid(message, causes=causes, status_causes=raw, **attrs)
+        return Invalid(message, causes=causes, kind=kind, name=name, details=kept)
     cls = _BY_CODE.get(code)
     if cls is not None:
-        return cls(message, **attrs)
-    return APIError(message, code=code, reason=reason or "InternalError", **attrs)
+        return cls(message, kind=kind, name=name, details=kept)
+    return APIError(message, code=code, reason=reason or "InternalError", kind=kind, name=name, details=kept)
 
 
 def _status_body(resp: Any) -> dict | None:

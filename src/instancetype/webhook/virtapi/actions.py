@@ -16,24 +16,12 @@ from typing import Any
 
 from instancetype.api.godecode import number_literal, type_error
 from instancetype.errors import DecodeError, Error
-from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, Store
+from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, Store, internal_error
 
 UNMARSHAL_ERROR = "Can not unmarshal Request body to struct, error: {}"   # unmarshalRequestErrFmt
 VM_GROUP, VM_RESOURCE = "kubevirt.io", "virtualmachine"                   # v1.Resource("virtualmachine")
 MODIFIED = "the object has been modified"      # a resourceVersion precondition failed (client-go's RetryOnConflict)
 CONFLICT_RETRIES = 5
-
-
-class InternalError(APIError):
-    """errors.NewInternalError: `Internal error occurred: <err>`, 500."""
-    code, reason = 500, "InternalError"
-
-    def __init__(self, err: Any):
-        super().__init__(f"Internal error occurred: {err}")
-        self.cause = str(err)
-
-    def status(self) -> dict:
-        return {**super().status(), "details": {"causes": [{"message": self.cause}]}}
 
 
 def status_of(err: APIError, *, name: str = "", group: str = "", kind: str = "") -> dict:
@@ -272,7 +260,7 @@ def expand_stored(store: Store, namespace: str, name: str) -> dict:
     try:
         return instancetype.expand(vm, objects=StoreObjects(store), config=cluster_config(store))
     except Error as e:
-        raise InternalError(e) from None
+        raise internal_error(e) from None
 
 
 class InvalidVM(BadRequest):
@@ -358,5 +346,5 @@ def expand_spec(store: Store, namespace: str, vm: dict) -> dict:
         raise BadRequest(str(e)) from None
 
 
-__all__ = ["Conflict", "InternalError", "decode_options", "dry_run", "expand_posted", "expand_spec",
+__all__ = ["Conflict", "internal_error", "decode_options", "dry_run", "expand_posted", "expand_spec",
            "expand_stored", "fetch_vm", "status_of", "vm_action"]
