@@ -8,6 +8,7 @@ stderr and exit status 1, never a traceback.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,19 +32,31 @@ def fail(message: str) -> None:
     sys.stderr.write(message if message.endswith("\n") else message + "\n")
 
 
+# What kubectl prints an error as, when not as `error: <message>` (cmdutil `StandardErrorMessage`):
+# the API server's refusals and the connection's failures.
+_KUBECTL_ERROR_FORMS = re.compile(r"(error: |Error from server|The .* is invalid|Unable to connect to the server"
+                                  r"|The connection to the server )", re.S)
+
+
+def error_line(message: str) -> str:
+    """An error as this command line prints it: `error: <message>`, the one prefix of every error,
+    unless the message is already in one of kubectl's own forms (`Error from server (NotFound): ...`,
+    `The VirtualMachine "x" is invalid: ...`). virtctl's commands print theirs bare; here they get
+    the prefix too, so that every error reads alike."""
+    return message if _KUBECTL_ERROR_FORMS.match(message) else f"error: {message}"
+
+
 def reports_errors(fn: Callable[..., int]) -> Callable[..., int]:
-    """A command body whose `CommandError` is printed as is and whose `instancetype.Error`
-    (a file that cannot be read, a damaged state file, ...) as `error: <message>`; both exit 1."""
+    """A command body whose `instancetype.Error` (a `CommandError` worded for the user, a file that
+    cannot be read, a damaged state file, ...) is printed as `error_line` prints it; exit 1."""
     from instancetype.errors import Error
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> int:
         try:
             return fn(*args, **kwargs)
-        except CommandError as e:
-            fail(str(e))
         except Error as e:
-            fail(f"error: {e}")
+            fail(error_line(str(e)))
         return 1
 
     return wrapper
