@@ -218,7 +218,8 @@ def _patch_verb(obj: dict, current: dict, ns: str | None) -> str:
 
     res = kinds.BY_KIND.get(current.get("kind", ""))
     try:
-        patch = three_way_patch(original_of(current), with_last_applied(obj), current)
+        patch = three_way_patch(original_of(current), with_last_applied(obj, ns if res and res.namespaced else None),
+                                current)
         text = go_json(patch)
     except Exception:  # a patch we cannot show must not hide the real error
         text = "{}"

@@ -102,7 +102,7 @@ def api_error_text(e: BaseException) -> str:
     return f"error: {e}"
 
 
-from .gojson import go_json  # noqa: E402,F401 (re-exported: the commands import it from here)
+from instancetype.api.gotext import go_json  # noqa: E402,F401 (re-exported: the commands import it from here)
 
 # --- errors collected while going on (kubectl's ContinueOnError + CheckErr) ------------------------
 

@@ -19,6 +19,7 @@ from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import Error
 from instancetype.jsonutil import clone
 from instancetype.store.base import (
+    DEFAULT_NAMESPACE,
     AlreadyExists,
     BadRequest,
     NotFound,
@@ -35,6 +36,17 @@ from .apply import check_applied, original_of, three_way_patch, with_last_applie
 
 if TYPE_CHECKING:
     from .images import Images
+
+def _applied_namespace(obj: dict, namespace: str | None) -> str | None:
+    """The namespace kubectl sets on an object it applies (cli-runtime's builder): a namespaced
+    kind's own, else `-n`, else the default; None for a cluster-scoped (or unknown) kind."""
+    kind = obj.get("kind")
+    res = kinds.BY_KIND.get(kinds.FLAVOR_KINDS.get(kind, kind)) if isinstance(kind, str) else None
+    if res is None or not res.namespaced:
+        return None
+    own = (obj.get("metadata") or {}).get("namespace")
+    return own if isinstance(own, str) and own else namespace or DEFAULT_NAMESPACE
+
 
 KUBEVIRT_NAMESPACE = "kubevirt"
 KUBEVIRT_VERSION = "v1.9.0"   # the KubeVirt whose behaviour the engine reproduces
@@ -128,7 +140,7 @@ class Cluster(StoreReads):
     def apply(self, obj: dict, *, namespace: str | None = None) -> ApplyResult:
         """kubectl apply: create, or three-way merge patch onto the live object."""
         check_applied(obj)
-        applied = with_last_applied(obj)
+        applied = with_last_applied(obj, _applied_namespace(obj, namespace))
         converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
         # The API server's own checks (decodable metadata, a valid name and namespace) come first.
         check_create(converted, namespace)

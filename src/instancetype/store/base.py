@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from instancetype.api import names, selectors
-from instancetype.api.gotext import quote
+from instancetype.api.gotext import json_type, quote
 from instancetype.api.kinds import BY_KIND, Resource
 from instancetype.errors import NotFoundError, SelectorError, StoreError
 from instancetype.jsonutil import clone
@@ -264,7 +264,7 @@ def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) ->
     if meta is None:
         meta = {}
     if not isinstance(meta, Mapping):
-        raise BadRequest(f"json: cannot unmarshal {_go_json_type(meta)} into Go struct field "
+        raise BadRequest(f"json: cannot unmarshal {json_type(meta)} into Go struct field "
                          f"{res.kind}.metadata of type v1.ObjectMeta")
     check_metadata(meta)
     probe = dict(meta)
@@ -316,18 +316,18 @@ def check_metadata(meta: Mapping) -> None:
     for key in ("name", "generateName", "namespace"):
         value = meta.get(key)
         if value is not None and not isinstance(value, str):
-            raise BadRequest(f"json: cannot unmarshal {_go_json_type(value)} into Go struct field "
+            raise BadRequest(f"json: cannot unmarshal {json_type(value)} into Go struct field "
                              f"ObjectMeta.metadata.{key} of type string")
     for key in ("labels", "annotations"):
         value = meta.get(key)
         if value is None:
             continue
         if not isinstance(value, Mapping):
-            raise BadRequest(f"json: cannot unmarshal {_go_json_type(value)} into Go struct field "
+            raise BadRequest(f"json: cannot unmarshal {json_type(value)} into Go struct field "
                              f"ObjectMeta.metadata.{key} of type map[string]string")
         for v in value.values():
             if not isinstance(v, str):
-                raise BadRequest(f"json: cannot unmarshal {_go_json_type(v)} into Go struct field "
+                raise BadRequest(f"json: cannot unmarshal {json_type(v)} into Go struct field "
                                  f"ObjectMeta.metadata.{key} of type string")
 
 
@@ -353,14 +353,6 @@ def check_json(obj: Any) -> None:
         elif not isinstance(value, _JSON_SCALARS):
             raise BadRequest(f"{path or '(the object)'}: a {type(value).__name__} value is not JSON (strings, "
                              "numbers, booleans, null, lists and objects only)")
-
-
-def _go_json_type(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
 
 
 _SYSTEM_META = ("name", "namespace", "uid", "creationTimestamp", "generation", "resourceVersion")

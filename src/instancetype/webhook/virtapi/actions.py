@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from instancetype.api.godecode import number_literal, type_error
+from instancetype.api.gotext import json_type
 from instancetype.errors import DecodeError, Error
 from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, Store, internal_error
 
@@ -129,7 +130,7 @@ def decode_options(body: bytes, struct: str) -> dict:
 def _decode_struct(data: Any, struct: str) -> dict:
     fields = OPTIONS[struct]
     if not isinstance(data, dict):
-        raise type_error(_kind(data), struct, (), f"v1.{struct}")
+        raise type_error(json_type(data), struct, (), f"v1.{struct}")
     out: dict[str, Any] = {}
     for key, value in data.items():
         name = key if key in fields else next((f for f in fields if f.lower() == str(key).lower()), None)
@@ -138,25 +139,20 @@ def _decode_struct(data: Any, struct: str) -> dict:
         go = fields[name]
         if go == "bool":
             if not isinstance(value, bool):
-                raise type_error(_kind(value), struct, (key,), "bool")
+                raise type_error(json_type(value), struct, (key,), "bool")
         elif go == "int64":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise type_error(_kind(value), struct, (key,), "int64")
+                raise type_error(json_type(value), struct, (key,), "int64")
             if isinstance(value, float) or not _INT64[0] <= value <= _INT64[1]:
                 raise type_error(f"number {number_literal(value)}", struct, (key,), "int64")
         else:
             if not isinstance(value, list):
-                raise type_error(_kind(value), struct, (key,), "[]string")
+                raise type_error(json_type(value), struct, (key,), "[]string")
             for i, item in enumerate(value):
                 if not isinstance(item, str):
-                    raise type_error(_kind(item), struct, (key, i), "string")
+                    raise type_error(json_type(item), struct, (key, i), "string")
         out[name] = value
     return out
-
-
-def _kind(v: Any) -> str:
-    return "bool" if isinstance(v, bool) else "number" if isinstance(v, (int, float)) else \
-        "string" if isinstance(v, str) else "object" if isinstance(v, dict) else "array"
 
 
 def dry_run_of(options: dict) -> bool:
@@ -286,22 +282,22 @@ def _go_decode_error(vm: dict) -> DecodeError | None:
         if value is None:
             continue
         if key in ("kind", "apiVersion") and not isinstance(value, str):
-            return type_error(_kind(value), "VirtualMachine", (key,), "string")
+            return type_error(json_type(value), "VirtualMachine", (key,), "string")
         if key != "metadata":
             continue
         if not isinstance(value, dict):
-            return type_error(_kind(value), "VirtualMachine", ("metadata",), "v1.ObjectMeta")
+            return type_error(json_type(value), "VirtualMachine", ("metadata",), "v1.ObjectMeta")
         for field, x in value.items():
             if x is None:
                 continue
             if field in _META_STRINGS and not isinstance(x, str):
-                return type_error(_kind(x), "VirtualMachine", ("metadata", field), "string")
+                return type_error(json_type(x), "VirtualMachine", ("metadata", field), "string")
             if field in _META_MAPS:
                 if not isinstance(x, dict):
-                    return type_error(_kind(x), "VirtualMachine", ("metadata", field), "map[string]string")
+                    return type_error(json_type(x), "VirtualMachine", ("metadata", field), "map[string]string")
                 bad = next((v for v in x.values() if v is not None and not isinstance(v, str)), None)
                 if bad is not None:
-                    return type_error(_kind(bad), "VirtualMachine", ("metadata", field), "string")
+                    return type_error(json_type(bad), "VirtualMachine", ("metadata", field), "string")
     return None
 
 
@@ -315,7 +311,7 @@ def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
     if vm is None:
         vm = {}             # `null` leaves Go's map nil: an empty object to the schema
     if not isinstance(vm, dict):
-        raise BadRequest(UNMARSHAL_ERROR.format(type_error(_kind(vm), "", (), "map[string]interface {}")))
+        raise BadRequest(UNMARSHAL_ERROR.format(type_error(json_type(vm), "", (), "map[string]interface {}")))
     return expand_spec(store, namespace, vm)
 
 
