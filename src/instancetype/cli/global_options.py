@@ -14,20 +14,23 @@ No import beyond the standard library: `entry` reads this module on every comman
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
 class GlobalOption:
-    """One global option: its spellings, whether it takes a value, where it may stand."""
+    """One global option: its spellings, whether it takes a value, where it may stand. (A plain
+    class: `dataclasses` would cost `create` a few milliseconds of start-up.)"""
 
-    names: tuple[str, ...]       # every spelling, the long one last (click's parameter name is its)
-    takes_value: bool
-    metavar: str
-    help: str
-    names_store: bool            # chooses the store: hoisted from after the verb (unless the command has its own)
-    envvar: str | None = None
-    exposed: bool = False        # passed to the group's function (else kept in ctx.meta only)
+    __slots__ = ("names", "takes_value", "metavar", "help", "names_store", "envvar", "exposed")
+
+    def __init__(self, names: tuple[str, ...], takes_value: bool, metavar: str, help: str, *,
+                 names_store: bool, envvar: str | None = None, exposed: bool = False) -> None:
+        self.names = names                # every spelling, the long one last (click's parameter name)
+        self.takes_value = takes_value
+        self.metavar = metavar
+        self.help = help
+        self.names_store = names_store    # chooses the store: hoisted from after the verb (unless the
+        #                                   command has an option of its own by that name)
+        self.envvar = envvar
+        self.exposed = exposed            # passed to the group's function (else kept in ctx.meta only)
 
     @property
     def dest(self) -> str:

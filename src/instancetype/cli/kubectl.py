@@ -34,16 +34,16 @@ def fail(message: str) -> None:
 
 # What kubectl prints an error as, when not as `error: <message>` (cmdutil `StandardErrorMessage`):
 # the API server's refusals and the connection's failures.
-_KUBECTL_ERROR_FORMS = re.compile(r"(error: |Error from server|The .* is invalid|Unable to connect to the server"
-                                  r"|The connection to the server )", re.S)
+_KUBECTL_ERROR_FORMS = re.compile(r"^(error: |Error from server|The .* is invalid|Unable to connect to the server"
+                                  r"|The connection to the server )", re.M)
 
 
 def error_line(message: str) -> str:
     """An error as this command line prints it: `error: <message>`, the one prefix of every error,
-    unless the message is already in one of kubectl's own forms (`Error from server (NotFound): ...`,
-    `The VirtualMachine "x" is invalid: ...`). virtctl's commands print theirs bare; here they get
+    unless a line of the message is already in one of kubectl's own forms (`Error from server
+    (NotFound): ...`, `The VirtualMachine "x" is invalid: ...`, edit's note then `error: ...`). virtctl's commands print theirs bare; here they get
     the prefix too, so that every error reads alike."""
-    return message if _KUBECTL_ERROR_FORMS.match(message) else f"error: {message}"
+    return message if _KUBECTL_ERROR_FORMS.search(message) else f"error: {message}"
 
 
 def reports_errors(fn: Callable[..., int]) -> Callable[..., int]:

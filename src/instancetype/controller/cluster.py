@@ -45,7 +45,10 @@ def _applied_namespace(obj: dict, namespace: str | None) -> str | None:
     if res is None or not res.namespaced:
         return None
     own = (obj.get("metadata") or {}).get("namespace")
-    return own if isinstance(own, str) and own else namespace or DEFAULT_NAMESPACE
+    if isinstance(own, str) and own:
+        return own
+    # a namespace that is no string is refused by check_create next; the annotation does not matter
+    return namespace if isinstance(namespace, str) and namespace else DEFAULT_NAMESPACE
 
 
 KUBEVIRT_NAMESPACE = "kubevirt"
