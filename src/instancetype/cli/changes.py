@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from instancetype.api.kinds import Resource
+from instancetype.store.base import Invalid
 
 from .kubectl import CommandError, api_error_text, check_all_namespaces, namespace_of, parse_targets
 
@@ -85,7 +86,6 @@ def select(cluster: Any, words: list[str], namespace: str | None, *, all_namespa
 
 def write_failure_text(e: Exception, obj: dict) -> str:
     """A refused write as kubectl prints the API server's answer to its PATCH."""
-    from instancetype.store.base import Invalid
     from instancetype.webhook.admission import Refused
 
     if isinstance(e, Refused):

@@ -477,7 +477,7 @@ class Store(ABC):
 
     def uids(self, kind: str) -> set[str]:
         """The uids of every object of a kind, in all namespaces."""
-        return {(o.get("metadata") or {}).get("uid") for o in self.list(kind)}
+        return {uid for o in self.list(kind) if isinstance(uid := (o.get("metadata") or {}).get("uid"), str)}
 
     @property
     def in_transaction(self) -> bool:
