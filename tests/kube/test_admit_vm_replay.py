@@ -76,7 +76,7 @@ def _cluster_answer(store: KubeStore, obj: dict, namespace: str | None) -> dict:
     except APIError as e:
         if e.code == 422 and not e.message.startswith("admission webhook "):
             raise SchemaRefused(e.message) from None
-        return {"allowed": False, "code": e.code, "reason": e.reason,
+        return {"allowed": False, "code": e.code, "reason": (e.status_body or {}).get("reason", ""),
                 "message": e.message, "causes": (e.details or {}).get("causes", []),
                 "warnings": _warnings(store)}
     return {"allowed": True, "warnings": _warnings(store)}

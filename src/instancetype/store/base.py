@@ -64,12 +64,14 @@ class APIError(StoreError):
     reason = "InternalError"
 
     def __init__(self, message: str = "", *, code: int | None = None, reason: str | None = None,
-                 kind: str = "", name: str = "", details: dict | None = None) -> None:
+                 kind: str = "", name: str = "", details: dict | None = None,
+                 status_body: dict | None = None) -> None:
         super().__init__(message, reason=reason)
         if code is not None:
             self.code = code
         self.kind, self.name = kind, name
         self.details = details
+        self.status_body = status_body   # the Status as an API server sent it (its own reason may be "")
 
     def status(self) -> dict:
         """The `metav1.Status` body Kubernetes would answer with."""
@@ -98,8 +100,8 @@ class Invalid(APIError):
     code, reason = 422, "Invalid"
 
     def __init__(self, message: str = "", *, causes: Sequence[Any] = (), kind: str = "", name: str = "",
-                 details: dict | None = None) -> None:
-        super().__init__(message, kind=kind, name=name, details=details)
+                 details: dict | None = None, status_body: dict | None = None) -> None:
+        super().__init__(message, kind=kind, name=name, details=details, status_body=status_body)
         self.causes = list(causes)
 
 
