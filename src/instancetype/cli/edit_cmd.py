@@ -285,7 +285,7 @@ def _save_patch(cluster: Any, f: Any, patch: dict) -> dict:
 
 def _classify(e: Exception) -> str:
     from instancetype.errors import Error
-    from instancetype.webhook.admission import Refused
+    from instancetype.lifecycle.admission import Refused
 
     if isinstance(e, Refused):
         return "invalid" if e.result.causes else "retryable"
@@ -294,15 +294,15 @@ def _classify(e: Exception) -> str:
 
 
 def _causes(e: Exception) -> list[str]:
+    from instancetype.lifecycle.admission import Refused
     from instancetype.store.base import Invalid
-    from instancetype.webhook.admission import Refused
 
     causes = e.result.causes if isinstance(e, Refused) else e.causes if isinstance(e, Invalid) else []
     return [f"{c.field}: {c.message}" for c in causes]
 
 
 def _message(e: Exception) -> str:
-    from instancetype.webhook.admission import Refused
+    from instancetype.lifecycle.admission import Refused
 
     if isinstance(e, Refused) and e.webhook:
         return f'admission webhook "{e.webhook}" denied the request: {e.result.message}'
