@@ -3,18 +3,31 @@
 Each layer raises the most specific class; `str()` of an engine error is
 KubeVirt's own message, character for character, so callers (the conformance
 adapter, the CLI, the store's admission) can print it as KubeVirt would.
+
+Attributes are declared by each class and passed by keyword only, so a reader
+(the CLI's error printing above all) reads `e.causes`, never
+`getattr(e, "causes", ...)`: an error that has no such attribute is of another
+class.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 
 class Error(Exception):
-    """Base of every error a user can cause, and of `InternalError` (a bug, reported as one)."""
+    """Base of every error a user can cause, and of `InternalError` (a bug, reported as one).
 
-    def __init__(self, message: str = "", **attrs):
+    `.reason`: a machine-readable reason where one is named (a Kubernetes Status reason, a
+    condition reason such as `FailedCreate`); "" otherwise."""
+
+    reason: str = ""
+
+    def __init__(self, message: str = "", *, reason: str | None = None) -> None:
         super().__init__(message)
         self.message = message
-        for k, v in attrs.items():
-            setattr(self, k, v)
+        if reason is not None:
+            self.reason = reason
 
     def __str__(self) -> str:
         return self.message
@@ -25,25 +38,36 @@ class InternalError(Error):
 
     Never a `DecodeError`: the input was checked (Go's decode of every argument found nothing
     wrong), so the failure is ours. `str()` says so; `.__cause__` is the original exception.
-    """
+    The one internal-error type: on the wire it is Kubernetes' `InternalError` Status (500,
+    `store.base.internal_error`)."""
 
 
 class QuantityError(Error, ValueError):
     """A string that is not a Kubernetes resource.Quantity (apimachinery's texts)."""
 
 
-class LoadError(Error):
+class _FieldError(Error):
+    """An error about one field: `.field`, its path ("" when the whole input is at fault)."""
+
+    def __init__(self, message: str = "", *, field: str = "", reason: str | None = None) -> None:
+        super().__init__(message, reason=reason)
+        self.field = field
+
+
+class LoadError(_FieldError):
     """A file, document or field that cannot be read (file, document index, field, reason)."""
 
 
-class DecodeError(Error):
+class DecodeError(_FieldError):
     """An object that cannot be decoded into its typed shape (Go's json decode texts)."""
 
 
 class ValidationError(Error):
     """An object refused by validation; `.causes` lists `Cause`s."""
 
-    causes: list = []
+    def __init__(self, message: str = "", *, causes: Sequence[Any] = ()) -> None:
+        super().__init__(message)
+        self.causes = list(causes)
 
 
 class ConflictError(Error):
@@ -52,7 +76,9 @@ class ConflictError(Error):
     `.fields` holds the conflicting paths in message order; `str()` is KubeVirt's message.
     """
 
-    fields: list = []
+    def __init__(self, message: str = "", *, fields: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.fields = list(fields)
 
 
 class SpreadError(ConflictError):
@@ -62,7 +88,9 @@ class SpreadError(ConflictError):
 class RequirementsError(Error):
     """The preference's requirements are not met; `.fields` are the paths the checker names."""
 
-    fields: list = []
+    def __init__(self, message: str = "", *, fields: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.fields = list(fields)
 
 
 class NotFoundError(Error):
@@ -80,15 +108,20 @@ class DefaultsError(Error):
 class InferError(Error):
     """Inference from volumes failed; `.ignorable` says whether the policy Ignore covers it."""
 
-    ignorable: bool = False
+    def __init__(self, message: str = "", *, ignorable: bool = False) -> None:
+        super().__init__(message)
+        self.ignorable = ignorable
 
 
 class VMIError(Error):
     """Building the VMI on start failed; `.stage`, `.causes`, `.requirements_error`."""
 
-    stage: str = ""
-    causes: list = []
-    requirements_error: str | None = None
+    def __init__(self, message: str = "", *, stage: str = "", causes: Sequence[Any] = (),
+                 requirements_error: str | None = None) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.causes = list(causes)
+        self.requirements_error = requirements_error
 
 
 class StoreError(Error):
@@ -101,3 +134,28 @@ class SelectorError(Error):
 
 class CLIError(Error):
     """A command-line usage error (bad flag, bad argument)."""
+
+
+class CommandError(CLIError):
+    """A command's failure already worded for the user as kubectl words it (`Error from server
+    (NotFound): ...`, `error: ...`): printed as it is, exit 1."""
+
+
+class FlagError(CLIError):
+    """A flag pflag refuses (virtctl's `create`): unknown, missing value, bad value."""
+
+
+class JSONPathError(CLIError):
+    """A JSONPath template that does not parse or does not apply (client-go's jsonpath texts)."""
+
+
+class PatchError(Error):
+    """A JSON Patch that does not apply to the document (the API server's 422 of evanphx/json-patch)."""
+
+
+class PatchFormatError(PatchError):
+    """A body that is not a JSON Patch document (the API server's 400 when decoding it)."""
+
+
+class AuthConfigError(Error):
+    """The API server's authentication configuration (extension-apiserver-authentication) cannot be used."""

@@ -30,7 +30,9 @@ def failure(*args: str) -> str:
     """stderr of a failing `create` (exit 1, nothing on stdout)."""
     status, out, err = create(*args)
     assert status == 1 and out == "", (status, out)
-    return err.rstrip("\n")
+    # the one prefix of every error of the command line (after any deprecation notes)
+    assert err.startswith("error: ") or "\nerror: " in err, err
+    return err.replace("error: ", "", 1).rstrip("\n")
 
 
 def tspec(vm: dict) -> dict:

@@ -152,4 +152,4 @@ def test_command_line_entry_and_light_imports():
     assert proc.returncode == 0 and proc.stderr.strip() == "[]", proc.stderr
     proc = subprocess.run([sys.executable, "-m", "instancetype", "create", "vm", "--name", "x", "-x"],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and proc.stderr == "unknown shorthand flag: 'x' in -x\n" and proc.stdout == ""
+    assert proc.returncode == 1 and proc.stderr == "error: unknown shorthand flag: 'x' in -x\n" and proc.stdout == ""

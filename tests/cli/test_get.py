@@ -111,23 +111,23 @@ def test_describe(state):
 def test_start_stop_restart_messages(embedded):
     state = embedded
     assert run(state, "restart", "vm1").err == (
-        'error restarting VirtualMachine: Operation cannot be fulfilled on virtualmachine.kubevirt.io "vm1": '
+        'error: error restarting VirtualMachine: Operation cannot be fulfilled on virtualmachine.kubevirt.io "vm1": '
         "RunStategy Halted does not support manual restart requests\n")
     assert run(state, "start", "vm1", "--dry-run").out == "VM vm1 was scheduled to start\n"
     assert run(state, "get", "vmi").err == "No resources found in default namespace.\n"
     assert run(state, "start", "vm1").out == "VM vm1 was scheduled to start\n"
     r = run(state, "start", "vm1")
-    assert (r.code, r.err) == (1, 'Error starting VirtualMachine Operation cannot be fulfilled on '
+    assert (r.code, r.err) == (1, 'error: Error starting VirtualMachine Operation cannot be fulfilled on '
                                   'virtualmachine.kubevirt.io "vm1": VM is already running\n')
     assert run(state, "restart", "vm1").out == "VM vm1 was scheduled to restart\n"
     assert run(state, "stop", "vm1").out == "VM vm1 was scheduled to stop\n"
     assert run(state, "get", "vmi").err == "No resources found in default namespace.\n"
     r = run(state, "start", "ghost")
-    assert (r.code, r.err) == (1, 'Error starting VirtualMachine virtualmachine.kubevirt.io "ghost" not found\n')
+    assert (r.code, r.err) == (1, 'error: Error starting VirtualMachine virtualmachine.kubevirt.io "ghost" not found\n')
     r = run(state, "stop", "ghost")
-    assert (r.code, r.err) == (1, 'error stopping VirtualMachine virtualmachine.kubevirt.io "ghost" not found\n')
-    assert run(state, "stop", "vm1", "--force").err == "Must both use --force=true and set --grace-period.\n"
-    assert run(state, "start").err == "accepts 1 arg(s), received 0\n"
+    assert (r.code, r.err) == (1, 'error: error stopping VirtualMachine virtualmachine.kubevirt.io "ghost" not found\n')
+    assert run(state, "stop", "vm1", "--force").err == "error: Must both use --force=true and set --grace-period.\n"
+    assert run(state, "start").err == "error: accepts 1 arg(s), received 0\n"
 
 
 def test_start_paused_and_force_options(embedded):
@@ -144,13 +144,13 @@ def test_start_paused_and_force_options(embedded):
     assert {c["type"]: c["status"] for c in vmi["status"]["conditions"]} == {"Ready": "False", "Paused": "True"}
     assert run(state, "get", "vm").out.splitlines()[1].split()[2:] == ["Paused", "False"]
     r = run(state, "restart", "vm1", "--force", "--grace-period=5")
-    assert (r.code, r.err) == (1, "error force restarting VirtualMachine: For force restart, only gracePeriod=0 "
+    assert (r.code, r.err) == (1, "error: error force restarting VirtualMachine: For force restart, only gracePeriod=0 "
                                   "is supported for now\n")
     assert run(state, "restart", "vm1", "--force", "--grace-period=0").out == "VM vm1 was scheduled to restart\n"
     assert run(state, "stop", "vm1", "--force", "--grace-period=0").out == "VM vm1 was scheduled to stop\n"
     assert run(state, "get", "vmi").err == "No resources found in default namespace.\n"
     r = run(state, "stop", "vm1", "--force", "--grace-period=0")
-    assert (r.code, r.err) == (1, 'error force stopping VirtualMachine: Operation cannot be fulfilled on '
+    assert (r.code, r.err) == (1, 'error: error force stopping VirtualMachine: Operation cannot be fulfilled on '
                                   'virtualmachine.kubevirt.io "vm1": VM is not running\n')
 
 
@@ -181,7 +181,7 @@ def test_expand_stored(embedded):
     spec = json.loads(r.out)["spec"]
     assert "instancetype" not in spec and spec["template"]["spec"]["domain"]["cpu"]["sockets"] == 1
     r = run(state, "expand", "--vm", "non-existing-vm")
-    assert (r.code, r.err) == (1, "error expanding VirtualMachine - non-existing-vm in namespace - default: "
+    assert (r.code, r.err) == (1, "error: error expanding VirtualMachine - non-existing-vm in namespace - default: "
                                   'virtualmachines.kubevirt.io "non-existing-vm" not found\n')
 
 
@@ -194,9 +194,9 @@ def test_expand_file_against_the_store(embedded, tmp_path):
     posted = json.loads(run(state, "expand", "--file", str(f), "-o", "json").out)
     assert posted["spec"] == json.loads(run(state, "expand", "--vm", "vm1", "-o", "json").out)["spec"]
     r = run(state, "expand", "--file", str(tmp_path / "nope.yaml"))
-    assert (r.code, r.err) == (1, f"error reading file open {tmp_path / 'nope.yaml'}: no such file or directory\n")
+    assert (r.code, r.err) == (1, f"error: error reading file open {tmp_path / 'nope.yaml'}: no such file or directory\n")
     r = run(state, "expand", "--file", str(f), "-n", "other")
-    assert r.code == 1 and r.err.startswith("error expanding VirtualMachine - vm1 in namespace - other: ")
+    assert r.code == 1 and r.err.startswith("error: error expanding VirtualMachine - vm1 in namespace - other: ")
     r = run(state, "expand", "--file", str(f), "--vm", "vm1")
     assert (r.code, r.err) == (1, "error: if any flags in the group [file vm] are set none of the others can be; "
                                   "[file vm] were all set\n")

@@ -20,7 +20,7 @@ def test_pvc_upload_datasource_and_errors(tmp_path):
     ds = get_json(state, "datasource", "fedora")
     assert ds["spec"]["source"]["pvc"] == {"name": "fedora", "namespace": "default"}
     r = run(state, "image-upload", "pvc", "fedora", "--no-create", f"--image-path={image}")
-    assert (r.code, r.err) == (1, "PVC fedora already successfully imported/cloned/updated\n")
+    assert (r.code, r.err) == (1, "error: PVC fedora already successfully imported/cloned/updated\n")
 
 
 def test_validation_messages(tmp_path):
@@ -41,7 +41,7 @@ def test_validation_messages(tmp_path):
     ]
     for args, message in cases:
         r = run(state, "image-upload", *args)
-        assert r.code == 1 and r.err.splitlines()[-1] == message, (args, r.err)
+        assert r.code == 1 and r.err.splitlines()[-1] == "error: " + message, (args, r.err)
     assert run(state, "get", "dv").err == "No resources found in default namespace.\n"
 
 
@@ -91,4 +91,4 @@ def test_size_is_required_to_create_the_claim(target, tmp_path):
     for kind in ("dv", "pvc"):
         r = run(target, "image-upload", kind, "nosize", f"--image-path={image}")
         assert r.code == 1
-        assert r.err == "when creating a resource, the size must be specified\n", r.err
+        assert r.err == "error: when creating a resource, the size must be specified\n", r.err

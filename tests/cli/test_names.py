@@ -122,7 +122,7 @@ def test_delete_and_image_upload_refuse_names_that_cannot_be_a_path_segment(targ
     assert r.err.splitlines() == ["invalid resource name \"..\": [may not be '..']",
                                   "invalid resource name \"a%b\": [may not contain '%']"]
     r = run(state, "image-upload", "dv", "../../x/%y", "--size=1Mi", f"--image-path={image}")
-    assert (r.code, r.err) == (1, "invalid resource name \"../../x/%y\": [may not contain '/' may not contain '%']\n")
+    assert (r.code, r.err) == (1, "error: invalid resource name \"../../x/%y\": [may not contain '/' may not contain '%']\n")
 
 
 def test_the_store_keeps_exactly_the_names_the_rule_accepts(tmp_path):

@@ -142,7 +142,7 @@ def test_a_write_that_fails_midway_undoes_the_upload_and_a_retry_works(tmp_path)
     r = subprocess.run(CLI + _upload_args(state, "dv", "d1", image), capture_output=True, text=True, timeout=60,
                        preexec_fn=_limit_file_size)
     assert r.returncode == 1
-    assert r.stderr.startswith("error uploading image: [Errno 27] File too large"), r.stderr
+    assert r.stderr.startswith("error: error uploading image: [Errno 27] File too large"), r.stderr
     assert _check_consistent(state, image) == {}
     with Cluster.open(str(state)) as c:
         assert list(c.list("DataVolume")) == []
@@ -178,4 +178,4 @@ def test_a_success_recorded_without_its_image_can_be_uploaded_again(tmp_path):
         assert _check_consistent(state, image)[name] is False      # the DataVolume no longer says Succeeded
         _retry_completes(state, what, name, image)
         r = subprocess.run(CLI + _upload_args(state, what, name, image), capture_output=True, text=True, timeout=60)
-        assert (r.returncode, r.stderr) == (1, f"PVC {name} already successfully imported/cloned/updated\n")
+        assert (r.returncode, r.stderr) == (1, f"error: PVC {name} already successfully imported/cloned/updated\n")

@@ -74,11 +74,10 @@ def _cluster_answer(store: KubeStore, obj: dict, namespace: str | None) -> dict:
     try:
         store.create(obj, namespace=namespace, dry_run=True)
     except APIError as e:
-        status = getattr(e, "status_body", {}) or {}
         if e.code == 422 and not e.message.startswith("admission webhook "):
             raise SchemaRefused(e.message) from None
-        return {"allowed": False, "code": e.code, "reason": status.get("reason", ""),
-                "message": e.message, "causes": (status.get("details") or {}).get("causes", []),
+        return {"allowed": False, "code": e.code, "reason": (e.status_body or {}).get("reason", ""),
+                "message": e.message, "causes": (e.details or {}).get("causes", []),
                 "warnings": _warnings(store)}
     return {"allowed": True, "warnings": _warnings(store)}
 

@@ -35,6 +35,8 @@ from msgspec import inspect as mi
 
 from instancetype.errors import DecodeError, QuantityError
 
+from .gotext import json_type
+
 # Descriptor kinds
 STRUCT, LIST, MAP, INT, STR, BOOL, QTY, TIME, ANY = range(9)
 
@@ -107,18 +109,6 @@ def struct_desc(cls: type) -> Desc:
 
 
 # --- error texts ---------------------------------------------------------------------------------
-def _json_kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, list):
-        return "array"
-    return "null"
 
 
 def number_literal(v: Any) -> str:
@@ -185,7 +175,7 @@ _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:
 def _check_time(v: Any) -> str:
     """metav1.Time.UnmarshalJSON: a JSON string in RFC 3339."""
     if not isinstance(v, str):
-        raise DecodeError(f"json: cannot unmarshal {_json_kind(v)} into Go value of type string")
+        raise DecodeError(f"json: cannot unmarshal {json_type(v)} into Go value of type string")
     if not _RFC3339.fullmatch(v):
         raise DecodeError(f'parsing time "{v}" as "2006-01-02T15:04:05Z07:00": cannot parse "{v}" as "2006"')
     return v
@@ -196,7 +186,7 @@ def _walk(v: Any, d: Desc, root: str, path: tuple[Any, ...], prev: Any = None) -
     k = d.kind
     if k == STRUCT:
         if not isinstance(v, dict):
-            raise type_error(_json_kind(v), root, path, d.go)
+            raise type_error(json_type(v), root, path, d.go)
         out = prev if isinstance(prev, dict) else {}
         fields, fold = d.fields, d.fold
         for key, x in v.items():
@@ -214,29 +204,29 @@ def _walk(v: Any, d: Desc, root: str, path: tuple[Any, ...], prev: Any = None) -
         return out
     if k == INT:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise type_error(_json_kind(v), root, path, d.go)
+            raise type_error(json_type(v), root, path, d.go)
         if isinstance(v, float) or not d.lo <= v <= d.hi:
             raise type_error(f"number {number_literal(v)}", root, path, d.go)
         return v
     if k == STR:
         if not isinstance(v, str):
-            raise type_error(_json_kind(v), root, path, d.go)
+            raise type_error(json_type(v), root, path, d.go)
         return v
     if k == BOOL:
         if not isinstance(v, bool):
-            raise type_error(_json_kind(v), root, path, d.go)
+            raise type_error(json_type(v), root, path, d.go)
         return v
     if k == QTY:
         return canonical_quantity(v)
     if k == LIST:
         if not isinstance(v, list):
-            raise type_error(_json_kind(v), root, path, d.go)
+            raise type_error(json_type(v), root, path, d.go)
         e = d.elem
         assert e is not None        # a LIST or MAP always has its element's Desc
         return [_zero(e) if x is None else _walk(x, e, root, path + (i,)) for i, x in enumerate(v)]
     if k == MAP:
         if not isinstance(v, dict):
-            raise type_error(_json_kind(v), root, path, d.go)
+            raise type_error(json_type(v), root, path, d.go)
         out = prev if isinstance(prev, dict) else {}
         e = d.elem
         assert e is not None

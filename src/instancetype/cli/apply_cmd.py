@@ -70,7 +70,7 @@ def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
     """A `lifecycle.admission.Refused` as kubectl reports it."""
     from .output import refusal_text
 
-    result, webhook = e.result, getattr(e, "webhook", "")
+    result, webhook = e.result, e.webhook
     if not webhook:
         # The CRD's structural schema: the API server's own Invalid error, which names the object.
         name = (obj.get("metadata") or {}).get("name", "")
@@ -242,7 +242,8 @@ def _patch_verb(obj: dict, current: dict, ns: str | None) -> str:
 
     res = kinds.BY_KIND.get(current.get("kind", ""))
     try:
-        patch = three_way_patch(original_of(current), with_last_applied(obj), current)
+        patch = three_way_patch(original_of(current), with_last_applied(obj, ns if res and res.namespaced else None),
+                                current)
         text = go_json(patch)
     except Exception:  # a patch we cannot show must not hide the real error
         text = "{}"

@@ -465,7 +465,7 @@ def volumes_cmd(ctx, namespace, all_namespaces, output) -> None:
                 try:
                     objs = list(cluster.list(kind, ns))
                 except Error as e:
-                    if getattr(e, "reason", "") == "NotFound":   # the cluster does not serve the kind
+                    if e.reason == "NotFound":   # the cluster does not serve the kind
                         continue
                     raise
                 for obj in objs:

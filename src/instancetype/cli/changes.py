@@ -89,8 +89,8 @@ def write_failure_text(e: Exception, obj: dict) -> str:
     from instancetype.lifecycle.admission import Refused
 
     if isinstance(e, Refused):
-        result, webhook = e.result, getattr(e, "webhook", "")
-        causes = list(getattr(result, "causes", ()) or ())
+        result, webhook = e.result, e.webhook
+        causes = list(result.causes or ())
         if not webhook or causes:
             from .output import refusal_text
 

@@ -17,8 +17,8 @@ from instancetype.api.kinds import DEFAULT_NAMESPACE
 
 
 def remember_option(ctx: Any, param: Any, value: Any) -> Any:
-    """click callback of the group's `--kubeconfig`, `--cluster`, `--context` and `-n`: kept in
-    `ctx.meta` for `cluster_of` and `resolve_namespace` (the group's own signature stays as it is)."""
+    """click callback of the group's global options: kept in `ctx.meta` (`instancetype.<name>`) for
+    `cluster_of`, `resolve_namespace` and the state file's path."""
     if value not in (None, False):
         ctx.meta[f"instancetype.{param.name}"] = value
     return value
@@ -47,7 +47,8 @@ def kube_config(ctx: Any) -> Any:
     if choice is None:
         return None
     root = ctx.find_root()
-    if (root.obj or {}).get("state") and root.get_parameter_source("state") == click.core.ParameterSource.COMMANDLINE:
+    if root.meta.get("instancetype.state") and \
+            root.get_parameter_source("state") == click.core.ParameterSource.COMMANDLINE:
         raise click.ClickException("--state is the embedded store's; it cannot be used with a cluster "
                                    "(--kubeconfig, --cluster, --context)")
     meta = root.meta
@@ -82,19 +83,18 @@ def namespace_given(ctx: Any) -> bool:
     return bool(ctx is not None and ctx.meta.get("instancetype.namespace_given"))
 
 
-def cluster_options(fn: Any) -> Any:
-    """The three options and `-n`, for the `instancetype` group (kubectl's global flags of the same
-    names: `instancetype -n NS get vm` is `instancetype get vm -n NS`)."""
-    for opt in reversed([
-        click.option("--kubeconfig", default=None, metavar="PATH", expose_value=False, callback=remember_option,
-                     help="Use the Kubernetes cluster of this kubeconfig instead of the embedded store."),
-        click.option("--cluster", "cluster", is_flag=True, default=False, expose_value=False,
-                     callback=remember_option,
-                     help="Use the cluster of kubectl's kubeconfig ($KUBECONFIG, else ~/.kube/config)."),
-        click.option("--context", default=None, metavar="NAME", expose_value=False, callback=remember_option,
-                     help="The kubeconfig context to use (implies a cluster)."),
-        click.option("-n", "--namespace", default=None, metavar="NS", expose_value=False, callback=remember_option,
-                     help="The namespace of the commands that take -n (theirs wins when both are given)."),
-    ]):
+def global_options(fn: Any) -> Any:
+    """The global options of `global_options.GLOBAL_OPTIONS` as options of the `instancetype` group
+    (kubectl's global flags of the same names: `instancetype -n NS get vm` is `instancetype get vm
+    -n NS`). Each value is kept in `ctx.meta` by `remember_option`; only `--state` reaches the group's function."""
+    from .global_options import GLOBAL_OPTIONS
+
+    for o in reversed(GLOBAL_OPTIONS):
+        if o.takes_value:
+            opt = click.option(*o.names, o.dest, default=None, metavar=o.metavar, envvar=o.envvar,
+                               expose_value=o.exposed, callback=remember_option, help=o.help)
+        else:
+            opt = click.option(*o.names, o.dest, is_flag=True, default=False, envvar=o.envvar,
+                               expose_value=o.exposed, callback=remember_option, help=o.help)
         fn = opt(fn)
     return fn

@@ -284,16 +284,20 @@ def _save_patch(cluster: Any, f: Any, patch: dict) -> dict:
 
 
 def _classify(e: Exception) -> str:
+    from instancetype.errors import Error
     from instancetype.lifecycle.admission import Refused
 
     if isinstance(e, Refused):
-        return "invalid" if getattr(e.result, "causes", None) else "retryable"
-    reason = getattr(e, "reason", "")
+        return "invalid" if e.result.causes else "retryable"
+    reason = e.reason if isinstance(e, Error) else ""
     return {"Invalid": "invalid", "NotFound": "notfound"}.get(reason, "retryable")
 
 
 def _causes(e: Exception) -> list[str]:
-    causes = getattr(getattr(e, "result", None), "causes", None) or getattr(e, "causes", None) or []
+    from instancetype.lifecycle.admission import Refused
+    from instancetype.store.base import Invalid
+
+    causes = e.result.causes if isinstance(e, Refused) else e.causes if isinstance(e, Invalid) else []
     return [f"{c.field}: {c.message}" for c in causes]
 
 

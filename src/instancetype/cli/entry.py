@@ -1,47 +1,45 @@
 """The console script: `create` goes straight to its virtctl-exact parser, without importing click;
 every other command goes to the click group in `cli.main`. Both run under `streams.run_guarded`,
-which turns a closed, full or vanished stdout into one line and exit status 1."""
+which turns a closed, full or vanished stdout into one line and exit status 1, and Ctrl-C into
+status 130 with nothing printed (as kubectl, which Go's default SIGINT handling ends).
+
+The global options in front of `create` are found with `global_options`' table, the one list
+every parser of the command line reads."""
 from __future__ import annotations
 
 import sys
 from typing import NoReturn
 
 from instancetype.cli import EMPTY_STATE
+from instancetype.cli.global_options import NAMESPACE, STATE, split_option
 from instancetype.errors import CLIError
 
 
 def _create_args(argv: list[str]) -> list[str] | None:
-    """The words after `create` when the command is `create` (global `--state`, `--kubeconfig`,
-    `--context`, `--cluster` and `-n` may precede it; `-n` is passed on, virtctl's persistent flag).
+    """The words after `create` when the command is `create`, behind global options only; `-n` is
+    passed on (virtctl's persistent flag; a later `-n` wins, as in pflag), the others are the
+    store's, which `create` does not use.
 
     `--state ""` is refused here too, as the click group refuses it, though `create` writes no state."""
     i = 0
     namespace: list[str] = []
     while i < len(argv):
-        a = argv[i]
-        if a == "create":
+        if argv[i] == "create":
             rest = argv[i + 1:]
-            return rest[:1] + namespace + rest[1:]      # a later `-n` wins, as in pflag
-        if a == "--state":
-            if i + 1 < len(argv) and argv[i + 1] == "":
-                raise CLIError(EMPTY_STATE)
-            i += 2
-        elif a.startswith("--state="):
-            if a == "--state=":
-                raise CLIError(EMPTY_STATE)
-            i += 1
-        elif a in ("--kubeconfig", "--context"):     # the cluster options: `create` writes to no store
-            i += 2
-        elif a in ("-n", "--namespace"):
-            namespace = [f"--namespace={argv[i + 1]}"] if i + 1 < len(argv) else []
-            i += 2
-        elif a.startswith(("--namespace=", "-n=")):
-            namespace = ["--namespace=" + a.partition("=")[2]]
-            i += 1
-        elif a == "--cluster" or a.startswith(("--kubeconfig=", "--context=")):
-            i += 1
-        else:
+            return rest[:1] + namespace + rest[1:]
+        found = split_option(argv[i])
+        if found is None:
             return None
+        option, value = found
+        if option.takes_value and value is None:
+            value = argv[i + 1] if i + 1 < len(argv) else None
+            i += 2
+        else:
+            i += 1
+        if option is STATE and value == "":
+            raise CLIError(EMPTY_STATE)
+        if option is NAMESPACE:
+            namespace = [f"--namespace={value}"] if value is not None else []
     return None
 
 

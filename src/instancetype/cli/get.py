@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from instancetype.api.gotext import served_number
+
 from . import tables
 from .completers import complete_args
 from .kubectl import (
@@ -321,8 +323,8 @@ def _go_value(v: Any) -> str:
         return "<nil>"
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v) if v != int(v) or abs(v) >= 1e21 else str(int(v))
+    if isinstance(v, (int, float)):
+        return served_number(v)
     return str(v)
 
 

@@ -14,10 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-
-class JSONPathError(Exception):
-    """A template that does not parse or does not execute (kubectl's texts)."""
-
+from instancetype.api.gotext import go_json, served_number
+from instancetype.errors import JSONPathError  # noqa: F401  (re-exported)
 
 # --- nodes -------------------------------------------------------------------------------------------
 
@@ -403,25 +401,11 @@ def _text(v: Any) -> str:
         return "true" if v else "false"
     if v is None:
         return "null"
-    if isinstance(v, float):
-        return _go_float(v)
+    if isinstance(v, (int, float)):
+        return served_number(v)
     if isinstance(v, (dict, list)):
-        from .kubectl import go_json
-
         return go_json(v)
     return str(v)
-
-
-def _go_float(v: float) -> str:
-    """Go's `%v` of a float64 (strconv 'g' with the shortest repr; exponent from 1e21)."""
-    if v == int(v) and abs(v) < 1e21:
-        return str(int(v))
-    r = repr(v)
-    if "e" in r:
-        mant, exp = r.split("e")
-        sign = "-" if exp.startswith("-") else "+"
-        return f"{mant}e{sign}{exp.lstrip('+-').zfill(2)}"
-    return r
 
 
 def execute(nodes: list, data: Any, out: list[str], root: Any = _MISSING) -> None:

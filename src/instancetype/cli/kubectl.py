@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from instancetype.controller.cluster import Cluster
 
 import functools
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,33 +25,44 @@ import click
 
 from instancetype.api import kinds
 from instancetype.api.kinds import Resource, resource_for
+from instancetype.errors import CommandError  # noqa: F401  (re-exported: the commands import it from here)
 
 from .cluster_options import namespace_given, resolve_namespace
 
 STDIN_SOURCE = "STDIN"   # kubectl's name for `-f -` in its messages
 
 
-class CommandError(Exception):
-    """A failure already worded for the user (printed as is, exit 1)."""
 
 
 def fail(message: str) -> None:
     sys.stderr.write(message if message.endswith("\n") else message + "\n")
 
 
+# What kubectl prints an error as, when not as `error: <message>` (cmdutil `StandardErrorMessage`):
+# the API server's refusals and the connection's failures.
+_KUBECTL_ERROR_FORMS = re.compile(r"^(error: |Error from server|The .* is invalid|Unable to connect to the server"
+                                  r"|The connection to the server )", re.M)
+
+
+def error_line(message: str) -> str:
+    """An error as this command line prints it: `error: <message>`, the one prefix of every error,
+    unless a line of the message is already in one of kubectl's own forms (`Error from server
+    (NotFound): ...`, `The VirtualMachine "x" is invalid: ...`, edit's note then `error: ...`). virtctl's commands print theirs bare; here they get
+    the prefix too, so that every error reads alike."""
+    return message if _KUBECTL_ERROR_FORMS.search(message) else f"error: {message}"
+
+
 def reports_errors(fn: Callable[..., int]) -> Callable[..., int]:
-    """A command body whose `CommandError` is printed as is and whose `instancetype.Error`
-    (a file that cannot be read, a damaged state file, ...) as `error: <message>`; both exit 1."""
+    """A command body whose `instancetype.Error` (a `CommandError` worded for the user, a file that
+    cannot be read, a damaged state file, ...) is printed as `error_line` prints it; exit 1."""
     from instancetype.errors import Error
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> int:
         try:
             return fn(*args, **kwargs)
-        except CommandError as e:
-            fail(str(e))
         except Error as e:
-            fail(f"error: {e}")
+            fail(error_line(str(e)))
         return 1
 
     return wrapper
@@ -79,22 +91,24 @@ def cluster_of(ctx: click.Context) -> Iterator[Any]:
         cluster.close()
 
 
-def api_error_text(e: Any) -> str:
+def api_error_text(e: BaseException) -> str:
     """An API error as kubectl prints it (cmdutil `StandardErrorMessage`)."""
-    reason = getattr(e, "reason", "")
-    if reason == "Invalid":
-        causes = list(getattr(e, "causes", None) or ())
-        if causes and not (getattr(e, "kind", "") or getattr(e, "name", "")):
+    from instancetype.errors import Error
+    from instancetype.store.base import Invalid
+
+    if isinstance(e, Invalid):
+        if e.causes and not (e.kind or e.name):
             # A Status naming no object (an admission webhook's): "The request is invalid: <causes>".
-            parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+            parts = [f"{c.field}: {c.message}" if c.field else c.message for c in e.causes]
             return "The request is invalid: " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
         return f"The {e}" if ' is invalid' in str(e) else f"The request is invalid: {e}"
+    reason = e.reason if isinstance(e, Error) else ""
     if reason:
         return f"Error from server ({reason}): {e}"
     return f"error: {e}"
 
 
-from .gojson import go_json  # noqa: E402,F401 (re-exported: the commands import it from here)
+from instancetype.api.gotext import go_json  # noqa: E402,F401 (re-exported: the commands import it from here)
 
 # --- errors collected while going on (kubectl's ContinueOnError + CheckErr) ------------------------
 
@@ -116,12 +130,14 @@ def report(failures: list[Failure]) -> int:
     return 1 if failures else 0
 
 
-def api_failure(e: Any, *, verb: str | None = None, source: str | None = None) -> Failure:
+def api_failure(e: BaseException, *, verb: str | None = None, source: str | None = None) -> Failure:
     """An API error, with cli-runtime's `error when <verb> "<file>": ` when it came from a file."""
+    from instancetype.errors import Error
+
     if source is None:
         text = api_error_text(e)
         return Failure(text, text)
-    reason = getattr(e, "reason", "")
+    reason = e.reason if isinstance(e, Error) else ""
     message = f'error when {verb} "{source}": {e}'
     if reason:
         return Failure(f"Error from server ({reason}): {message}", f"Error from server ({reason}): {message}")

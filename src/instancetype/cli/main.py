@@ -16,7 +16,8 @@ import importlib
 import click
 
 from instancetype.cli import EMPTY_STATE
-from instancetype.cli.cluster_options import cluster_options
+from instancetype.cli.cluster_options import global_options
+from instancetype.cli.global_options import GLOBAL_OPTIONS
 
 # command name -> (module, attribute, one-line help). Modules are imported on use.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -50,6 +51,15 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+class Interrupted(BaseException):
+    """Ctrl-C inside a command: a BaseException click does not catch (it would print a newline and
+    `Aborted!`), so that `run_click` can end with status 130 and nothing printed."""
+
+
+class UnknownCommand(click.UsageError):
+    """A command name the group does not have: kubectl prints its text alone (no usage line)."""
+
+
 class LazyGroup(click.Group):
     def _main_shell_completion(self, ctx_args, prog_name, complete_var=None):
         # The shells' scripts and protocol are ours (file names, -o values, virtctl's create flags).
@@ -58,7 +68,7 @@ class LazyGroup(click.Group):
         return super()._main_shell_completion(ctx_args, prog_name, complete_var)
 
     def list_commands(self, ctx):
-        return sorted(set(COMMANDS) | {"create"} | set(self.commands))
+        return sorted(set(COMMANDS) | {"create", "help"} | set(self.commands))
 
     def get_command(self, ctx, name):
         if name in self.commands:
@@ -67,6 +77,8 @@ class LazyGroup(click.Group):
             from instancetype.cli.create_cmd import create_cmd
 
             return create_cmd
+        if name == "help":
+            return help_cmd
         entry = COMMANDS.get(name)
         if entry is None:
             return None
@@ -78,33 +90,100 @@ class LazyGroup(click.Group):
             raise
         return getattr(module, entry[1], None)
 
+    def resolve_command(self, ctx, args):
+        """cobra's unknown command, with its suggestions (`legacyArgs` of the root command)."""
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            raise UnknownCommand(unknown_command_text(args[0], self.list_commands(ctx)), ctx)
+        return super().resolve_command(ctx, args)
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--state", envvar="INSTANCETYPE_STATE", default=None, metavar="PATH",
-              help="The embedded store's state file (default: $XDG_DATA_HOME/instancetype/state.db).")
-@click.option("-v", "--v", "verbosity", default=None, metavar="N",
-              help="Log level: 6 logs each request to the API server (on a cluster), as kubectl's -v.")
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted() from None
+
+
+def _levenshtein(a: str, b: str) -> int:
+    """cobra's `ld(s, t, ignoreCase=true)`."""
+    a, b = a.lower(), b.lower()
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[len(b)]
+
+
+def suggestions(typed: str, names: list[str]) -> list[str]:
+    """cobra's `SuggestionsFor` (SuggestionsMinimumDistance 2): commands within two edits of what was
+    typed, or that start with it, in the commands' order."""
+    return [n for n in names if _levenshtein(typed, n) <= 2 or n.lower().startswith(typed.lower())]
+
+
+def unknown_command_text(typed: str, names: list[str]) -> str:
+    """cobra's `unknown command "gte" for "instancetype"`, then `Did you mean this?` and a tab before
+    each suggestion, as kubectl prints it (after `error: `)."""
+    text = f'unknown command "{typed}" for "instancetype"'
+    found = suggestions(typed, [n for n in names if n != "help"])
+    if found:
+        text += "\n\nDid you mean this?\n" + "".join(f"\t{n}\n" for n in found)
+    return text.rstrip("\n")
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="instancetype", prog_name="instancetype")
-@cluster_options
+@global_options
 @click.pass_context
-def cli(ctx: click.Context, state: str | None, verbosity: str | None) -> None:
+def cli(ctx: click.Context, state: str | None, v: str | None) -> None:
     """KubeVirt instancetypes and preferences, with or without a cluster."""
     if state == "":
         raise click.ClickException(EMPTY_STATE)
-    if verbosity is not None:
+    if v is not None:
         from instancetype.cli import request_log
 
-        request_log.enable(request_log.verbosity(verbosity))
+        request_log.enable(request_log.verbosity(v))
         ctx.call_on_close(request_log.disable)
     ctx.ensure_object(dict)
     ctx.obj["state"] = state
+    if ctx.invoked_subcommand is None:      # bare `instancetype` (global options only): help, as kubectl
+        click.echo(ctx.get_help())
+
+
+@click.command("help", context_settings={"ignore_unknown_options": True})
+@click.argument("words", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def help_cmd(ctx: click.Context, words: tuple[str, ...]) -> int:
+    """Help about any command (cobra's `help [command]`)."""
+    root = ctx.find_root()
+    if not words:
+        click.echo(root.get_help())
+        return 0
+    if words[0] == "create":
+        from instancetype.cli.create import run
+
+        return run([*words[1:2], "--help"])
+    command: click.Command | None = root.command
+    sub = root
+    for i, word in enumerate(words):
+        found = command.get_command(sub, word) if isinstance(command, click.Group) else None
+        if found is None:
+            if i == 0 or isinstance(command, click.Group):
+                # cobra: `Unknown help topic [`foo`]`, then the root command's usage; status 0
+                click.echo("Unknown help topic [" + " ".join(f"`{w}`" for w in words) + "]")
+                click.echo(root.get_help())
+                return 0
+            break
+        command = found
+        sub = click.Context(found, info_name=word, parent=sub)
+    click.echo(sub.get_help())
+    return 0
 
 
 # The group's options that name the store (the value: whether the option takes one). As kubectl's
 # global flags (cobra's persistent flags), they may also come after the verb; a command with an
 # option of its own by such a name (`serve --kubeconfig`, `install --context`) keeps it.
-STORE_OPTIONS = {"--state": True, "--kubeconfig": True, "--context": True, "--cluster": False, "-v": True, "--v": True}
-_GROUP_VALUE_OPTIONS = ("--state", "--kubeconfig", "--context", "-n", "--namespace", "-v", "--v")
+STORE_OPTIONS = {name: o.takes_value for o in GLOBAL_OPTIONS if o.names_store for name in o.names}
+_GROUP_VALUE_OPTIONS = tuple(name for o in GLOBAL_OPTIONS if o.takes_value for name in o.names)
 
 
 def _next_word(argv: list[str], i: int, value_options) -> int:
@@ -166,6 +245,9 @@ def run_click(argv: list[str]) -> int:
         rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except UnknownCommand as exc:
+        click.echo(f"error: {exc.format_message()}", err=True)
+        return 1
     except click.UsageError as exc:
         # kubectl's two lines, not click's usage block: what is wrong, and where help is.
         command = exc.ctx.command_path if exc.ctx is not None else "instancetype"
@@ -178,10 +260,10 @@ def run_click(argv: list[str]) -> int:
     except click.ClickException as exc:
         click.echo(f"error: {exc.format_message()}", err=True)
         return 1
-    except click.exceptions.Abort:
-        click.echo("Aborted!", err=True)
-        return 1
-    except KeyboardInterrupt:
+    except click.exceptions.Abort as exc:
+        # a prompt's end of input or Ctrl-C (click wraps both): the status says which, nothing printed
+        return 130 if isinstance(exc.__context__, KeyboardInterrupt) else 1
+    except (KeyboardInterrupt, Interrupted):
         return 130
     except OSError:
         raise   # the output failed, or the machine refused: run_guarded says which, in one line
@@ -189,7 +271,9 @@ def run_click(argv: list[str]) -> int:
         from instancetype.errors import Error
 
         if isinstance(exc, Error):
-            click.echo(f"error: {exc}", err=True)
+            from instancetype.cli.kubectl import error_line
+
+            click.echo(error_line(str(exc)), err=True)
         elif isinstance(exc, RecursionError):
             click.echo("error: the input is nested too deeply to process", err=True)
         else:

@@ -199,12 +199,44 @@ def _api_server_refusal(d, namespace: str | None) -> str | None:
 
 
 def _lookup_objects(objects: list[dict], m: Manifests, builtin_catalog: bool) -> list[dict]:
-    """The objects VMs' matchers are looked up in: the files', then the built-in catalogue's."""
-    if builtin_catalog and m.vms:
+    """The objects VMs' matchers are looked up in: the files', then the built-in catalogue's, built
+    only when a VM may need it (building it is most of a small `expand -f`'s start-up)."""
+    if builtin_catalog and m.vms and _may_need_catalogue([d.obj for d in m.vms], objects):
         from .builtin_objects import with_builtin_catalogue
 
         objects = with_builtin_catalogue(objects)
     return objects
+
+
+_MATCHERS = (("instancetype", kinds.CLUSTER_INSTANCETYPE, kinds.INSTANCETYPE),
+             ("preference", kinds.CLUSTER_PREFERENCE, kinds.PREFERENCE))
+
+
+def _may_need_catalogue(vms: list[dict], objects: list[dict]) -> bool:
+    """False only when every VM's matchers name a namespaced kind or a cluster object the files
+    define (then the catalogue, whose objects the files' override, cannot change the answer);
+    inference, a revision or any matcher out of the ordinary takes the catalogue, to be sure."""
+    given = {(o.get("kind"), (o.get("metadata") or {}).get("name")) for o in objects if isinstance(o, dict)}
+    for vm in vms:
+        spec = vm.get("spec") if isinstance(vm, dict) else None
+        if not isinstance(spec, dict):
+            continue
+        for key, cluster_kind, namespaced_kind in _MATCHERS:
+            matcher = spec.get(key)
+            if matcher is None:
+                continue
+            if not isinstance(matcher, dict) or matcher.get("inferFromVolume") or matcher.get("revisionName") \
+                    or not isinstance(matcher.get("name"), str):
+                return True
+            kind = matcher.get("kind") or ""
+            if not isinstance(kind, str):
+                return True
+            if kind.lower() in ("", cluster_kind.lower()):
+                if (cluster_kind, matcher["name"]) not in given:
+                    return True
+            elif kind.lower() != namespaced_kind.lower():
+                return True
+    return False
 
 
 def _missing_references(vm: dict, objects: list[dict]) -> list[str]:

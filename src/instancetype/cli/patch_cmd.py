@@ -45,9 +45,9 @@ def parse_patch(text: str):
 
 def patched_object(res, current: dict, patch, patch_type: str) -> dict:
     """What the API server makes of the patch (its refusals as kubectl prints them)."""
+    from instancetype.errors import PatchError, PatchFormatError
     from instancetype.store.base import merge_patch
-
-    from .jsonpatch import PatchError, PatchFormatError, apply_patch
+    from instancetype.webhook.jsonpatch import apply as apply_patch
 
     if patch_type == "strategic" and res.group not in BUILTIN_GROUPS:
         raise CommandError(UNSUPPORTED_MEDIA.format(gv=res.api_version, kind=res.kind))

@@ -26,30 +26,6 @@ from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS, SUBRESOURCE_GROUP
 from instancetype.store.base import NotFound, StoreReads
 
 
-def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
-    """The object with kubectl's `last-applied-configuration` (apply's GetModifiedConfiguration):
-    the object as kubectl sends it (its namespace set, `annotations` present even when empty, the
-    annotation itself left out), JSON with sorted keys and Go's escapes, and a newline. Written
-    exactly so that kubectl and this command line can apply the same objects in turn."""
-    from instancetype.controller.apply import LAST_APPLIED
-    from instancetype.jsonutil import clone
-
-    from .gojson import go_json
-
-    out = clone(obj)
-    meta = out.get("metadata")
-    meta = dict(meta) if isinstance(meta, dict) else {}
-    if namespace is not None:
-        meta["namespace"] = namespace
-    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != LAST_APPLIED}
-    meta["annotations"] = annotations
-    out["metadata"] = meta
-    text = go_json(out) + "\n"
-    out = clone(out)
-    out["metadata"]["annotations"] = {**annotations, LAST_APPLIED: text}
-    return out
-
-
 def _without_managed_fields(obj: dict) -> dict:
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     if not isinstance(meta, dict) or "managedFields" not in meta:
@@ -113,7 +89,7 @@ class RemoteCluster(StoreReads):
         """kubectl's client-side apply of the object at its own group and version (an old version
         or a flavor.kubevirt.io object is the API server's to serve or refuse, as for kubectl); the
         warnings are the API server's `Warning` headers, as kubectl prints them."""
-        from instancetype.controller.apply import check_applied, original_of, three_way_patch
+        from instancetype.controller.apply import check_applied, original_of, three_way_patch, with_last_applied
         from instancetype.controller.cluster import ApplyResult
         from instancetype.store.base import check_create
         from instancetype.store.kube.client import resource_of
@@ -123,7 +99,7 @@ class RemoteCluster(StoreReads):
         res = resource_of(kind, api_version)
         meta = obj.get("metadata") or {}
         ns = (meta.get("namespace") or namespace or self.store.default_namespace) if res.namespaced else None
-        applied = kubectl_last_applied(obj, ns)
+        applied = with_last_applied(obj, ns)
         check_create(dict(applied, kind=FLAVOR_KINDS.get(kind, kind)) if res.group == FLAVOR_GROUP else applied,
                      namespace)
         name = meta.get("name") or ""
@@ -169,7 +145,7 @@ class RemoteCluster(StoreReads):
         try:
             return self.store.request(method, f"/apis/{SUBRESOURCE_GROUP_VERSION}/namespaces/{path}", body)
         except NotFound as e:
-            if not getattr(e, "kind", ""):
+            if not e.kind:
                 raise NotFound(f"the server could not find the requested resource ({what})",
                                kind="subresource") from None
             raise

@@ -168,6 +168,8 @@ def run_guarded(body: Callable[[], Any]) -> NoReturn:
             code = body()
         except SystemExit as e:
             code = e.code
+        except KeyboardInterrupt:
+            code = 130           # Ctrl-C: 128 + SIGINT, nothing printed (kubectl dies of the signal)
         _flush(sys.stdout)
         _flush(sys.stderr)
     except OSError as exc:

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
+from instancetype.api.gotext import served_number
 from instancetype.jsonutil import dig as _dig
 
 # --- AGE ---------------------------------------------------------------------------------------------
@@ -123,34 +124,9 @@ def go_cell(v: Any) -> str:
         return v
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, float):
-        return _go_float(v)
+    if isinstance(v, (int, float)):
+        return served_number(v)
     return _text(v)
-
-
-def _go_float(v: float) -> str:
-    """strconv.FormatFloat(v, 'g', -1, 64), Go's `%v` of a float64: the shortest digits, with an
-    exponent when it is below -4 or at least 6 (`1e+06`, `1.5`, `1e-05`)."""
-    if v != v:
-        return "NaN"
-    if v in (float("inf"), float("-inf")):
-        return "+Inf" if v > 0 else "-Inf"
-    sign = "-" if v < 0 or (v == 0 and str(v).startswith("-")) else ""
-    mantissa, _, exp_text = repr(abs(v)).partition("e")
-    whole, _, frac = mantissa.partition(".")
-    digits = (whole + frac).lstrip("0") or "0"
-    exp = (int(exp_text) if exp_text else 0) + len(whole) - 1
-    if whole == "0":     # 0.000123: the exponent is where the first significant digit is
-        exp = -(len(frac) - len(frac.lstrip("0"))) - 1 if digits != "0" else 0
-    digits = digits.rstrip("0") or "0"
-    if exp < -4 or exp >= 6:
-        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{body}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if exp < 0:
-        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
-    int_part = digits[:exp + 1].ljust(exp + 1, "0")
-    frac_part = digits[exp + 1:]
-    return f"{sign}{int_part}.{frac_part}" if frac_part else f"{sign}{int_part}"
 
 
 def _first_ip(obj: dict) -> str:

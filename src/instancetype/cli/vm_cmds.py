@@ -44,8 +44,8 @@ def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace
                     getattr(cluster, action)(name, namespace, grace_period=grace_period if force else None)
         except NotFound as e:
             # The subresource handler answers with the singular resource (virt-api fetchVirtualMachine).
-            text = f'virtualmachine.kubevirt.io "{name}" not found' if getattr(e, "kind", None) in (
-                None, "VirtualMachine") else str(e)
+            text = f'virtualmachine.kubevirt.io "{name}" not found' if e.kind in (
+                "", "VirtualMachine") else str(e)
             raise CommandError(template.format(text)) from None
         except Error as e:
             raise CommandError(template.format(e)) from None

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from instancetype.api.gotext import go_json
+
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _MISSING = object()
 
@@ -28,20 +30,31 @@ def check_applied(obj: Any) -> None:
         raise BadRequest("Object is not a valid Kubernetes object: its metadata is not a JSON object")
 
 
-def last_applied_text(obj: dict) -> str:
-    """The annotation's value: the applied object without the annotation, compact JSON, sorted keys."""
-    meta = dict(obj.get("metadata") or {})
+def last_applied_text(obj: dict, namespace: str | None = None) -> str:
+    """The annotation's value, as kubectl writes it (apply's `GetModifiedConfiguration` on an
+    unstructured object): the object as kubectl sends it, its namespace set when the kind is
+    namespaced (`namespace`; cli-runtime's builder sets it), `metadata.annotations` present even
+    when empty (unstructured `SetAnnotations` of an empty map) and without the annotation itself,
+    encoded by encoding/json (`api.gotext.go_json`: sorted keys, `\u003c` for `<`...) with the
+    newline json.Encoder ends it with. Exact, so that kubectl and this command line can apply the
+    same objects in turn and each see the other's configuration as its own."""
+    meta = obj.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["annotations"] = {k: v for k, v in (meta.get("annotations") or {}).items() if k != LAST_APPLIED}
+    return go_json({**obj, "metadata": meta}) + "\n"
+
+
+def with_last_applied(obj: dict, namespace: str | None = None) -> dict:
+    """The object as kubectl sends it on apply: `namespace` set (for a namespaced kind), and the
+    last-applied annotation of `last_applied_text`."""
+    meta = obj.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    if namespace is not None:
+        meta["namespace"] = namespace
     annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != LAST_APPLIED}
-    if annotations:
-        meta["annotations"] = annotations
-    else:
-        meta.pop("annotations", None)
-    return json.dumps({**obj, "metadata": meta}, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
-
-
-def with_last_applied(obj: dict) -> dict:
-    meta = dict(obj.get("metadata") or {})
-    meta["annotations"] = {**(meta.get("annotations") or {}), LAST_APPLIED: last_applied_text(obj)}
+    meta["annotations"] = {**annotations, LAST_APPLIED: last_applied_text(obj, namespace)}
     return {**obj, "metadata": meta}
 
 

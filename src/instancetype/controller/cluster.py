@@ -20,6 +20,7 @@ from instancetype.errors import Error
 from instancetype.jsonutil import clone
 from instancetype.lifecycle.admission import admit
 from instancetype.store.base import (
+    DEFAULT_NAMESPACE,
     AlreadyExists,
     BadRequest,
     NotFound,
@@ -35,6 +36,20 @@ from .apply import check_applied, original_of, three_way_patch, with_last_applie
 
 if TYPE_CHECKING:
     from .images import Images
+
+def _applied_namespace(obj: dict, namespace: str | None) -> str | None:
+    """The namespace kubectl sets on an object it applies (cli-runtime's builder): a namespaced
+    kind's own, else `-n`, else the default; None for a cluster-scoped (or unknown) kind."""
+    kind = obj.get("kind")
+    res = kinds.BY_KIND.get(kinds.FLAVOR_KINDS.get(kind, kind)) if isinstance(kind, str) else None
+    if res is None or not res.namespaced:
+        return None
+    own = (obj.get("metadata") or {}).get("namespace")
+    if isinstance(own, str) and own:
+        return own
+    # a namespace that is no string is refused by check_create next; the annotation does not matter
+    return namespace if isinstance(namespace, str) and namespace else DEFAULT_NAMESPACE
+
 
 LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot", "ControllerRevision"}
 
@@ -130,7 +145,7 @@ class Cluster(StoreReads):
     def apply(self, obj: dict, *, namespace: str | None = None) -> ApplyResult:
         """kubectl apply: create, or three-way merge patch onto the live object."""
         check_applied(obj)
-        applied = with_last_applied(obj)
+        applied = with_last_applied(obj, _applied_namespace(obj, namespace))
         converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
         # The API server's own checks (decodable metadata, a valid name and namespace) come first.
         check_create(converted, namespace)

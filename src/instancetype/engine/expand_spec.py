@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.api.godecode import _json_kind, type_error
+from instancetype.api.godecode import type_error
+from instancetype.api.gotext import json_type
 from instancetype.errors import DecodeError, Error
 
 # ObjectMeta fields json.Unmarshal reads as strings, and those it reads as map[string]string.
@@ -38,22 +39,22 @@ def go_decode_error(vm: dict[str, Any]) -> DecodeError | None:
         if value is None:
             continue
         if key in ("kind", "apiVersion") and not isinstance(value, str):
-            return type_error(_json_kind(value), "VirtualMachine", (key,), "string")
+            return type_error(json_type(value), "VirtualMachine", (key,), "string")
         if key != "metadata":
             continue
         if not isinstance(value, dict):
-            return type_error(_json_kind(value), "VirtualMachine", ("metadata",), "v1.ObjectMeta")
+            return type_error(json_type(value), "VirtualMachine", ("metadata",), "v1.ObjectMeta")
         for field, x in value.items():
             if x is None:
                 continue
             if field in _META_STRINGS and not isinstance(x, str):
-                return type_error(_json_kind(x), "VirtualMachine", ("metadata", field), "string")
+                return type_error(json_type(x), "VirtualMachine", ("metadata", field), "string")
             if field in _META_MAPS:
                 if not isinstance(x, dict):
-                    return type_error(_json_kind(x), "VirtualMachine", ("metadata", field), "map[string]string")
+                    return type_error(json_type(x), "VirtualMachine", ("metadata", field), "map[string]string")
                 bad = next((v for v in x.values() if v is not None and not isinstance(v, str)), None)
                 if bad is not None:
-                    return type_error(_json_kind(bad), "VirtualMachine", ("metadata", field), "string")
+                    return type_error(json_type(bad), "VirtualMachine", ("metadata", field), "string")
     return None
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from instancetype.api import kinds as K
 from instancetype.api import v1alpha
+from instancetype.api.gotext import json_type
 from instancetype.errors import DecodeError, Error, UnexpectedKindError
 from instancetype.jsonutil import clone
 
@@ -174,7 +175,7 @@ def revision_object(cr: Mapping[str, Any], *, allow_old: bool = True) -> dict[st
         except ValueError as e:
             raise DecodeError(f"failed to decode object in ControllerRevision: {e}") from None
     if not isinstance(data, Mapping):
-        go = {list: "array", str: "string", bool: "bool", int: "number", float: "number"}.get(type(data), "value")
+        go = json_type(data)
         raise DecodeError("failed to decode object in ControllerRevision: couldn't get version/kind; json parse "
                           f"error: json: cannot unmarshal {go} into Go value of type struct {{ APIVersion string "
                           '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')

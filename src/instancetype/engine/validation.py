@@ -24,6 +24,7 @@ from typing import Any
 
 from instancetype.api import kinds
 from instancetype.api.godecode import decode_object
+from instancetype.api.gotext import json_type
 from instancetype.api.v1beta1 import (
     DEPRECATED_TOPOLOGIES,
     SPREAD_ACROSS,
@@ -110,7 +111,7 @@ def preference_warnings(spec: dict[str, Any]) -> list[str]:
 
 # --- the webhook -------------------------------------------------------------------------------
 def _go_map_error(obj: Any) -> str:
-    kind = {bool: "bool", str: "string", list: "array", int: "number", float: "number"}.get(type(obj), "null")
+    kind = json_type(obj)
     return f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
 
 

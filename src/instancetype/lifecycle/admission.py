@@ -31,8 +31,10 @@ type_validator = kinds.type_validator_webhook
 class Refused(StoreError):
     """An admission webhook (or the schema check) refused the object: `.result`, `.webhook`."""
 
-    result: AdmissionResult
-    webhook: str = ""
+    def __init__(self, message: str, *, result: AdmissionResult, webhook: str = "") -> None:
+        super().__init__(message)
+        self.result = result
+        self.webhook = webhook   # the refusing webhook's name; "" for the CRD schema check
 
     @property
     def code(self) -> int:

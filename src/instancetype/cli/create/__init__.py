@@ -109,7 +109,7 @@ def run(argv: list[str]) -> int:
             sys.stdout.flush()
         return 0
     except (FlagError, CLIError) as exc:
-        _write(sys.stderr, f"{exc}\n")
+        _write(sys.stderr, f"error: {exc}\n")     # the one prefix of every error of this command line
         return 1
     except BrokenPipeError:
         return 1

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.errors import FlagError  # noqa: F401  (re-exported)
+
 from . import goparse
 
 STRING, BOOL, INT64, UINT32, GOINT, STRING_ARRAY, STRING_SLICE = (
     "string", "bool", "int64", "uint32", "goint", "stringArray", "stringSlice")
 
 
-class FlagError(Exception):
-    """A flag parse error; str() is pflag's message."""
 
 
 class Flag:

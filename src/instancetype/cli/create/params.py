@@ -19,7 +19,7 @@ def flag_err(flag: str, msg: str) -> CLIError:
     return CLIError(f'failed to parse "--{flag}" flag: {msg}')
 
 
-class ParamError(Exception):
+class ParamError(CLIError):
     """An error without the flag prefix (params.split / GetParamByName)."""
 
 

@@ -8,7 +8,7 @@
         list_at(kind, ...) -> (objects, list resourceVersion), open_watch(...) -> WatchStream,
         new_client() (a typed lightkube Client), http (client.ApiClient: a connection pool per
         thread), last_warnings (the API server's Warning headers of the last request).
-        Errors: store.base's NotFound / AlreadyExists / Conflict / Invalid (.causes, .status_causes)
+        Errors: store.base's NotFound / AlreadyExists / Conflict / Invalid (.causes, .details, .status_body)
         / BadRequest / Forbidden / APIError(.code, .reason), `Gone` (410), and `Unreachable` (a
         StoreError: the server cannot be reached or refused the credentials, one line).
     Informer(store, kind, namespace=None, *, label_selector=None, on_add=, on_update=, on_delete=)

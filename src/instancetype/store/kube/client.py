@@ -384,18 +384,20 @@ def api_error(status: Any) -> APIError:
     reason = status.get("reason") or ""
     message = status.get("message") or reason or f"HTTP {code}"
     details = status.get("details") or {}
-    attrs = {"kind": details.get("kind", ""), "name": details.get("name", ""), "status_body": dict(status)}
+    kind, name = str(details.get("kind", "")), str(details.get("name", ""))
+    kept = dict(details) if details else None
+    body = dict(status)
     if code == 409:
         conflict = AlreadyExists if reason == "AlreadyExists" else Conflict
-        return conflict(message, **attrs)
+        return conflict(message, kind=kind, name=name, details=kept, status_body=body)
     if code == 422:
         raw = [c for c in details.get("causes") or () if isinstance(c, Mapping)]
         causes = [names.FieldError(c.get("field", ""), c.get("message", "")) for c in raw]
-        return Invalid(message, causes=causes, status_causes=raw, **attrs)
+        return Invalid(message, causes=causes, kind=kind, name=name, details=kept, status_body=body)
     cls = _BY_CODE.get(code)
     if cls is not None:
-        return cls(message, **attrs)
-    return APIError(message, code=code, reason=reason or "InternalError", **attrs)
+        return cls(message, kind=kind, name=name, details=kept, status_body=body)
+    return APIError(message, code=code, reason=reason or "InternalError", kind=kind, name=name, details=kept, status_body=body)
 
 
 def _status_body(resp: Any) -> dict | None:

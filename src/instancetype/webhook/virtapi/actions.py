@@ -16,9 +16,10 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from instancetype.api.godecode import number_literal, type_error
+from instancetype.api.gotext import json_type
 from instancetype.errors import DecodeError, Error
 from instancetype.lifecycle.expand import UNMARSHAL_ERROR, expand_spec
-from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, Store
+from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, Store, internal_error
 from instancetype.store.kubevirt import kubevirt_config
 
 VM_GROUP, VM_RESOURCE = "kubevirt.io", "virtualmachine"                   # v1.Resource("virtualmachine")
@@ -43,18 +44,6 @@ class VMVerbs(Protocol):
 
     def restart(self, store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
                 inline: bool = True) -> dict: ...
-
-
-class InternalError(APIError):
-    """errors.NewInternalError: `Internal error occurred: <err>`, 500."""
-    code, reason = 500, "InternalError"
-
-    def __init__(self, err: Any):
-        super().__init__(f"Internal error occurred: {err}")
-        self.cause = str(err)
-
-    def status(self) -> dict:
-        return {**super().status(), "details": {"causes": [{"message": self.cause}]}}
 
 
 def status_of(err: APIError, *, name: str = "", group: str = "", kind: str = "") -> dict:
@@ -162,7 +151,7 @@ def decode_options(body: bytes, struct: str) -> dict:
 def _decode_struct(data: Any, struct: str) -> dict:
     fields = OPTIONS[struct]
     if not isinstance(data, dict):
-        raise type_error(_kind(data), struct, (), f"v1.{struct}")
+        raise type_error(json_type(data), struct, (), f"v1.{struct}")
     out: dict[str, Any] = {}
     for key, value in data.items():
         name = key if key in fields else next((f for f in fields if f.lower() == str(key).lower()), None)
@@ -171,25 +160,20 @@ def _decode_struct(data: Any, struct: str) -> dict:
         go = fields[name]
         if go == "bool":
             if not isinstance(value, bool):
-                raise type_error(_kind(value), struct, (key,), "bool")
+                raise type_error(json_type(value), struct, (key,), "bool")
         elif go == "int64":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise type_error(_kind(value), struct, (key,), "int64")
+                raise type_error(json_type(value), struct, (key,), "int64")
             if isinstance(value, float) or not _INT64[0] <= value <= _INT64[1]:
                 raise type_error(f"number {number_literal(value)}", struct, (key,), "int64")
         else:
             if not isinstance(value, list):
-                raise type_error(_kind(value), struct, (key,), "[]string")
+                raise type_error(json_type(value), struct, (key,), "[]string")
             for i, item in enumerate(value):
                 if not isinstance(item, str):
-                    raise type_error(_kind(item), struct, (key, i), "string")
+                    raise type_error(json_type(item), struct, (key, i), "string")
         out[name] = value
     return out
-
-
-def _kind(v: Any) -> str:
-    return "bool" if isinstance(v, bool) else "number" if isinstance(v, (int, float)) else \
-        "string" if isinstance(v, str) else "object" if isinstance(v, dict) else "array"
 
 
 def dry_run_of(options: dict) -> bool:
@@ -282,7 +266,7 @@ def expand_stored(store: Store, namespace: str, name: str) -> dict:
     try:
         return instancetype.expand(vm, objects=StoreObjects(store), config=kubevirt_config(store))
     except Error as e:
-        raise InternalError(e) from None
+        raise internal_error(e) from None
 
 
 def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
@@ -295,9 +279,9 @@ def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
     if vm is None:
         vm = {}             # `null` leaves Go's map nil: an empty object to the schema
     if not isinstance(vm, dict):
-        raise BadRequest(UNMARSHAL_ERROR.format(type_error(_kind(vm), "", (), "map[string]interface {}")))
+        raise BadRequest(UNMARSHAL_ERROR.format(type_error(json_type(vm), "", (), "map[string]interface {}")))
     return expand_spec(store, namespace, vm)
 
 
-__all__ = ["Conflict", "InternalError", "VMVerbs", "decode_options", "dry_run", "expand_posted", "expand_spec",
+__all__ = ["Conflict", "internal_error", "VMVerbs", "decode_options", "dry_run", "expand_posted", "expand_spec",
            "expand_stored", "fetch_vm", "status_of", "vm_action"]

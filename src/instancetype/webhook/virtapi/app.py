@@ -106,7 +106,7 @@ class VirtAPI:
             allowed, reason = await loop.run_in_executor(None, self.authorize, user, attrs)
         except Exception as e:       # the review could not be made: fail closed
             log.error("SubjectAccessReview failed: %s", e)
-            return _json(500, actions.InternalError("internal server error").status())
+            return _json(500, actions.internal_error("internal server error").status())
         if not allowed:
             return _json(403, forbidden_status(user, attrs, reason))
         return None
@@ -122,7 +122,7 @@ class VirtAPI:
             return _json(e.code, actions.status_of(e, **(details or {})))
         except Exception as e:       # a bug or a broken store: a 500, never a dropped connection
             log.exception("subresource %s failed", request.path)
-            return _json(500, actions.InternalError(e).status())
+            return _json(500, actions.internal_error(e).status())
         if ok == 202:
             return web.Response(status=202)
         return _json(ok, result)

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from instancetype.errors import AuthConfigError  # noqa: F401  (re-exported)
+
 CONFIGMAP_NAMESPACE = "kube-system"
 CONFIGMAP_NAME = "extension-apiserver-authentication"
 CA_KEY = "requestheader-client-ca-file"
 
 
-class AuthConfigError(Exception):
-    """The extension-apiserver-authentication ConfigMap cannot be used."""
 
 
 @dataclass(frozen=True)
