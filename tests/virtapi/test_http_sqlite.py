@@ -310,7 +310,7 @@ def test_expand_spec_of_a_stored_vm_that_cannot_expand_is_internal_error(env):
 
 def test_dry_run_overlay_keeps_the_rules_and_writes_nothing(tmp_path):
     """The overlay used on stores that cannot roll back, over a real store."""
-    from instancetype.controller import vm as vmctl
+    from instancetype.controller import virtctl as vmctl
     from instancetype.store.base import Conflict
     from instancetype.webhook.virtapi.dryrun import DryRunStore
 

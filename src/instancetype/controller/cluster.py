@@ -248,13 +248,13 @@ class Cluster(StoreReads):
     def _vm_action(self, action: str, name: str, namespace: str | None, **options) -> dict:
         """virtctl's verbs with their options (`paused`; `grace_period`, virtctl's `--force
         --grace-period`), by the controller's one copy of virt-api's rules."""
-        from . import vm as vmctl
+        from . import virtctl
 
         if action == "restart":
-            vmctl.check_restart_grace(options.get("grace_period"))   # before the VM is read, as virt-api
+            virtctl.check_restart_grace(options.get("grace_period"))   # before the VM is read, as virt-api
         with self.store.transaction() as tx:
             vm = tx.get("VirtualMachine", name, namespace)
-            return getattr(vmctl, action)(tx, vm, self.config(tx), **options)
+            return getattr(virtctl, action)(tx, vm, self.config(tx), **options)
 
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         """virtctl expand --vm: the stored VM expanded against the stored objects."""

@@ -44,7 +44,7 @@ from instancetype.engine.shared_revisions import is_shared_name, referenced_name
 from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
 
-from . import shared_revisions
+from . import node, shared_revisions
 from . import vm as vmctl
 from .workqueue import RateLimiter, WorkQueue
 
@@ -360,7 +360,7 @@ class VMController:
             vmi = self.store.get(VMI, name, ns)
         except NotFound:
             return
-        if vmctl.node.terminating(vmi):
+        if node.terminating(vmi):
             vmctl.release_vmi(store, vmi)
 
     def config(self) -> dict | None:

@@ -1,7 +1,7 @@
 """What virt-api's VM subresources do, against a `Store` (pkg/virt-api/rest/lifecycle.go and
 expand.go): blocking functions, run by the HTTP layer in a worker thread.
 
-The rules are the controller's (`controller.vm.start/stop/restart`) and the engine's
+The rules are the controller's (`controller.virtctl.start/stop/restart`) and the engine's
 (`instancetype.expand`); this module adds only what virt-api adds: the option bodies
 (StartOptions, StopOptions, RestartOptions, decoded as Go decodes them), the resource the errors
 name (`virtualmachine.kubevirt.io`), dry runs, and the error classes (NotFound 404, Conflict 409,
@@ -231,7 +231,7 @@ def fetch_vm(store: Store, name: str, namespace: str) -> dict:
 
 def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes) -> None:
     """PUT .../virtualmachines/NAME/{start,stop,restart}: the controller's rule in one transaction."""
-    from instancetype.controller import vm as vmctl
+    from instancetype.controller import virtctl as vmctl
 
     struct = {"start": "StartOptions", "stop": "StopOptions", "restart": "RestartOptions"}[action]
     if action != "start":       # Stop and Restart decode the body before fetching the VM
