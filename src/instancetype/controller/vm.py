@@ -17,7 +17,7 @@ from __future__ import annotations
 from instancetype.jsonutil import clone
 from instancetype.store.base import Store
 
-from .vmsync import pin, run_strategy, status, vmis
+from .vmsync import generation, pin, restart_required, run_strategy, status, vmis
 from .vmsync.run_strategy import RUN_STRATEGIES
 from .vmsync.state import VM_RESOURCE, VMSync, failed
 from .vmsync.vmis import release as release_vmi
@@ -27,9 +27,12 @@ __all__ = ["RUN_STRATEGIES", "VM_RESOURCE", "failed", "reconcile", "release_vmi"
 # The steps in KubeVirt's order: each changes the VMSync, or finishes the reconcile by returning
 # the stored VM (a step that wrote the VM's spec starts over from it).
 STEPS = (
-    pin.sync,             # instancetype Sync: status refs, referencePolicy expand
+    pin.sync,             # status refs follow the matchers; referencePolicy expand
     vmis.observe,         # the VMI as found: another owner's, one on its way out
+    generation.bump,      # conditionallyBumpGenerationAnnotationOnVmi
+    pin.repin,            # instancetype Sync: a running VM's new matcher pinned at once
     run_strategy.sync,    # syncRunStrategy: start, stop, state change requests
+    restart_required.sync,  # syncRestartRequired
 )
 
 

@@ -61,6 +61,19 @@ def _expand_in_place(s: VMSync) -> dict:
                           vm=without_refs)
 
 
+def repin(s: VMSync) -> None:
+    """A running VM whose matcher lost its `revisionName` (a new instancetype or preference, the
+    seeds' JSON patch) is pinned again at once, as v1.9's `Store` pins on every sync: the new
+    revision stored and `status.<side>Ref` following in this reconcile. A stopped VM is pinned at
+    its next start (the seeds)."""
+    if s.vmi is None or reference_policy(s.config) != "reference":
+        return
+    spec = s.vm.get("spec") or {}
+    if any(isinstance(spec.get(side), dict) and spec[side].get("name") and not spec[side].get("revisionName")
+           for side, *_ in revisions.SIDES):
+        capture(s)
+
+
 def capture(s: VMSync) -> dict[str, dict] | None:
     """Pin both sides (storeControllerRevisions) before a start: the new `revisionName`s are
     patched onto the VM (`s.stored`, `s.vm` follow). Returns the revisions by name (what the VMI

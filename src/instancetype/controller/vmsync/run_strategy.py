@@ -1,46 +1,81 @@
 """KubeVirt's `syncRunStrategy`: whether the VM's VMI should exist, by its run strategy and the
-first state change request (controller/state_requests.py), and the start or stop that follows."""
+first state change request (controller/state_requests.py), and the start or stop that follows.
+
+    Always          a VMI always; a stop request restarts it
+    RerunOnFailure  started when a start is asked or the VM comes from another run strategy
+                    (`status.runStrategy`, written once a VMI was created, differs); a stop request
+                    or a finished VMI stops it (a failed one is asked to start again)
+    Manual          started and stopped by requests only
+    Halted          no VMI; a start request (a paused start) turns the VM to Always
+    Once            a VMI whenever none exists; a finished one is left as it is
+    WaitAsReceiver  a receiver VMI (`kubevirt.io/create-migration-target`), waiting for a migration
+"""
 from __future__ import annotations
 
+from instancetype.engine.vmi import MIGRATION_TARGET_ANNOTATION
 from instancetype.store.base import Store
 
 from .. import state_requests as requests
 from . import vmis
-from .state import VMSync, failed, run_strategy
+from .state import VMSync, run_strategy
 
 RUN_STRATEGIES = ("Always", "Halted", "Manual", "RerunOnFailure", "Once", "WaitAsReceiver")
+NON_RECEIVER_VMI = "Found non receiver VMI while VM is receiver"      # vm.go nonReceiverVMI
+RESTORE_RUN_STRATEGY = "kubevirt.io/restore-run-strategy"            # v1.RestoreRunStrategy
 
 
 def sync(s: VMSync) -> dict | None:
-    if s.vmi is not None and requests.stop_requested(s.vm, s.vmi):
+    strategy = run_strategy(s.vm)
+    if s.vmi is not None and strategy != "Once" and requests.stop_requested(s.vm, s.vmi):
         # hasStopRequestForVMI: the VMI goes (stopVMI); the request is then done. Always starts
         # the next VMI at once, and a start request behind it (a restart) is carried out next.
         vmis.stop(s)
         requests.trim_first(s.vm.setdefault("status", {}), None)
-    if s.vmi is None and run_strategy(s.vm) == "Halted" and requests.start_requested(s.vm):
+    if s.vmi is not None:
+        return _with_vmi(s, strategy)
+    if strategy == "Halted" and requests.start_requested(s.vm):
         # A paused start of a Halted VM: the run strategy becomes Always (or the legacy
         # `running` true), and the VMI is started under it, paused.
         return s.restart_from(set_spec_running(s.store, s.vm, s.stored, True))
-    want = _wants_vmi(s.vm, s.vmi)
-    if want and s.vmi is None:
+    if _should_start(s.vm, strategy):
         vmis.start(s)
-    elif want is False and s.vmi is not None:
-        vmis.stop(s)
     return None
 
 
-def _wants_vmi(vm: dict, vmi: dict | None) -> bool | None:
-    """True: a VMI must exist; False: none may; None: leave it as it is (Manual)."""
-    strategy = run_strategy(vm)
-    status = vm.get("status") or {}
-    if strategy == "Always":
+def _should_start(vm: dict, strategy: str) -> bool:
+    if strategy in ("Always", "Once", "WaitAsReceiver"):
         return True
-    if strategy in ("Halted", "WaitAsReceiver"):
-        return False
-    if strategy in ("RerunOnFailure", "Once"):
-        # Started on creation; a stop request leaves it stopped until a start request.
-        return vmi is not None or not status.get("printableStatus") or failed(vm) or requests.start_requested(vm)
-    return True if vmi is None and requests.start_requested(vm) else None  # Manual: only on a start request
+    if strategy == "RerunOnFailure":
+        # "when coming here from a different RunStrategy we have to start the VM"
+        return requests.start_requested(vm) or (vm.get("status") or {}).get("runStrategy") != strategy
+    if strategy == "Manual":
+        return requests.start_requested(vm)
+    return False
+
+
+def _with_vmi(s: VMSync, strategy: str) -> dict | None:
+    phase = (s.vmi.get("status") or {}).get("phase")
+    if strategy == "Halted":
+        vmis.stop(s)
+    elif strategy == "Always" and phase in ("Failed", "Succeeded"):
+        vmis.stop(s)            # restarted by the next reconcile
+    elif strategy == "RerunOnFailure" and phase in ("Failed", "Succeeded"):
+        vmis.stop(s)
+        if phase == "Failed":   # addStartRequest
+            s.vm.setdefault("status", {})["stateChangeRequests"] = [requests.start_request()]
+    elif strategy == "WaitAsReceiver" and not _is_receiver(s.vmi):
+        if ((s.vmi.get("status") or {}).get("migrationState") or {}).get("completed"):
+            restore = ((s.vm.get("metadata") or {}).get("annotations") or {}).get(RESTORE_RUN_STRATEGY)
+            if restore:
+                spec = {**(s.vm.get("spec") or {}), "runStrategy": restore}
+                return s.restart_from(s.store.update({**s.stored, "spec": spec}))
+        else:
+            s.failure = ("FailedCreate", NON_RECEIVER_VMI)
+    return None
+
+
+def _is_receiver(vmi: dict) -> bool:
+    return ((vmi.get("metadata") or {}).get("annotations") or {}).get(MIGRATION_TARGET_ANNOTATION) == "true"
 
 
 def set_spec_running(store: Store, vm: dict, stored: dict, running: bool) -> dict:

@@ -24,6 +24,7 @@ class VMSync:
     again: Callable[..., dict]
     vmi: dict | None = None
     failure: tuple[str, str] | None = None
+    restart_required: bool = False
 
     def restart_from(self, stored: dict, config: dict | None = None, vm: dict | None = None) -> dict:
         from instancetype.jsonutil import clone
@@ -70,3 +71,11 @@ def conflict(vm: dict, detail: str) -> Conflict:
 def condition(kind: str, status: str, reason: str, message: str, stamp: str) -> dict:
     return {"type": kind, "status": status, "reason": reason, "message": message, "lastProbeTime": None,
             "lastTransitionTime": stamp}
+
+
+def clear_restart_required(vm: dict) -> None:
+    """cleanupRestartRequired: at every start and stop."""
+    status = vm.get("status")
+    if isinstance(status, dict) and status.get("conditions"):
+        status["conditions"] = [c for c in status["conditions"]
+                                if not (isinstance(c, dict) and c.get("type") == "RestartRequired")]

@@ -8,8 +8,8 @@ from instancetype.store.source import StoreObjects
 
 from .. import node
 from .. import state_requests as requests
-from . import pin
-from .state import VMSync, conflict, get_vmi, name_of
+from . import generation, pin
+from .state import VMSync, clear_restart_required, conflict, get_vmi, name_of
 
 
 def observe(s: VMSync) -> dict | None:
@@ -20,11 +20,15 @@ def observe(s: VMSync) -> dict | None:
     if s.vmi is not None and foreign(s.vm, s.vmi):
         raise conflict(s.vm, "a VirtualMachineInstance of another owner still exists")
     if s.vmi is not None and node.terminating(s.vmi):
-        from . import status
-
         release(s.store, s.vmi)
-        s.vmi = None
-        return status.write(s)
+        s.vmi = get_vmi(s.store, s.vm)
+        if s.vmi is not None:
+            # Still there as this store shows it (a cache behind the API server): the status
+            # says it is gone; its deletion event brings the VM back here.
+            from . import status
+
+            s.vmi = None
+            return status.write(s)
     return None
 
 
@@ -55,6 +59,8 @@ def start(s: VMSync) -> None:
     except Error as e:
         s.failure = ("FailedCreate", str(e))
         return
+    clear_restart_required(s.vm)
+    vmi.setdefault("status", {})["virtualMachineRevisionName"] = generation.create_start_revision(s.store, s.vm)
     s.vmi = _create(s.store, s.vm, vmi)
 
 
@@ -99,6 +105,7 @@ def stop(s: VMSync) -> None:
     """stopVMI: the VMI deleted (its finalizers released by the simulated node)."""
     name, ns = name_of(s.vm)
     s.vmi = None
+    clear_restart_required(s.vm)
     try:
         deleted = s.store.delete("VirtualMachineInstance", name, ns)
     except NotFound:
