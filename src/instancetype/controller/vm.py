@@ -17,7 +17,7 @@ from __future__ import annotations
 from instancetype.jsonutil import clone
 from instancetype.store.base import Store
 
-from .vmsync import generation, pin, restart_required, run_strategy, status, vmis
+from .vmsync import generation, live_update, pin, restart_required, run_strategy, status, vmis
 from .vmsync.run_strategy import RUN_STRATEGIES
 from .vmsync.state import VM_RESOURCE, VMSync, failed
 from .vmsync.vmis import release as release_vmi
@@ -33,6 +33,7 @@ STEPS = (
     pin.repin,            # instancetype Sync: a running VM's new matcher pinned at once
     run_strategy.sync,    # syncRunStrategy: start, stop, state change requests
     restart_required.sync,  # syncRestartRequired
+    live_update.sync,     # handleCPUChangeRequest, handleMemoryHotplugRequest
 )
 
 

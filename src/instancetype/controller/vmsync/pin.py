@@ -61,17 +61,22 @@ def _expand_in_place(s: VMSync) -> dict:
                           vm=without_refs)
 
 
-def repin(s: VMSync) -> None:
+def repin(s: VMSync) -> dict | None:
     """A running VM whose matcher lost its `revisionName` (a new instancetype or preference, the
     seeds' JSON patch) is pinned again at once, as v1.9's `Store` pins on every sync: the new
     revision stored and `status.<side>Ref` following in this reconcile. A stopped VM is pinned at
     its next start (the seeds)."""
     if s.vmi is None or reference_policy(s.config) != "reference":
-        return
+        return None
     spec = s.vm.get("spec") or {}
     if any(isinstance(spec.get(side), dict) and spec[side].get("name") and not spec[side].get("revisionName")
            for side, *_ in revisions.SIDES):
-        capture(s)
+        before = (s.stored.get("metadata") or {}).get("resourceVersion")
+        if capture(s) is not None and (s.stored.get("metadata") or {}).get("resourceVersion") != before:
+            # The VM was patched: the reconcile goes on from it (v1.9 ends it here and goes on
+            # at the event of its own write).
+            return s.restart_from(s.stored)
+    return None
 
 
 def capture(s: VMSync) -> dict[str, dict] | None:
