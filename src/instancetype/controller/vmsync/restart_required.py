@@ -61,7 +61,8 @@ def _required(s: VMSync) -> bool:
     last = generation.start_spec(s.store, s.vmi)
     if last is None:
         return False
-    if last.get("template") == (generation.revision_spec(s.vm)).get("template"):
+    now_spec = generation.revision_spec(s.vm)
+    if all(last.get(k) == now_spec.get(k) for k in ("template", "instancetype", "preference")):
         remove_condition(s.vm)      # the quick answer: nothing changed since the start
         return False
     import instancetype
