@@ -71,11 +71,11 @@ def repin(s: VMSync) -> dict | None:
     spec = s.vm.get("spec") or {}
     if any(isinstance(spec.get(side), dict) and spec[side].get("name") and not spec[side].get("revisionName")
            for side, *_ in revisions.SIDES):
-        before = (s.stored.get("metadata") or {}).get("resourceVersion")
-        if capture(s) is not None and (s.stored.get("metadata") or {}).get("resourceVersion") != before:
-            # The VM was patched: the reconcile goes on from it (v1.9 ends it here and goes on
-            # at the event of its own write).
-            return s.restart_from(s.stored)
+        # The VM patched with its new `revisionName`s and its status refs set: the next steps
+        # go on from it in this reconcile (v1.9 ends the reconcile here and goes on at the event
+        # of its own write; a second pass here would read the VMI from a cache that may not show
+        # this pass's writes yet).
+        capture(s)
     return None
 
 
