@@ -93,7 +93,17 @@ def progress(store: Store, vmi: dict, config: dict | None) -> dict:
     status["conditions"] = conditions
     if status == (vmi.get("status") or {}):
         return vmi
-    return store.update({**vmi, "status": status}, subresource="status")
+    return put_status(store, {**vmi, "status": status})
+
+
+def put_status(store: Store, vmi: dict) -> dict:
+    """The VMI's status written as its kind is served: KubeVirt's VMI CRD has no status
+    subresource (the main resource carries it); a store that serves one keeps the stored status on
+    a main-resource write, and then gets it through the subresource."""
+    written = store.update(vmi)
+    if written.get("status") != vmi.get("status"):
+        written = store.update({**written, "status": vmi.get("status")}, subresource="status")
+    return written
 
 
 def _migrate(status: dict, vmi: dict) -> None:
