@@ -156,3 +156,12 @@ def test_max_sockets_and_max_guest_from_the_live_update_configuration(cluster):
     cluster.apply(_plain_vm(_cpu(2), "1Gi"))
     domain = _vmi(cluster)["spec"]["domain"]
     assert (domain["cpu"]["maxSockets"], domain["memory"]["maxGuest"]) == (4, "2Gi")
+
+
+def test_reverting_a_live_update_is_a_reduction(cluster):
+    """The VMI keeps the sockets it was given live: going back is a reduction, needing a restart."""
+    live_migrate(cluster)
+    cluster.apply(_plain_vm(_cpu(2), "2Gi"))
+    edit(cluster, "vm1", _set({("cpu", "sockets"): 3}))
+    edit(cluster, "vm1", _set({("cpu", "sockets"): 2}))
+    assert restart_required(cluster) == "Reduction of CPU socket count requires a restart"

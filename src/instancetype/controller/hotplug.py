@@ -27,6 +27,14 @@ def migrating(vmi: dict) -> bool:
     return bool(state.get("startTimestamp")) and not state.get("completed") and not state.get("failed")
 
 
+def touched(vmi: dict) -> bool:
+    """The VMI may no longer run the spec it started from: a live update patched it (its
+    hotplug conditions, or the migration that carried one out)."""
+    status = vmi.get("status") or {}
+    return bool(status.get("migrationState")) or any(
+        isinstance(c, dict) and c.get("type") in (VCPU_CHANGE, MEMORY_CHANGE) for c in status.get("conditions") or ())
+
+
 def migratable(vmi: dict) -> bool:
     """The VMI's LiveMigratable condition as virt-controller computes it, for the cases the
     simulated node can tell from the spec: host devices and GPUs, host disks, and a bridge

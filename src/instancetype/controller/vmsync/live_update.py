@@ -39,6 +39,8 @@ def sync(s: VMSync) -> None:
         return
     if s.vmi is None or node.terminating(s.vmi):
         return
+    if not s.changed_since_start and not hotplug.touched(s.vmi):
+        return      # the VMI runs the spec it started from, which is the VM's: nothing to expand
     wanted = _expanded(s)
     if wanted is None:
         return

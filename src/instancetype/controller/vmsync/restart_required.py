@@ -64,6 +64,7 @@ def _required(s: VMSync) -> bool:
     now_spec = generation.revision_spec(s.vm)
     if all(last.get(k) == now_spec.get(k) for k in ("template", "instancetype", "preference")):
         remove_condition(s.vm)      # the quick answer: nothing changed since the start
+        s.changed_since_start = False
         return False
     import instancetype
 

@@ -25,6 +25,7 @@ class VMSync:
     vmi: dict | None = None
     failure: tuple[str, str] | None = None
     restart_required: bool = False
+    changed_since_start: bool = True    # False: the VM's spec is the one its VMI started from
 
     def restart_from(self, stored: dict, config: dict | None = None, vm: dict | None = None) -> dict:
         from instancetype.jsonutil import clone
