@@ -7,6 +7,7 @@ import pytest
 
 import instancetype
 from instancetype.controller import Cluster
+from instancetype.controller import vm as vm_verbs
 from instancetype.store.sqlite import SqliteStore
 from instancetype.webhook.virtapi.app import VirtAPI
 from tests import builders
@@ -18,12 +19,9 @@ IT = builders.instancetype_obj("csmall", cpu=1, memory="128Mi")
 PREF = builders.preference_obj("cirros", {"devices": {"preferredDiskBus": "virtio"}})
 
 
-def vm(name="vm1", strategy="Halted", **spec):
-    return builders.vm(name, namespace=None, runStrategy=strategy,
-                       instancetype={"kind": "VirtualMachineInstancetype", "name": "csmall"},
-                       preference={"kind": "VirtualMachinePreference", "name": "cirros"},
-                       domain={"devices": {}}, volumes=[{"name": "containerdisk", "containerDisk": {"image": "cirros"}}],
-                       **spec)
+def vm(name: str = "vm1", strategy: str = "Halted") -> dict:
+    """A stopped VM using IT and PREF (the subresources start it)."""
+    return builders.csmall_vm(name, strategy)
 
 
 @pytest.fixture
@@ -34,7 +32,7 @@ def env(tmp_path):
             obj = dict(obj)
             obj.setdefault("metadata", {})
             cluster.apply(obj, namespace="default")
-        api = VirtAPI(lambda: SqliteStore(path), insecure=True)
+        api = VirtAPI(lambda: SqliteStore(path), vm_verbs=vm_verbs, insecure=True)
         with serving(api.app()) as port:
             yield cluster, port
 
@@ -310,9 +308,9 @@ def test_expand_spec_of_a_stored_vm_that_cannot_expand_is_internal_error(env):
 
 def test_dry_run_overlay_keeps_the_rules_and_writes_nothing(tmp_path):
     """The overlay used on stores that cannot roll back, over a real store."""
-    from instancetype.controller import virtctl as vmctl
+    from instancetype.controller import vm as vmctl
     from instancetype.store.base import Conflict
-    from instancetype.webhook.virtapi.dryrun import DryRunStore
+    from instancetype.store.dryrun import DryRunStore
 
     path = str(tmp_path / "state.db")
     with Cluster.open(path) as cluster:

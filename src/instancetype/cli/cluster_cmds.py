@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from instancetype.deploy.rbac import DEFAULT_NAMESPACE
+from instancetype.api.kinds import INSTALL_NAMESPACE
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
@@ -73,13 +73,14 @@ def _target(webhook_url: str | None, service: str | None, ca_bundle: str | None,
     ca = _ca_bundle(ca_bundle) if ca_bundle else b""
     if service:
         return WebhookTarget(service=_service(service), ca_bundle=ca)
+    assert webhook_url is not None         # refused above when neither is given
     return WebhookTarget(url=_webhook_url(webhook_url), ca_bundle=ca)
 
 
 _cluster_options = [
     click.option("--kubeconfig", metavar="PATH", help="The kubeconfig file of the cluster."),
     click.option("--context", metavar="NAME", help="The kubeconfig context (default: its current context)."),
-    click.option("--namespace", "-n", default=DEFAULT_NAMESPACE, show_default=True,
+    click.option("--namespace", "-n", default=INSTALL_NAMESPACE, show_default=True,
                  help="The namespace of the controller's ServiceAccount and RBAC."),
 ]
 

@@ -10,19 +10,23 @@ its synchronizers out of vm.go), run on one `VMSync`. It has two drivers:
 * a Kubernetes API server (`controller.kube`): informers feed a work queue of VM keys and
   workers run `reconcile` against the cluster's store, retrying a Conflict from a fresh read.
 
-virtctl's start/stop/restart (virt-api's part, then this reconcile) are `controller/virtctl.py`.
+virtctl's start/stop/restart (virt-api's part, then this reconcile): `controller/virtctl.py`, given
+this reconcile here (`start`, `stop`, `restart`: the `VMVerbs` virt-api is built with).
 """
 from __future__ import annotations
 
 from instancetype.jsonutil import clone
 from instancetype.store.base import Store
 
+from . import virtctl
+from .virtctl import check_not_running, check_restart_grace
 from .vmsync import generation, live_update, pin, restart_required, run_strategy, status, vmis
 from .vmsync.run_strategy import RUN_STRATEGIES
 from .vmsync.state import VM_RESOURCE, VMSync, failed
 from .vmsync.vmis import release as release_vmi
 
-__all__ = ["RUN_STRATEGIES", "VM_RESOURCE", "failed", "reconcile", "release_vmi"]
+__all__ = ["RUN_STRATEGIES", "VM_RESOURCE", "check_not_running", "check_restart_grace", "failed", "reconcile",
+           "release_vmi", "restart", "start", "stop"]
 
 # The steps in KubeVirt's order: each changes the VMSync, or finishes the reconcile by returning
 # the stored VM (a step that wrote the VM's spec starts over from it).
@@ -57,3 +61,18 @@ def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         if done is not None:
             return done
     return status.write(s)
+
+
+def start(store: Store, vm: dict, config: dict | None = None, **options) -> dict:
+    """virtctl start (controller/virtctl.py) with this controller's reconcile."""
+    return virtctl.start(store, vm, config, reconcile=reconcile, **options)
+
+
+def stop(store: Store, vm: dict, config: dict | None = None, **options) -> dict:
+    """virtctl stop (controller/virtctl.py) with this controller's reconcile."""
+    return virtctl.stop(store, vm, config, reconcile=reconcile, **options)
+
+
+def restart(store: Store, vm: dict, config: dict | None = None, **options) -> dict:
+    """virtctl restart (controller/virtctl.py) with this controller's reconcile."""
+    return virtctl.restart(store, vm, config, reconcile=reconcile, **options)

@@ -73,7 +73,7 @@ class RateLimiter(Generic[K]):
     """The longer of the per-key exponential delay and the overall bucket's."""
 
     def __init__(self, base: float = 0.005, cap: float = 1000.0, qps: float = 10.0, burst: int = 100):
-        self.item = ExponentialRateLimiter(base, cap)
+        self.item: ExponentialRateLimiter[K] = ExponentialRateLimiter(base, cap)
         self.bucket = BucketRateLimiter(qps, burst)
 
     def when(self, key: K) -> float:

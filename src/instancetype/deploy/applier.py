@@ -2,7 +2,7 @@
 
 `install`: server-side apply (field manager `instancetype`, conflicts forced: these objects are
 ours) of the CRDs, then a bounded wait until each is Established, then the namespace and RBAC,
-the KubeVirt object (only when the cluster has none), the catalogue (controller/catalog_sync's
+the KubeVirt object (only when the cluster has none), the catalogue (lifecycle/catalog_sync's
 plan: created, restored or deleted as virt-operator does; unchanged objects are not written, so
 a second install sends nothing to the webhooks), the subresource API's APIService (deploy/apiservice;
 only for an address the aggregator may dial, else a warning on stderr), and last the webhook
@@ -23,6 +23,7 @@ Public: `ClusterError`, `connect(kubeconfig, context) -> Client`, `install(clien
 """
 from __future__ import annotations
 
+import builtins
 import os
 import sys
 import time
@@ -38,7 +39,6 @@ from lightkube.generic_resource import create_global_resource, create_namespaced
 
 from instancetype.api import kinds
 from instancetype.deploy import (
-    KUBEVIRT_NAMESPACE,
     catalogue_objects,
     kubevirt_objects,
     namespace_object,
@@ -159,10 +159,12 @@ class _Cluster:
                 raise
         return self._call(f"get {kind} {name}", fetch)
 
-    def list(self, api_version: str, kind: str, labels: dict | None = None, namespace: str | None = None) -> list[dict]:
+    def list(self, api_version: str, kind: str, labels: dict | None = None,
+             namespace: str | None = None) -> builtins.list[dict]:
         cls = _class_of(api_version, kind)
         kw = {"namespace": namespace} if namespace is not None else {}
-        return self._call(f"list {kind}", lambda: [_as_dict(o) for o in self.client.list(cls, labels=labels, **kw)])
+        return self._call(f"list {kind}", lambda: [_as_dict(o) for o in self.client.list(  # type: ignore[call-overload]  # cls is made at run time
+            cls, labels=labels, **kw)])
 
     def apply(self, obj: dict) -> str:
         """Server-side apply; created, configured or unchanged (by resourceVersion)."""
@@ -179,7 +181,7 @@ class _Cluster:
         want = dict(obj, metadata=dict(obj["metadata"], resourceVersion=resource_version))
         self._call(f"update {_label(obj)}", self.client.replace, _resource(want), field_manager=FIELD_MANAGER)
 
-    def delete_collection(self, api_version: str, kind: str, labels: dict) -> list[dict]:
+    def delete_collection(self, api_version: str, kind: str, labels: dict) -> builtins.list[dict]:
         """One DELETE of the collection of a cluster-scoped kind (the objects with `labels`): the
         objects the API server deleted, in its list order (a hundred catalogue objects in one
         request, not one each)."""
@@ -289,14 +291,15 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
         echo(f"{_label(obj)} {cluster.apply(obj)}")
     # 3. the KubeVirt object, only when the cluster has none
     existing = cluster.list(kinds.KUBEVIRT_API_VERSION, "KubeVirt", namespace="*")   # in any namespace
+    kubevirt: dict | None
     if existing:
         kubevirt = existing[0]
         echo(f"{_label(kubevirt)} unchanged")
     else:
-        _wait_not_terminating(cluster, KUBEVIRT_NAMESPACE)
+        _wait_not_terminating(cluster, kinds.KUBEVIRT_NAMESPACE)
         for obj in kubevirt_objects():
             echo(f"{_label(obj)} {cluster.apply(obj)}")
-        kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", "kubevirt", KUBEVIRT_NAMESPACE)
+        kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", kinds.KUBEVIRT_NAME, kinds.KUBEVIRT_NAMESPACE)
     # 4. the catalogue, as virt-operator keeps it
     _sync_catalogue(cluster, kubevirt, echo)
     # 5. the subresource API (virt-api's APIService), where an aggregated API may be served
@@ -335,7 +338,7 @@ def _wait_not_terminating(cluster: _Cluster, namespace: str) -> None:
 
 def _sync_catalogue(cluster: _Cluster, kubevirt: dict | None, echo: Echo) -> None:
     from instancetype.catalog import MANAGED_SELECTOR
-    from instancetype.controller.catalog_sync import plan
+    from instancetype.lifecycle.catalog_sync import plan
 
     def get_live(kind: str, name: str) -> dict | None:
         return cluster.get(kinds.API_VERSION, kind, name)
@@ -345,10 +348,13 @@ def _sync_catalogue(cluster: _Cluster, kubevirt: dict | None, echo: Echo) -> Non
 
     for step in plan(catalogue_objects(kubevirt), get_live, managed_live):
         obj = step.want or step.live
+        assert obj is not None      # a step wants an object, has a live one, or both
         label = _label(dict(obj, apiVersion=kinds.API_VERSION))
         if step.action == "created":
+            assert step.want is not None
             cluster.apply(step.want)
         elif step.action == "configured":   # restored whole, as virt-operator replaces it
+            assert step.want is not None and step.live is not None
             cluster.replace(step.want, step.live["metadata"]["resourceVersion"])
         elif step.action == "deleted":
             cluster.delete(kinds.API_VERSION, step.kind, step.name)
@@ -377,7 +383,7 @@ def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
     crd_names = {c["metadata"]["name"] for c in crds}
     if kinds.BY_KIND[kinds.CLUSTER_INSTANCETYPE].qualified in crd_names:
         from instancetype.catalog import MANAGED_SELECTOR
-        from instancetype.controller.catalog_sync import CATALOGUE_KINDS
+        from instancetype.lifecycle.catalog_sync import CATALOGUE_KINDS
 
         for kind in CATALOGUE_KINDS:
             for live in cluster.delete_collection(kinds.API_VERSION, kind, MANAGED_SELECTOR):

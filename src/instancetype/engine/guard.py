@@ -36,8 +36,8 @@ def _short(path: str) -> str:
 
 def _check_json(name: str, value: Any) -> None:
     """DecodeError where the argument `name` holds something no JSON document can."""
-    if value is None or hasattr(value, "lookup") or hasattr(value, "machine_type_for"):
-        return      # absent, or an ObjectIndex / ClusterConfig the engine built itself
+    if value is None or _engine_built(value):
+        return      # absent, or a store's ObjectSource / a ClusterConfig the engine built itself
     problem = json_problem(value)
     if problem is not None:
         path, reason = problem
@@ -46,7 +46,17 @@ def _check_json(name: str, value: Any) -> None:
         raise DecodeError(f"{_short(where) or 'the top level'}: {reason}", field=path)
 
 
-def _decode_typed(obj: dict) -> None:
+def _engine_built(value: Any) -> bool:
+    """A value of the engine's own types (never JSON: a dict, list or scalar is not looked at)."""
+    if isinstance(value, (dict, list, str, int, float)):
+        return False
+    from instancetype.engine.objects import ObjectSource
+    from instancetype.engine.virt_config import ClusterConfig
+
+    return isinstance(value, (ObjectSource, ClusterConfig))
+
+
+def _decode_typed(obj: dict[str, Any]) -> None:
     """An instancetype or preference decoded as Go decodes it (other kinds: nothing to do)."""
     from instancetype.api import v1beta1
 
@@ -58,7 +68,7 @@ def _decode_typed(obj: dict) -> None:
 
 
 def _check_objects(objects: Any) -> None:
-    if objects is None or hasattr(objects, "lookup"):
+    if objects is None or _engine_built(objects):
         return
     if not isinstance(objects, Iterable) or isinstance(objects, (str, bytes, dict)):
         raise DecodeError(f"objects: must be a list of objects, not {type(objects).__name__}")
@@ -80,7 +90,7 @@ def _check_objects(objects: Any) -> None:
             raise DecodeError(f"objects[{i}]: {e}") from None
 
 
-def _diagnose(first: Any, args: tuple, kw: dict, decode_first: Callable | None) -> None:
+def _diagnose(first: Any, args: tuple[Any, ...], kw: dict[str, Any], decode_first: Callable[..., Any] | None) -> None:
     """Raise the input error that explains a failure, if the input has one (see the module doc)."""
     from instancetype.api import v1beta1
     from instancetype.engine.spec import unwrap
@@ -107,7 +117,7 @@ def _load_vm(vm: Any) -> None:
     load_vm(vm)
 
 
-def _null_items_zeroed(vm: Any) -> dict | None:
+def _null_items_zeroed(vm: Any) -> dict[str, Any] | None:
     """A copy of `vm` with every null list item read as Go reads it (the zero struct), or None
     when it has none. The fast paths assume the items are objects; Go's decoder never hands
     KubeVirt a null item."""
@@ -121,13 +131,13 @@ def _null_items_zeroed(vm: Any) -> dict | None:
     return copy if copy != vm else None
 
 
-def public(what: str, decode_first: Callable | None = _load_vm) -> Callable:
+def public(what: str, decode_first: Callable[..., Any] | None = _load_vm) -> Callable[..., Any]:
     """Decorate an entry point `fn(first, ...)`: unexpected exceptions become the input error
     that explains them, or an `InternalError`. `what` names the operation ("expand
     VirtualMachine"); `decode_first` decodes the first argument (and `old`) as Go would (default:
     as a VirtualMachine; None: nothing beyond the JSON check)."""
 
-    def wrap(fn: Callable) -> Callable:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def entry(first: Any, *args: Any, **kw: Any) -> Any:
             config = kw.get("config")

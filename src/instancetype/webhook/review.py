@@ -1,5 +1,5 @@
 """AdmissionReview v1 in, AdmissionReview v1 out: a cluster's webhook calls answered by
-`webhook.admission`'s own functions (no rule is written twice).
+`lifecycle.admission`'s own functions (no rule is written twice).
 
     answer(path, review, objects=..., config=...) -> (response review dict, Denial | None)
 
@@ -27,9 +27,9 @@ from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.engine.results import AdmissionResult
 from instancetype.errors import Error
 from instancetype.jsonutil import clone
+from instancetype.lifecycle.admission import Refused, admit_type, admit_vm_object, stored_vm
 
 from . import jsonpatch
-from .admission import Refused, admit_type, admit_vm_object, stored_vm
 
 REVIEW_API_VERSION = "admission.k8s.io/v1"
 
@@ -122,7 +122,10 @@ def answer(path: str, request: dict, *, objects: Any, config: dict | None) -> tu
     old = _object(request, "oldObject")
     if operation not in webhook.operations or obj is None:
         return _response(uid), None        # e.g. DELETE: nothing of KubeVirt's runs
-    kind = (request.get("kind") or {}).get("kind") or obj.get("kind")
+    request_kind = request.get("kind")
+    kind = (request_kind.get("kind") if isinstance(request_kind, dict) else None) or obj.get("kind")
+    if not isinstance(kind, str):
+        kind = ""       # a malformed review (a kind that is not a string) is the wrong kind, not a crash
     if kind != webhook.kind and kinds.FLAVOR_KINDS.get(kind) != webhook.kind:
         result = AdmissionResult.bad_request(f"expect resource to be '{webhook.resource.qualified}'")
         return _deny(webhook.name, uid, operation, obj, result)
@@ -137,7 +140,7 @@ def answer(path: str, request: dict, *, objects: Any, config: dict | None) -> tu
 
 
 def _deny(webhook: str, uid: str, operation: str, obj: dict, result: AdmissionResult) -> tuple[dict, Denial]:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = got if isinstance(got := obj.get("metadata"), dict) else {}
     status = _status(result)
     denial = Denial(webhook, uid, operation, str(obj.get("kind", "")), str(meta.get("namespace", "")),
                     str(meta.get("name", "") or meta.get("generateName", "")), status["code"],
@@ -161,7 +164,8 @@ def _type(webhook: str, uid: str, operation: str, obj: dict, old: dict | None) -
 
 def _vm(webhook: kinds.Webhook, uid: str, operation: str, obj: dict, old: dict | None, objects: Any,
         config: dict | None) -> tuple[dict, Denial | None]:
-    received, upgrade_warnings = obj, []
+    received = obj
+    upgrade_warnings: list[str] = []
     if needs_upgrade(obj):      # seed 002's `spec.flavor`: rewritten as the embedded store's admit does
         obj, upgrade_warnings = upgrade(obj)
     try:

@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -47,8 +47,8 @@ class CertificateError(StoreError):
     """The serving certificate or key cannot be loaded (one line, naming the file)."""
 
 
-def _file_state(*paths: Path) -> tuple:
-    out = []
+def _file_state(*paths: Path) -> tuple[tuple[int, int, int] | None, ...]:
+    out: list[tuple[int, int, int] | None] = []
     for p in paths:
         try:
             st = p.stat()
@@ -105,11 +105,25 @@ def denial_line(d: Denial) -> str:
                        "reason": d.reason, "message": d.message}, separators=(",", ":"))
 
 
-class WebhookServer:
-    """The aiohttp application over a `CachedStore` (anything with `objects()`,
-    `kubevirt_config()` and `has_synced`)."""
+class AdmissionCache(Protocol):
+    """What the webhooks read (a `store.kube.CachedStore`; tests give a list of objects): the
+    objects a review looks up, the KubeVirt configuration, whether the caches have synced and, if
+    not, why."""
 
-    def __init__(self, cached: Any, tls: ReloadingTLS, *, host: str = "127.0.0.1", port: int = 8443,
+    @property
+    def has_synced(self) -> bool: ...
+
+    def objects(self) -> Any: ...      # an `engine.objects.ObjectSource`, or the objects themselves
+
+    def kubevirt_config(self) -> dict | None: ...
+
+    def sync_failures(self) -> list[str]: ...
+
+
+class WebhookServer:
+    """The aiohttp application over an `AdmissionCache`."""
+
+    def __init__(self, cached: AdmissionCache, tls: ReloadingTLS, *, host: str = "127.0.0.1", port: int = 8443,
                  reload_interval: float = RELOAD_INTERVAL, log_line: Callable[[str], None] | None = None,
                  subresources: Any = None):
         self.cached = cached
@@ -154,7 +168,7 @@ class WebhookServer:
     async def _readyz(self, request: web.Request) -> web.Response:
         if self.cached.has_synced:
             return web.Response(text="ok\n")
-        missing = "; ".join(self.cached.informers.failures()) if hasattr(self.cached, "informers") else ""
+        missing = "; ".join(self.cached.sync_failures())
         return web.Response(status=503, text=f"informer caches not synced{': ' + missing if missing else ''}\n")
 
     # --- life ----------------------------------------------------------------------------------
@@ -165,8 +179,8 @@ class WebhookServer:
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.tls.context, backlog=512)
         await site.start()
         if self.port == 0:      # an ephemeral port: say which one
-            sockets = site._server.sockets if site._server else []
-            self.port = sockets[0].getsockname()[1] if sockets else 0
+            addresses = self._runner.addresses
+            self.port = addresses[0][1] if addresses else 0
         self._reloader = asyncio.create_task(self._reload_loop())
 
     async def _reload_loop(self) -> None:

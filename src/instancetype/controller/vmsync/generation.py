@@ -92,7 +92,7 @@ def _start_revision(store: Store, vmi: dict | None) -> dict | None:
     if not name:
         return None
     try:
-        return store.get("ControllerRevision", name, (vmi.get("metadata") or {}).get("namespace") or "default")
+        return store.get("ControllerRevision", name, ((vmi or {}).get("metadata") or {}).get("namespace") or "default")
     except NotFound:
         return None
 
@@ -103,7 +103,7 @@ def _annotation(vmi: dict) -> str | None:
 
 def _patch_annotation(s: VMSync, generation: int) -> None:
     """patchVmGenerationAnnotationOnVmi, on the resourceVersion read (the JSON patch's test)."""
-    meta = s.vmi.get("metadata") or {}
+    meta = (s.vmi or {}).get("metadata") or {}
     annotations = {**(meta.get("annotations") or {}), VM_GENERATION_ANNOTATION: str(generation)}
     name, ns = name_of(s.vm)
     s.vmi = s.store.patch("VirtualMachineInstance", name, {"metadata": {
@@ -126,7 +126,7 @@ def observed(s: VMSync) -> int | None:
     """syncGenerationInfo's observed generation: the VMI's annotation, else back-filled from the
     start revision's name (`parseGeneration`)."""
     try:
-        return int(_annotation(s.vmi) or "")
+        return int(_annotation(s.vmi or {}) or "")
     except ValueError:
         pass
     cr = _start_revision(s.store, s.vmi)

@@ -85,16 +85,18 @@ def _vcpus(cpu: dict) -> int:
 
 def _cpu(s: VMSync, wanted: dict) -> None:
     """handleCPUChangeRequest."""
+    running_vmi = s.vmi
+    assert running_vmi is not None
     want_cpu = (wanted.get("domain") or {}).get("cpu")
-    vmi_cpu = ((s.vmi.get("spec") or {}).get("domain") or {}).get("cpu")
+    vmi_cpu = ((running_vmi.get("spec") or {}).get("domain") or {}).get("cpu")
     if not isinstance(want_cpu, dict) or not isinstance(vmi_cpu, dict):
         return
     sockets, running = _u32(want_cpu.get("sockets")), _u32(vmi_cpu.get("sockets"))
     if sockets == running:
         return
-    if _has_condition(s.vmi, hotplug.VCPU_CHANGE, "True"):
+    if _has_condition(running_vmi, hotplug.VCPU_CHANGE, "True"):
         raise _SyncFailure("another CPU hotplug is in progress")
-    if hotplug.migrating(s.vmi):
+    if hotplug.migrating(running_vmi):
         raise _SyncFailure("CPU hotplug is not allowed while VMI is migrating")
     if sockets > _u32(vmi_cpu.get("maxSockets")):
         set_condition(s.vm, "CPU sockets updated in template spec to a value higher than what's available")
@@ -111,7 +113,9 @@ def _cpu(s: VMSync, wanted: dict) -> None:
 def _patch_cpu(s: VMSync, wanted: dict, want_cpu: dict, vmi_cpu: dict) -> None:
     """VMICPUsPatch: sockets, and the CPU requests and limits by the vCPUs added over the
     cluster's cpuAllocationRatio."""
-    vmi = clone(s.vmi)
+    running_vmi = s.vmi
+    assert running_vmi is not None
+    vmi = clone(running_vmi)
     domain = vmi["spec"]["domain"]
     domain["cpu"]["sockets"] = want_cpu.get("sockets")
     ratio = _u32(((s.config or {}).get("developerConfiguration") or {}).get("cpuAllocationRatio")) or 10
@@ -135,28 +139,30 @@ def _nonzero(q) -> bool:
 
 def _memory(s: VMSync, wanted: dict) -> None:
     """handleMemoryHotplugRequest."""
+    running_vmi = s.vmi
+    assert running_vmi is not None
     want_memory = (wanted.get("domain") or {}).get("memory") or {}
-    vmi_memory = ((s.vmi.get("spec") or {}).get("domain") or {}).get("memory") or {}
-    memory_status = (s.vmi.get("status") or {}).get("memory") or {}
+    vmi_memory = ((running_vmi.get("spec") or {}).get("domain") or {}).get("memory") or {}
+    memory_status = (running_vmi.get("status") or {}).get("memory") or {}
     if want_memory.get("guest") is None or vmi_memory.get("guest") is None or memory_status.get("guestCurrent") is None:
         return
-    if _has_condition(s.vmi, hotplug.MEMORY_CHANGE, "False"):
+    if _has_condition(running_vmi, hotplug.MEMORY_CHANGE, "False"):
         set_condition(s.vm, "memory updated in template spec. Memory-hotplug failed and is not available for this "
                             "VM configuration")
         return
     guest = Quantity.parse(want_memory["guest"])
     if guest.cmp(Quantity.parse(vmi_memory["guest"])) == 0:
         return
-    if not hotplug.migratable(s.vmi):
+    if not hotplug.migratable(running_vmi):
         set_condition(s.vm, "memory updated in template spec. Memory-hotplug is only available for migratable VMs")
         return
     max_guest = vmi_memory.get("maxGuest")
     if max_guest is None:
         set_condition(s.vm, "memory updated in template spec. Memory-hotplug is not available for this VM configuration")
         return
-    if _has_condition(s.vmi, hotplug.MEMORY_CHANGE, "True"):
+    if _has_condition(running_vmi, hotplug.MEMORY_CHANGE, "True"):
         raise _SyncFailure("another memory hotplug is in progress")
-    if hotplug.migrating(s.vmi):
+    if hotplug.migrating(running_vmi):
         raise _SyncFailure("memory hotplug is not allowed while VMI is migrating")
     refused = validate_live_update_memory(wanted, Quantity.parse(max_guest))
     if refused:
@@ -175,7 +181,7 @@ def _memory(s: VMSync, wanted: dict) -> None:
 def validate_live_update_memory(spec: dict, max_guest: Quantity | None) -> str | None:
     """ValidateLiveUpdateMemory: why memory hotplug cannot work for this VMI spec (None: it can)."""
     domain = spec.get("domain") or {}
-    cpu = domain.get("cpu") if isinstance(domain.get("cpu"), dict) else {}
+    cpu = domain["cpu"] if isinstance(domain.get("cpu"), dict) else {}
     if cpu.get("realtime") is not None:
         return "Memory hotplug is not compatible with realtime VMs"
     if (cpu.get("numa") or {}).get("guestMappingPassthrough") is not None:
@@ -205,13 +211,15 @@ def validate_live_update_memory(spec: dict, max_guest: Quantity | None) -> str |
 def _patch_memory(s: VMSync, wanted: dict, guest: Quantity, current: Quantity) -> None:
     """The VMI's guest memory, its memory request by the amount added (at least the new guest),
     its limit by the same amount when the template sets one."""
-    vmi = clone(s.vmi)
+    running_vmi = s.vmi
+    assert running_vmi is not None
+    vmi = clone(running_vmi)
     domain = vmi["spec"]["domain"]
     domain["memory"]["guest"] = str(guest)
     delta = guest.value() - current.value()
     resources = domain.get("resources") or {}
     request = (resources.get("requests") or {}).get("memory")
-    if _nonzero(request):
+    if request is not None and _nonzero(request):
         new_request = Quantity.parse(request).value() + delta
         if new_request < guest.value():
             new_request, delta = guest.value(), 0

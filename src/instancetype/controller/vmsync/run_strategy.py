@@ -54,7 +54,9 @@ def _should_start(vm: dict, strategy: str) -> bool:
 
 
 def _with_vmi(s: VMSync, strategy: str) -> dict | None:
-    phase = (s.vmi.get("status") or {}).get("phase")
+    vmi = s.vmi
+    assert vmi is not None
+    phase = (vmi.get("status") or {}).get("phase")
     if strategy == "Halted":
         vmis.stop(s)
     elif strategy == "Always" and phase in ("Failed", "Succeeded"):
@@ -63,8 +65,8 @@ def _with_vmi(s: VMSync, strategy: str) -> dict | None:
         vmis.stop(s)
         if phase == "Failed":   # addStartRequest
             s.vm.setdefault("status", {})["stateChangeRequests"] = [requests.start_request()]
-    elif strategy == "WaitAsReceiver" and not _is_receiver(s.vmi):
-        if ((s.vmi.get("status") or {}).get("migrationState") or {}).get("completed"):
+    elif strategy == "WaitAsReceiver" and not _is_receiver(vmi):
+        if ((vmi.get("status") or {}).get("migrationState") or {}).get("completed"):
             restore = ((s.vm.get("metadata") or {}).get("annotations") or {}).get(RESTORE_RUN_STRATEGY)
             if restore:
                 spec = {**(s.vm.get("spec") or {}), "runStrategy": restore}
