@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from instancetype.webhook.admission import Refused
+from instancetype.lifecycle.admission import Refused
 from tests import builders
 from tests.controller.day2_helpers import BIG, SMALL, edit, restart_required, template, vm
 
