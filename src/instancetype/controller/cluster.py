@@ -184,12 +184,15 @@ class Cluster(StoreReads):
         return results
 
     def create(self, obj: dict, *, namespace: str | None = None) -> ApplyResult:
-        check_create(obj, namespace)
+        """kubectl create: the object as given (an old version converted as `apply` converts it);
+        an existing one is the store's AlreadyExists."""
+        converted, warnings = upgrade(obj) if isinstance(obj, dict) and needs_upgrade(obj) else (obj, [])
+        check_create(converted, namespace)
         with self.store.transaction() as tx:
             config = self.config(tx)
-            admitted = admit(tx, obj, operation="CREATE", config=config)
+            admitted = admit(tx, converted, operation="CREATE", config=config)
             stored = self._after_write(tx, tx.create(admitted.obj, namespace=namespace), config)
-        return ApplyResult("created", stored, admitted.warnings)
+        return ApplyResult("created", stored, warnings + admitted.warnings)
 
     def update(self, obj: dict) -> ApplyResult:
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):

@@ -492,6 +492,25 @@ class SqliteStore(Store):
                 return
             since = rows[-1][0]
 
+    def watch(self, kind=None, namespace=None, *, since=None, timeout=None, poll=0.05):
+        """The change feed as it grows: read, then sleep until the kernel says the file or its WAL
+        was written (`file_events`), then read again; no polling while nothing changes. The
+        watch on the directory is set before the first read, so no commit falls between."""
+        from .file_events import FileEvents
+
+        events = FileEvents.open(self.path) if self.path is not None else None
+        if events is None:
+            yield from super().watch(kind, namespace, since=since, timeout=timeout, poll=poll)
+            return
+        with events:
+            since = self.resource_version() if since is None else since
+            while True:
+                for ev in self.changes(since, kind=kind, namespace=namespace):
+                    since = ev.resource_version
+                    yield ev
+                if not events.wait(timeout):
+                    return
+
     # --- writes ------------------------------------------------------------------------------------
 
     def _log(self, typ: str, obj: dict, data: str | None = None) -> int:
