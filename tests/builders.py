@@ -131,3 +131,12 @@ def preference_obj(name: str = "x", spec: Any = None, *, kind: str = "VirtualMac
                    metadata: dict | None = None, **top: Any) -> dict:
     """A preference (any kind, any version)."""
     return api_object(kind, name, spec, namespace=namespace, version=version, group=group, metadata=metadata, **top)
+
+
+# The instancetype pins among a namespace's ControllerRevisions: without the VM start revisions
+# (`revision-start-vm-<uid>-<generation>`, controller/vmsync/generation.py) every start stores.
+PINS = "!instancetype.kubevirt.io/vm-start-revision"
+
+
+def pins(store: Any, namespace: str | None = None) -> list[dict]:
+    return list(store.list("ControllerRevision", namespace, label_selector=PINS))

@@ -122,9 +122,9 @@ def test_run_strategies_and_virtctl_errors(cluster):
 
 def test_delete_vm_cascades_to_vmi_and_revisions(cluster):
     cluster.apply(IT), cluster.apply(PREF), cluster.apply(vm())
-    assert len(list(cluster.list("ControllerRevision"))) == 2
+    assert len(builders.pins(cluster)) == 2
     cluster.delete("VirtualMachine", "vm1")
-    assert list(cluster.list("ControllerRevision")) == []
+    assert builders.pins(cluster) == []
     assert list(cluster.list("VirtualMachineInstance")) == []
 
 
@@ -195,7 +195,7 @@ def test_reference_policy_expand(cluster):
     stored = cluster.get("VirtualMachine", "vm1")
     assert "instancetype" not in stored["spec"] and "preference" not in stored["spec"]
     assert stored["spec"]["template"]["spec"]["domain"]["memory"]["guest"] == "128Mi"
-    assert list(cluster.list("ControllerRevision")) == []
+    assert builders.pins(cluster) == []
     assert cluster.get("VirtualMachineInstance", "vm1")
 
 
@@ -241,13 +241,13 @@ def test_revision_name_in_the_spec_is_mirrored_into_status(cluster):
 
 def test_reference_policy_expand_all_expands_pinned_vms_too(cluster):
     cluster.apply(IT), cluster.apply(PREF), cluster.apply(vm())
-    assert len(list(cluster.list("ControllerRevision"))) == 2
+    assert len(builders.pins(cluster)) == 2
     cluster.apply({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
                    "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
                    "spec": {"configuration": {"instancetype": {"referencePolicy": "expandAll"}}}})
     stored = cluster.get("VirtualMachine", "vm1")
     assert "instancetype" not in stored["spec"]
-    assert list(cluster.list("ControllerRevision")) == []
+    assert builders.pins(cluster) == []
 
 
 @pytest.mark.embedded_only(reason="uploaded images on disk are the embedded store's")

@@ -9,6 +9,7 @@ import sys
 import time
 
 from instancetype.controller import Cluster
+from tests import builders
 
 from .test_cluster import IT, PREF, vm
 
@@ -40,7 +41,7 @@ def _check_converged(path):
     with Cluster.open(str(path)) as c:
         vms = list(c.list("VirtualMachine"))
         vmis = {v["metadata"]["name"] for v in c.list("VirtualMachineInstance")}
-        revs = list(c.list("ControllerRevision"))
+        revs = builders.pins(c)
         for v in vms:
             assert v["metadata"]["name"] in vmis, v["metadata"]["name"]
             assert v["status"]["printableStatus"] == "Running"

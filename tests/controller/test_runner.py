@@ -10,6 +10,7 @@ from instancetype.jsonutil import clone
 from instancetype.lifecycle.admission import admit
 from instancetype.store.base import Conflict, Store
 from instancetype.store.sqlite import SqliteStore
+from tests import builders
 from tests.waits import eventually
 
 from .test_cluster import IT, PREF, vm
@@ -112,15 +113,16 @@ def test_workers_start_every_vm_exactly_once(tmp_path):
         ctl = _run(store, lambda: _all_running(store, len(names)))
         assert _all_running(store, len(names))
         assert sorted(v["metadata"]["name"] for v in store.list("VirtualMachineInstance")) == sorted(names)
-        revs = store.list("ControllerRevision")
+        revs = builders.pins(store)
         assert len(revs) == 2 * len(names)
         for v in store.list("VirtualMachine"):
             uid = v["metadata"]["uid"]
             owned = [r for r in revs if r["metadata"]["ownerReferences"][0]["uid"] == uid]
             assert sorted(r["metadata"]["name"] for r in owned) == sorted(
                 [v["spec"]["instancetype"]["revisionName"], v["spec"]["preference"]["revisionName"]])
-        # KubeVirt's writes per start: 2 revisions, the matcher patch, the VMI, the status.
-        assert ctl.stats["writes"] == 5 * len(names)
+        # KubeVirt's writes per start: 2 revisions, the matcher patch, the VM's start revision,
+        # the VMI, the status.
+        assert ctl.stats["writes"] == 6 * len(names)
     finally:
         store.close()
 
@@ -164,7 +166,7 @@ def test_a_conflict_is_retried_from_a_fresh_read(tmp_path):
         ctl = _run(store, lambda: _all_running(store, 2))
         assert _all_running(store, 2) and store.conflicts == {"c1", "c2"}
         assert ctl.stats["retries"] >= 2
-        assert len(store.list("VirtualMachineInstance")) == 2 and len(store.list("ControllerRevision")) == 4
+        assert len(store.list("VirtualMachineInstance")) == 2 and len(builders.pins(store)) == 4
     finally:
         store.close()
 

@@ -52,7 +52,7 @@ def pins(cluster, name, namespace=None):
 
 
 def revision_names(cluster, namespace=None):
-    return sorted(cr["metadata"]["name"] for cr in cluster.list("ControllerRevision", namespace))
+    return sorted(cr["metadata"]["name"] for cr in builders.pins(cluster, namespace))
 
 
 def guest_memory(cluster, name):

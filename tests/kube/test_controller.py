@@ -86,7 +86,7 @@ def test_seed_003_versioning(kube, namespace, controllers):
     vmi = until(lambda: _vmi_or_none(kube, namespace, "vm-cirros-csmall"), what="the VMI again")
     assert vmi["spec"]["domain"]["memory"]["guest"] == "128Mi"
     assert _vm(kube, namespace, "vm-cirros-csmall")["spec"]["instancetype"]["revisionName"] == name
-    revs = get_json(kube, "-n", namespace, "controllerrevisions")["items"]
+    revs = get_json(kube, "-n", namespace, "controllerrevisions", "-l", "!instancetype.kubevirt.io/vm-start-revision")["items"]     # not the start revision
     assert [r["metadata"]["name"] for r in revs] == [name]
 
     # Deleting the VM removes the revision (Kubernetes' garbage collector, no client cascade).

@@ -31,7 +31,7 @@ def _names(kube, namespace, resource):
 
 def _state(kube, namespace):
     return (get_json(kube, "-n", namespace, "vms")["items"], get_json(kube, "-n", namespace, "vmis")["items"],
-            get_json(kube, "-n", namespace, "controllerrevisions")["items"])
+            get_json(kube, "-n", namespace, "controllerrevisions", "-l", "!instancetype.kubevirt.io/vm-start-revision")["items"])       # the pins
 
 
 def _running(kube, namespace) -> int:

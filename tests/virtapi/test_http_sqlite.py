@@ -322,7 +322,7 @@ def test_dry_run_overlay_keeps_the_rules_and_writes_nothing(tmp_path):
         vmctl.start(overlay, overlay.get("VirtualMachine", "vm1", "default"))
         # the overlay sees what the start wrote: the VMI, the revisions, the VM running
         assert overlay.get("VirtualMachineInstance", "vm1", "default")["status"]["phase"] == "Running"
-        assert overlay.count("ControllerRevision", "default") == 2
+        assert overlay.count("ControllerRevision", "default", label_selector=builders.PINS) == 2
         with pytest.raises(Conflict, match="VM is already running"):
             vmctl.start(overlay, overlay.get("VirtualMachine", "vm1", "default"))
         # the base store has none of it

@@ -233,6 +233,9 @@ class Cluster(StoreReads):
             if deleted.get("kind") == "VirtualMachine":
                 # shared revisions have no owner: released here
                 self.shared_revisions.on_vm_deleted(tx, deleted)
+            elif deleted.get("kind") == "VirtualMachineInstance":
+                with self.shared_revisions.bound():     # a VMI deleted re-queues its VM
+                    self._reconcile_owner(tx, deleted, self.config(tx))
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
         # until a sweep finds them unowned.
@@ -314,9 +317,30 @@ class Cluster(StoreReads):
             config = self.config(tx)
             for vm in list(tx.list("VirtualMachine")):
                 vmctl.reconcile(tx, vm, config)
+        elif kind == "VirtualMachineInstance":
+            self._reconcile_owner(tx, stored, config)      # a VMI created or changed re-queues its VM
         elif kind in kinds.ALL_TYPE_KINDS or kind in LOOKUP_KINDS:
             self._retry_failed_vms(tx, (stored.get("metadata") or {}).get("namespace"), config)
         return stored
+
+    @staticmethod
+    def _reconcile_owner(tx: Store, vmi: dict, config: dict | None) -> None:
+        """The VM controlling `vmi` reconciled in the transaction that changed the VMI (KubeVirt's
+        VMI add/update/delete handlers queue it)."""
+        from . import vm as vmctl
+
+        meta = vmi.get("metadata") or {}
+        owner = next((r for r in meta.get("ownerReferences") or ()
+                      if isinstance(r, dict) and r.get("kind") == "VirtualMachine" and r.get("controller")), None)
+        if owner is None:
+            return
+        try:
+            vm = tx.get("VirtualMachine", owner.get("name") or "", meta.get("namespace"))
+        except NotFound:
+            return
+        if (vm.get("metadata") or {}).get("uid") == owner.get("uid") and not (vm.get("metadata") or {}).get(
+                "deletionTimestamp"):
+            vmctl.reconcile(tx, vm, config)
 
     @staticmethod
     def _retry_failed_vms(tx: Store, namespace: str | None, config: dict | None) -> None:

@@ -27,6 +27,14 @@ def schedule(vmi: dict, now: str) -> dict:
     status = vmi.setdefault("status", {})
     status["nodeName"] = NODE_NAME
     failed = domain_error(vmi)
+    annotations = (vmi.get("metadata") or {}).get("annotations") or {}
+    if annotations.get("kubevirt.io/create-migration-target") == "true":
+        # A receiver VMI (WaitAsReceiver): its target pod waits for an incoming migration.
+        status["phase"] = "WaitingForSync"
+        status["conditions"] = []
+        status["phaseTransitionTimestamps"] = [{"phase": p, "phaseTransitionTimestamp": now}
+                                               for p in ("Pending", "WaitingForSync")]
+        return vmi
     if failed is None and (vmi.get("spec") or {}).get("startStrategy") == "Paused":
         status["phase"] = "Running"
         status["conditions"] = paused_conditions(now)

@@ -45,7 +45,7 @@ from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
 from instancetype.store.kubevirt import kubevirt_config
 
-from . import shared_revisions
+from . import node, shared_revisions
 from . import vm as vmctl
 from .workqueue import RateLimiter, WorkQueue
 
@@ -353,7 +353,7 @@ class VMController:
             vmi = self.store.get(VMI, name, ns)
         except NotFound:
             return
-        if vmctl.node.terminating(vmi):
+        if node.terminating(vmi):
             vmctl.release_vmi(store, vmi)
 
     def _sweep_later(self, namespace: str) -> None:

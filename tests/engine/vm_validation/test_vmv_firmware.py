@@ -47,3 +47,55 @@ def test_sev_requires_uefi():
     vm = clean_vm()
     tspec(vm)["domain"]["launchSecurity"] = {"sev": {}}
     assert causes(vm) == [("FieldValueInvalid", "SEV requires OVMF (UEFI)", f"{T}.launchSecurity")]
+
+
+# ValidateLaunchSecurityAmd64 (pkg/virt-api/webhooks/amd64.go), message for message.
+import pytest  # noqa: E402
+
+EFI = {"bootloader": {"efi": {"secureBoot": False}}}
+SEV_ON = {"developerConfiguration": {"featureGates": ["WorkloadEncryptionTDX"]}}
+
+
+@pytest.mark.parametrize(("ls", "firmware", "extra", "config", "expected"), [
+    ({"sev": {}}, EFI, {}, None, []),
+    ({"sev": {}, "snp": {}}, EFI, {}, None, [("FieldValueForbidden", "One and only one launchSecurity type can be set")]),
+    ({}, EFI, {}, None, [("FieldValueForbidden", "One and only one launchSecurity type can be set")]),
+    ({"sev": {}}, EFI, {}, {"developerConfiguration": {"disabledFeatureGates": ["WorkloadEncryptionSEV"]}},
+     [("FieldValueInvalid", "WorkloadEncryptionSEV feature gate is not enabled in kubevirt-config")]),
+    ({"tdx": {}}, EFI, {}, None, [("FieldValueInvalid", "WorkloadEncryptionTDX feature gate is not enabled in "
+                                                        "kubevirt-config")]),
+    ({"snp": {}}, {"bootloader": {"efi": {}}}, {}, None, [("FieldValueInvalid", "SNP does not work along with SecureBoot")]),
+    ({"snp": {}}, {"bootloader": {"efi": {"secureBoot": False, "persistent": True}}}, {}, None,
+     [("FieldValueInvalid", "SNP does not work along with Persistent EFI variables")]),
+    ({"tdx": {}}, {"bootloader": {"efi": {"secureBoot": False}}}, {"features": {"smm": {"enabled": True}}}, SEV_ON,
+     [("FieldValueInvalid", "TDX does not work along with SMM")]),
+    ({"tdx": {}}, None, {}, SEV_ON, [("FieldValueInvalid", "TDX requires OVMF (UEFI)")]),
+    ({"sev": {"attestation": {}}}, EFI, {}, None,
+     [("FieldValueInvalid", "SEV attestation requires VMI StartStrategy 'Paused'")]),
+])
+def test_launch_security_amd64(ls, firmware, extra, config, expected):
+    vm = clean_vm()
+    domain = tspec(vm)["domain"]
+    domain["launchSecurity"] = ls
+    domain.update(extra)
+    if firmware is not None:
+        domain["firmware"] = firmware
+    got = [(r, m) for r, m, f in causes(vm, config=config) if f == f"{T}.launchSecurity"]
+    assert got == expected
+
+
+def test_launch_security_of_another_architecture():
+    vm = clean_vm()
+    tspec(vm)["architecture"] = "arm64"
+    tspec(vm)["domain"]["launchSecurity"] = {"sev": {}}
+    assert ("FieldValueInvalid", "No launchSecurity support for architecture: arm64", f"{T}.architecture") in causes(vm)
+
+
+def test_panic_devices():
+    vm = clean_vm()
+    tspec(vm)["domain"]["devices"]["panicDevices"] = [{"model": "bogus"}]
+    at = f"{T}.domain.devices.panicDevices"
+    assert causes(vm) == [("FieldValueInvalid", "invalid PanicDeviceModel(bogus)", f"{at}[0].model")]
+    tspec(vm)["domain"]["devices"]["panicDevices"] = [{"model": "isa"}]
+    tspec(vm)["architecture"] = "ppc64le"
+    assert not [c for c in causes(vm) if c[2].startswith(at)]

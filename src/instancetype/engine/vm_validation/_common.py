@@ -23,6 +23,7 @@ REQUIRED = "FieldValueRequired"
 NOT_FOUND = "FieldValueNotFound"
 NOT_SUPPORTED = "FieldValueNotSupported"
 DUPLICATE = "FieldValueDuplicate"
+FORBIDDEN = "FieldValueForbidden"
 
 # KubeVirt's nameOfTypeNotFoundMessagePattern
 NOT_FOUND_FMT = "{} '{}' not found."
@@ -113,14 +114,19 @@ def pci_address_ok(text: str) -> bool:
 class Gates:
     """The feature gates of `developerConfiguration.featureGates` (virt-config's *Enabled())."""
 
-    __slots__ = ("enabled",)
+    __slots__ = ("enabled", "disabled")
 
     def __init__(self, config: Any):
         dev = d(d(config).get("developerConfiguration"))
         self.enabled = frozenset(g for g in dev.get("featureGates") or () if type(g) is str)
+        self.disabled = frozenset(g for g in dev.get("disabledFeatureGates") or () if type(g) is str)
 
     def __contains__(self, gate: str) -> bool:
         return gate in self.enabled
+
+    def beta(self, gate: str) -> bool:
+        """featuregate.IsEnabled of a Beta gate: on unless disabled (an explicit enable wins)."""
+        return gate in self.enabled or gate not in self.disabled
 
 
 # `(x or _E)` reads a schema-checked struct that may be absent (the hot path's form of d(x)).

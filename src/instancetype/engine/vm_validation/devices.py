@@ -124,12 +124,12 @@ def validate_device_gates_late(field: str, spec: dict[str, Any], gates: Gates, d
         at = f"{field}.domain.devices.panicDevices"
         # (the PanicDevices feature gate is GA in v1.9)
         arch = (spec.get("architecture") or "") or default_arch
-        if arch in ("s390x", "ppc64le"):
+        if arch == "s390x":
             causes.append(cause(INVALID, f"custom panic devices are not supported on {arch} architecture", at))
         for idx, dev in enumerate(panic or ()):
             model = dev.get("model")
             if model is not None and model not in _PANIC_MODELS:
-                causes.append(cause(INVALID, f"invalid PanicDeviceModel: {model}", f"{at}[{idx}].model"))
+                causes.append(cause(INVALID, f"invalid PanicDeviceModel({model})", f"{at}[{idx}].model"))
     return causes
 
 

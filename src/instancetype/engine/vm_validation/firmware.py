@@ -8,7 +8,7 @@ import fnmatch
 from functools import lru_cache
 from typing import Any
 
-from instancetype.engine.vm_validation._common import _E, INVALID, REQUIRED, Gates, cause
+from instancetype.engine.vm_validation._common import _E, FORBIDDEN, INVALID, REQUIRED, Gates, cause
 from instancetype.engine.vm_validation.disks import validate_path
 
 # virt-config's default emulated machines per architecture
@@ -125,28 +125,52 @@ def validate_emulated_machine(field: str, spec: dict[str, Any], config: dict[str
     return [cause(INVALID, f"{at} is not supported: {machine_type} (allowed values: [{' '.join(supported)}])", at)]
 
 
-def validate_launch_security(field: str, spec: dict[str, Any], gates: Gates) -> list[Any]:
-    """validateLaunchSecurity (SEV: UEFI without SecureBoot, paused start for attestation,
-    no bootable NICs; s390x Secure Execution needs its gate)."""
+def validate_launch_security(field: str, spec: dict[str, Any], gates: Gates, default_arch: str = "amd64") -> list[Any]:
+    """validateLaunchSecurity: by architecture; amd64's rules are ValidateLaunchSecurityAmd64
+    (pkg/virt-api/webhooks/amd64.go); s390x's Secure Execution has none (its gate is GA)."""
     domain = (spec.get("domain") or _E)
-    ls = domain.get("launchSecurity")
-    if ls is None:
+    if domain.get("launchSecurity") is None:
         return []
-    ls = (ls or _E)
+    arch = spec.get("architecture") or default_arch     # the VM mutator's default, set before
+    if arch == "amd64":
+        return _launch_security_amd64(field, spec, gates)
+    if arch == "s390x":
+        return []
+    return [cause(INVALID, f"No launchSecurity support for architecture: {arch}", f"{field}.architecture")]
+
+
+def _launch_security_amd64(field: str, spec: dict[str, Any], gates: Gates) -> list[Any]:
+    """ValidateLaunchSecurityAmd64: exactly one of SEV, SNP, TDX, its gate enabled, then UEFI
+    (without SecureBoot for SEV/SNP, without persistent EFI variables for SNP/TDX), no SMM for
+    TDX, a paused start for SEV attestation, no bootable NICs."""
+    domain = (spec.get("domain") or _E)
+    ls = (domain.get("launchSecurity") or _E)
     at = f"{field}.launchSecurity"
+    selected = [name for key, name in (("sev", "SEV"), ("snp", "SNP"), ("tdx", "TDX")) if ls.get(key) is not None]
+    gate = "WorkloadEncryptionTDX" if ls.get("tdx") is not None else "WorkloadEncryptionSEV" if selected else ""
+    if len(selected) != 1:
+        return [cause(FORBIDDEN, "One and only one launchSecurity type can be set", at)]
+    # WorkloadEncryptionSEV is Beta in v1.9 (on unless disabled), WorkloadEncryptionTDX Alpha.
+    if not (gates.beta(gate) if gate == "WorkloadEncryptionSEV" else gate in gates):
+        return [cause(INVALID, f"{gate} feature gate is not enabled in kubevirt-config", at)]
+    kind, sev_like = selected[0], ls.get("sev") is not None or ls.get("snp") is not None
     causes = []
-    if spec.get("architecture") == "s390x" and "SecureExecution" not in gates:
-        causes.append(cause(INVALID, "SecureExecution feature gate is not enabled in kubevirt-config", at))
-    sev = ls.get("sev")
-    if sev is not None:
-        firmware = domain.get("firmware")
-        if not efi_boot(firmware):
-            causes.append(cause(INVALID, "SEV requires OVMF (UEFI)", at))
-        elif secure_boot(firmware):
-            causes.append(cause(INVALID, "SEV does not work along with SecureBoot", at))
-        if (sev or _E).get("attestation") is not None and spec.get("startStrategy") != "Paused":
-            causes.append(cause(INVALID, "SEV attestation requires VMI StartStrategy 'Paused'", at))
-        for iface in ((domain.get("devices") or _E).get("interfaces") or ()):
-            if iface.get("bootOrder") is not None:
-                causes.append(cause(INVALID, f"SEV does not work with bootable NICs: {(iface.get('name') or '')}", at))
+    smm = ((domain.get("features") or _E).get("smm"))
+    if ls.get("tdx") is not None and smm is not None and (smm or _E).get("enabled") is not False:
+        causes.append(cause(INVALID, "TDX does not work along with SMM", at))
+    firmware = domain.get("firmware")
+    if not efi_boot(firmware):
+        causes.append(cause(INVALID, f"{kind} requires OVMF (UEFI)", at))
+    else:
+        efi = (((firmware or _E).get("bootloader") or _E).get("efi") or _E)
+        if sev_like and efi.get("secureBoot") is not False:
+            causes.append(cause(INVALID, f"{kind} does not work along with SecureBoot", at))
+        if (ls.get("snp") is not None or ls.get("tdx") is not None) and efi.get("persistent") is True:
+            causes.append(cause(INVALID, f"{kind} does not work along with Persistent EFI variables", at))
+    if ls.get("sev") is not None and spec.get("startStrategy") != "Paused" \
+            and (ls.get("sev") or _E).get("attestation") is not None:
+        causes.append(cause(INVALID, "SEV attestation requires VMI StartStrategy 'Paused'", at))
+    for iface in ((domain.get("devices") or _E).get("interfaces") or ()):
+        if iface.get("bootOrder") is not None:
+            causes.append(cause(INVALID, f"{kind} does not work with bootable NICs: {(iface.get('name') or '')}", at))
     return causes

@@ -108,7 +108,7 @@ def validate_vmi_spec(field: str, spec: dict[str, Any], ctx: Context) -> list[An
     causes += strategies.validate_eviction_strategy(field, spec, ctx.eviction_strategy)
     causes += devices_rules.validate_device_gates(field, spec, gates, ctx.default_arch)
     if dget("launchSecurity") is not None:
-        causes += firmware.validate_launch_security(field, spec, gates)
+        causes += firmware.validate_launch_security(field, spec, gates, ctx.default_arch)
     causes += devices_rules.validate_device_gates_late(field, spec, gates, ctx.default_arch)
     return causes
 
