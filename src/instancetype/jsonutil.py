@@ -82,9 +82,14 @@ def json_problem(v: Any, root: str = "") -> tuple[str, str] | None:
     at most MAX_DEPTH deep, without cycles. A Python caller can pass anything else (bytes, tuples,
     sets, int keys, NaN, a dict holding itself); no YAML or JSON document can. Iterative, so that
     any nesting is answered rather than overflowing the stack."""
-    stack: list[tuple[Any, str, int, frozenset]] = [(v, root, 0, frozenset())]
+    # Linear in the data: the containers on the current path are a set, left on an exit marker.
+    on_path: set[int] = set()
+    stack: list[tuple[Any, str, int]] = [(v, root, 0)]
     while stack:
-        x, path, depth, ancestors = stack.pop()
+        x, path, depth = stack.pop()
+        if path is _EXIT:
+            on_path.discard(x)
+            continue
         if isinstance(x, _SCALARS):
             if type(x) is float and (x != x or x in _INFINITIES):
                 return path, f"{x!r} is not a JSON number"
@@ -93,15 +98,18 @@ def json_problem(v: Any, root: str = "") -> tuple[str, str] | None:
             return path, f"a value of type {type(x).__name__} is not JSON data"
         if depth >= MAX_DEPTH:
             return path, f"nested deeper than {MAX_DEPTH} levels"
-        if id(x) in ancestors:
+        if id(x) in on_path:
             return path, "the data contains itself"
-        inner = ancestors | {id(x)}
+        on_path.add(id(x))
+        stack.append((id(x), _EXIT, depth))
         if isinstance(x, dict):
             for k in x:
                 if not isinstance(k, str):
                     return path, f"key {k!r} ({type(k).__name__}) is not a string"
-            stack.extend((item, f"{path}.{k}" if path else k, depth + 1, inner)
-                         for k, item in reversed(list(x.items())))
+            stack.extend((item, f"{path}.{k}" if path else k, depth + 1) for k, item in reversed(list(x.items())))
         else:
-            stack.extend((item, f"{path}[{i}]", depth + 1, inner) for i, item in reversed(list(enumerate(x))))
+            stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in reversed(list(enumerate(x))))
     return None
+
+
+_EXIT = object()     # json_problem's marker: the container below it on the stack is left
