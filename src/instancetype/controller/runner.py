@@ -204,6 +204,17 @@ class _Same:
         return None
 
 
+def _outage(e: BaseException) -> bool:
+    """The API server could not be reached, or failed (5xx, 429): not the key's own failure."""
+    if isinstance(e, APIError):
+        return e.code >= 500 or e.code == 429
+    if isinstance(e, OSError):
+        return True
+    from instancetype.store.kube.client import Unreachable
+
+    return isinstance(e, Unreachable)
+
+
 # --- the controller ------------------------------------------------------------------------------
 
 class VMController:
@@ -310,9 +321,10 @@ class VMController:
             level = logging.DEBUG if isinstance(e, APIError) and e.code == 409 else logging.INFO
             log.log(level, "%s %s/%s: %s (retry %d)", key[0], key[1], key[2], e, self.queue.retries(key),
                     exc_info=not isinstance(e, (Error, OSError)))      # a traceback only for a bug
-            self.queue.add_rate_limited(key)
+            self.queue.add_rate_limited(key, outage=_outage(e))
         else:
             self.queue.forget(key)
+            self.queue.recovered()      # the API server answers again: what an outage held back goes now
         finally:
             self._count("writes", recording.writes)
             for ns in sorted(recording.deferred_collections):
