@@ -111,6 +111,7 @@ class _RecordingStore(Store):
         self.writes = 0
         self.collect_grace = collect_grace        # read by controller.shared_revisions
         self.deferred_collections: set[str] = set()
+        self.calls_admission_webhooks = getattr(store, "calls_admission_webhooks", False)
 
     def defer_collect(self, namespace: str) -> None:
         """A shared revision of `namespace` was kept for the grace only: sweep it again later."""

@@ -177,7 +177,10 @@ def _start_vmi(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
     if replaced:
         revisions.drop_replaced(store, vm, replaced)
     try:
-        vmi = instancetype.build_vmi(vm, objects=_WithPinned(store, pinned), config=config)
+        # An API server runs the VMI mutating webhook on the create: the VMI is sent as v1.9's
+        # controller sends it (the webhook's finalizer, labels and annotations then come once).
+        vmi = instancetype.build_vmi(vm, objects=_WithPinned(store, pinned), config=config,
+                                     mutate=not getattr(store, "calls_admission_webhooks", False))
         if requests.start_paused(vm):
             vmi.setdefault("spec", {})["startStrategy"] = "Paused"     # setupVMIFromVM
     except VMIError as e:
