@@ -67,6 +67,24 @@ def sorted_keys(v: Any) -> Any:
     return v
 
 
+# kube-apiserver decodes objects nested up to this many levels (Go's encoding/json scanner limit):
+# the processes that read a cluster's objects (`serve`, `controller`) must go as deep.
+API_SERVER_MAX_DEPTH = 10_000
+# Their recursion limit: that depth plus two levels of AdmissionReview, with room for the frames
+# below (msgspec's decoder and encoder recurse once per level, in C, counted by the interpreter).
+DEEP_RECURSION_LIMIT = API_SERVER_MAX_DEPTH + 3_002
+
+
+def allow_deep_objects() -> None:
+    """Raise the process's recursion limit (never lower it) to DEEP_RECURSION_LIMIT. Safe on an
+    8 MiB thread stack (the main thread's, and Linux's default for others): msgspec decodes more
+    than 20,000 levels on one."""
+    import sys
+
+    if sys.getrecursionlimit() < DEEP_RECURSION_LIMIT:
+        sys.setrecursionlimit(DEEP_RECURSION_LIMIT)
+
+
 # Deeper than this, data is refused as too deeply nested: the Python walks of the engine recurse
 # once per level, and no Kubernetes object nests deeper than about 30 (the `-f` loader's limit,
 # cli/loader.MAX_DEPTH, is the same).

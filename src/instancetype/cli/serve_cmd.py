@@ -37,17 +37,26 @@ from instancetype.errors import CLIError
 @click.option("--tls-private-key-file", metavar="KEY", required=True, help="Its private key (PEM).")
 @click.option("--sync-timeout", metavar="SECONDS", type=float, default=120.0, show_default=True,
               help="How long the informer caches may take to sync before `serve` gives up.")
+@click.option("--read-timeout", metavar="SECONDS", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, help="How long a client may take over its TLS handshake, and over a "
+                                      "request's body once its headers are in.")
+@click.option("--idle-timeout", metavar="SECONDS", type=click.FloatRange(min=0, min_open=True), default=30.0,
+              show_default=True, help="How long a connection may stay without a complete request's "
+                                      "headers (idle between requests, or sending them slowly).")
 def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, secure_port: int,
-              tls_cert_file: str, tls_private_key_file: str, sync_timeout: float) -> None:
+              tls_cert_file: str, tls_private_key_file: str, sync_timeout: float, read_timeout: float,
+              idle_timeout: float) -> None:
     """Serve KubeVirt's admission webhooks (virt-api's) for a cluster, over HTTPS."""
     import faulthandler
 
+    from instancetype.jsonutil import allow_deep_objects
     from instancetype.store.kube import CachedStore, KubeStore
-    from instancetype.webhook.server import ReloadingTLS, run
+    from instancetype.webhook.server import ReloadingTLS, Timeouts, run
 
     if not 0 <= secure_port <= 65535:
         raise CLIError(f"--secure-port: {secure_port} is not a port (0-65535)")
     faulthandler.enable()       # a long-running process: a fatal signal leaves every thread's stack in the log
+    allow_deep_objects()        # the informers decode objects as deep as the API server keeps them
     tls = ReloadingTLS(tls_cert_file, tls_private_key_file)
     store = KubeStore(kubeconfig, context)
     store.ping()
@@ -76,7 +85,8 @@ def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, se
         threading.Thread(target=wait, daemon=True).start()
 
     try:
-        run(cached, tls, host=bind_address, port=secure_port, ready=ready, subresources=subresources)
+        run(cached, tls, host=bind_address, port=secure_port, ready=ready, subresources=subresources,
+            timeouts=Timeouts(handshake=read_timeout, keepalive=idle_timeout, body=read_timeout))
     except OSError as e:
         raise CLIError(f"cannot listen on {bind_address}:{secure_port}: {e.strerror or e}") from None
     finally:

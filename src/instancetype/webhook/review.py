@@ -26,7 +26,7 @@ from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.engine.results import AdmissionResult
 from instancetype.errors import Error
-from instancetype.jsonutil import clone
+from instancetype.jsonutil import API_SERVER_MAX_DEPTH, clone
 
 from . import jsonpatch
 from .admission import Refused, admit_type, admit_vm_object, stored_vm
@@ -55,7 +55,7 @@ class Denial:
 
 # kube-apiserver decodes objects nested up to 10,000 levels (Go's encoding/json scanner limit);
 # an AdmissionReview holds the object two levels down (review, request, object).
-MAX_OBJECT_DEPTH = 10_000
+MAX_OBJECT_DEPTH = API_SERVER_MAX_DEPTH
 MAX_REVIEW_DEPTH = MAX_OBJECT_DEPTH + 2
 # The bound on the work one review may cost: the JSON values it holds. An API server sends at most
 # an object and its old object (etcd keeps 1.5 MiB each: at most ~750,000 values); the largest

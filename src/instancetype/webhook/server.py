@@ -259,11 +259,11 @@ def _dumps(obj: Any) -> str:
 
 
 def run(cached: Any, tls: ReloadingTLS, *, host: str, port: int, ready: Callable[[WebhookServer], None] | None = None,
-        stop_event: asyncio.Event | None = None, subresources: Any = None) -> None:
+        stop_event: asyncio.Event | None = None, subresources: Any = None, timeouts: Timeouts | None = None) -> None:
     """Serve until SIGTERM or SIGINT (or `stop_event`), then stop cleanly."""
 
     async def main() -> None:
-        server = WebhookServer(cached, tls, host=host, port=port, subresources=subresources)
+        server = WebhookServer(cached, tls, host=host, port=port, subresources=subresources, timeouts=timeouts)
         await server.start()
         done = stop_event or asyncio.Event()
         loop = asyncio.get_running_loop()

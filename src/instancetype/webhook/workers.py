@@ -17,17 +17,13 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import queue
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from .review import MAX_REVIEW_DEPTH
+from instancetype.jsonutil import allow_deep_objects
 
 STACK_SIZE = 64 << 20
-# The decode of a review MAX_REVIEW_DEPTH deep, with room for the frames below it (the worker's
-# own, the engine's entry points).
-RECURSION_LIMIT = MAX_REVIEW_DEPTH + 3_000
 
 
 def default_workers() -> int:
@@ -36,12 +32,6 @@ def default_workers() -> int:
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
     return max(2, cpus)
-
-
-def allow_deep_objects() -> None:
-    """Raise the recursion limit (never lower it) so that a worker goes RECURSION_LIMIT deep."""
-    if sys.getrecursionlimit() < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)
 
 
 class AdmissionPool:
