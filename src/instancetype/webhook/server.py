@@ -186,12 +186,17 @@ class WebhookServer:
             request = reviews.decode(body)
         except BadReview as e:
             return 400, f"{e}\n"
-        out, denial = reviews.answer(path, request, objects=self.cached.objects(),
-                                     config=self.cached.kubevirt_config())
+        try:
+            out, denial = reviews.answer(path, request, objects=self.cached.objects(),
+                                         config=self.cached.kubevirt_config())
+            text = _dumps(out)
+        except Exception as e:  # noqa: BLE001 - not the request's fault (answer refuses bad input): one line
+            log.error("internal error answering %s (uid %s): %s: %s", path, request.get("uid"), type(e).__name__, e)
+            return 500, f"internal error: {type(e).__name__}\n"
         self.served += 1
         if denial is not None:
             self.log_line(denial_line(denial))
-        return 200, _dumps(out)
+        return 200, text
 
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.Response(text="ok\n")
