@@ -66,19 +66,20 @@ _CONTAINERS = (dict, list)
 
 
 def measure(value: Any, max_depth: int = MAX_REVIEW_DEPTH) -> tuple[int, int]:
-    """(depth, values) of JSON data, iteratively; stops counting depth past `max_depth` (a scalar
-    is depth 0, `{}` depth 1, as Go's scanner counts)."""
+    """(depth, values) of JSON data, level by level (no recursion); stops past `max_depth`. A
+    scalar is depth 0, `{}` depth 1, as Go's scanner counts."""
     depth, values = 0, 1
-    stack: list[tuple[Any, int]] = [(value, 1)] if type(value) in _CONTAINERS else []
-    while stack:
-        x, d = stack.pop()
-        if d > depth:
-            depth = d
-            if depth > max_depth:
-                break
-        items = x.values() if type(x) is dict else x
-        values += len(items)
-        stack.extend((c, d + 1) for c in items if type(c) in _CONTAINERS)
+    level = [value] if type(value) in _CONTAINERS else []
+    while level:
+        depth += 1
+        if depth > max_depth:
+            break
+        below: list = []
+        for x in level:
+            items = x.values() if type(x) is dict else x
+            values += len(items)
+            below += [c for c in items if type(c) is dict or type(c) is list]
+        level = below
     return depth, values
 
 
@@ -99,7 +100,9 @@ def decode(body: bytes) -> dict:
     if review.get("apiVersion") != REVIEW_API_VERSION:
         raise BadReview(f"AdmissionReview version {_short(review.get('apiVersion'))} is not served "
                         f"(only {REVIEW_API_VERSION})")
-    depth, values = measure(review)
+    # Each level takes two bytes, each value at least two (with its separator): a body shorter
+    # than that cannot be past a bound, and is not walked (most reviews are a few KiB).
+    depth, values = measure(review) if len(body) > 2 * MAX_REVIEW_DEPTH else (0, 0)
     if depth > MAX_REVIEW_DEPTH:
         raise BadReview(f"the AdmissionReview is nested deeper than {MAX_REVIEW_DEPTH} levels (an object "
                         f"at most {MAX_OBJECT_DEPTH}, as the API server decodes it)")
