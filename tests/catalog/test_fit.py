@@ -93,3 +93,58 @@ def test_memory_parsing():
     assert format_bytes(10 * GI) == "10Gi"
     assert format_bytes(1536 * 2 ** 20) == "1536Mi"
     assert format_bytes(0) == "0"
+
+
+# --- ranges, memory per vCPU, exclusions, every type, the engine's check ------------------------
+def test_ranges_bound_both_ends():
+    assert names(cpu=2, cpu_max=2, memory="4Gi", memory_max_bytes=4 * GI) == ["u1.2xmedium"]
+    assert names(cpu=2, cpu_max=4, memory="4Gi", memory_max_bytes=8 * GI, every=True) == [
+        "u1.2xmedium", "u1.large"]
+    with pytest.raises(CLIError, match="within the ranges"):
+        names(cpu=3, cpu_max=3)
+
+
+def test_memory_per_cpu_and_natural_order():
+    got = names(cpu=1, memory_per_cpu=(4 * GI, 4 * GI), every=True)
+    assert got == ["u1.medium", "u1.large", "u1.xlarge", "u1.2xlarge", "u1.4xlarge", "u1.8xlarge"]
+    assert names(cpu=2, memory_per_cpu=(8 * GI, None), hugepages=True) == ["m1.large"]
+    with pytest.raises(CLIError, match="within the ranges"):
+        names(cpu=2, memory_per_cpu=(8 * GI, None))       # only the hugepages-backed m1 has 8Gi per vCPU
+
+
+def test_exclude_patterns():
+    assert names(cpu=3, memory="6Gi", exclude=("u1.x*",)) == ["u1.2xlarge"]
+    with pytest.raises(CLIError, match="outside --exclude u1"):
+        names(cpu=3, memory="6Gi", exclude=("u1.*",))
+
+
+def test_a_check_refuses_with_the_nearest_reason():
+    from instancetype.catalog.fit import engine_check
+
+    fedora = next(o for o in catalog.preferences() if o["metadata"]["name"] == "fedora")
+    req = Request(cpu=1, every=True, classes=("u",), check=engine_check(preference=fedora))
+    assert [f.type.name for f in fit(req, ITS)][:2] == ["u1.small", "u1.medium"]     # 2Gi required
+    with pytest.raises(CLIError, match=r"^no instancetype fits: u1.small: preference requires architecture amd64 "
+                                       r"but arm64 is being requested \(and 7 more\)$"):
+        fit(Request(cpu=1, memory="2Gi", memory_bytes=2 * GI, classes=("u",),
+                    check=engine_check(preference=fedora, arch="arm64")), ITS)
+
+
+def test_user_types_without_catalogue_labels():
+    mine = [{"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+             "metadata": {"name": n, "namespace": "ns1"}, "spec": {"cpu": {"guest": c}, "memory": {"guest": m}}}
+            for n, c, m in (("big", 8, "16Gi"), ("small", 1, "1Gi"), ("mid", 2, "4Gi"))]
+    fits = fit(Request(cpu=2, every=True), mine)
+    assert [(f.type.name, f.type.resource) for f in fits] == [
+        ("big", "virtualmachineinstancetype/big"), ("mid", "virtualmachineinstancetype/mid")]
+    assert [f.type.name for f in fit(Request(cpu=2), mine)] == ["mid", "big"]    # each its own series
+
+
+def test_size_names_in_natural_order():
+    from instancetype.catalog.sizes import size_rank, split_size
+
+    sizes = ["8xlarge", "small", "2xlarge", "large", "xlarge", "2xmedium", "medium", "nano", "micro", "4xlarge"]
+    assert sorted(sizes, key=size_rank) == ["nano", "micro", "small", "medium", "2xmedium", "large", "xlarge",
+                                            "2xlarge", "4xlarge", "8xlarge"]
+    assert split_size("large1gi") == ("large", "1gi") and split_size("weird") == ("weird", "")
+    assert size_rank("weird") > size_rank("8xlarge")

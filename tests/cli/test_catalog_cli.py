@@ -23,7 +23,7 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 
 # --- fit ---------------------------------------------------------------------------------------
 def test_fit_table_includes_u1_xlarge():
-    out = run("fit", "--cpu", "3", "--memory", "6Gi").stdout
+    out = run("fit", "--builtin", "--cpu", "3", "--memory", "6Gi").stdout
     lines = out.splitlines()
     assert lines[0].split()[:4] == ["NAME", "CLASS", "CPUS", "MEMORY"]
     assert lines[1].split()[:4] == ["u1.xlarge", "general.purpose", "4", "16Gi"]
@@ -31,21 +31,21 @@ def test_fit_table_includes_u1_xlarge():
 
 
 def test_fit_name_composes_with_create_vm():
-    out = run("fit", "--cpu", "3", "--memory", "6Gi", "-o", "name").stdout
+    out = run("fit", "--builtin", "--cpu", "3", "--memory", "6Gi", "-o", "name").stdout
     assert out.splitlines()[0] == "virtualmachineclusterinstancetype/u1.xlarge"
 
 
 def test_fit_dedicated_json_ranked():
-    data = json.loads(run("fit", "--cpu", "3", "--memory", "6Gi", "--dedicated-cpu", "-o", "json").stdout)
+    data = json.loads(run("fit", "--builtin", "--cpu", "3", "--memory", "6Gi", "--dedicated-cpu", "-o", "json").stdout)
     assert [d["name"] for d in data] == ["cx1.xlarge", "n1.large", "d1.xlarge", "rt1.xlarge"]
     assert [(d["extraCPU"], d["extraMemoryBytes"]) for d in data] == sorted(
         (d["extraCPU"], d["extraMemoryBytes"]) for d in data)
 
 
 def test_fit_yaml_and_class():
-    data = yaml.safe_load(run("fit", "--cpu", "3", "--memory", "6Gi", "--class", "m", "-o", "yaml").stdout)
+    data = yaml.safe_load(run("fit", "--builtin", "--cpu", "3", "--memory", "6Gi", "--class", "m", "-o", "yaml").stdout)
     assert [d["name"] for d in data] == ["m1.xlarge"]
-    data = yaml.safe_load(run("fit", "--cpu", "4", "--gpus", "1", "--class", "gn", "-o", "yaml").stdout)
+    data = yaml.safe_load(run("fit", "--builtin", "--cpu", "4", "--gpus", "1", "--class", "gn", "-o", "yaml").stdout)
     assert [d["name"] for d in data] == ["gn1.xlarge"]
 
 
@@ -62,7 +62,7 @@ def test_fit_yaml_and_class():
     (["-o", "xml"], "--output"),
 ])
 def test_fit_bad_input_is_one_line(args, flag):
-    proc = run("fit", *args, check=False)
+    proc = run("fit", "--builtin", *args, check=False)
     assert proc.returncode == 1
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
@@ -72,15 +72,17 @@ def test_fit_bad_input_is_one_line(args, flag):
 
 
 def test_fit_unsatisfiable_feature_request():
-    proc = run("fit", "--cpu", "1", "--gpus", "1", check=False)
+    proc = run("fit", "--builtin", "--cpu", "1", "--gpus", "1", check=False)
     assert proc.returncode == 1 and "--gpus" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 # --- list --------------------------------------------------------------------------------------
 def test_list_table_everything():
     lines = run("list").stdout.splitlines()
-    assert lines[0].split() == ["NAME", "KIND", "CLASS/OS", "CPUS", "MEMORY", "FEATURES"]
-    assert len(lines) == 1 + 77 + 54
+    assert lines[0].split() == ["NAME", "KIND", "CLASS", "CPUS", "MEMORY", "FEATURES"]
+    assert len(lines) == 1 + 77 + 1 + 1 + 54
+    assert lines[1 + 77] == ""
+    assert lines[1 + 77 + 1].split() == ["NAME", "KIND", "OS", "REQUIRED", "CPUS", "REQUIRED", "MEMORY", "FEATURES"]
     row = next(l for l in lines if l.startswith("cx1.large "))
     assert row.split()[1:5] == ["instancetype", "compute.exclusive", "2", "4Gi"]
     assert "hugepages=2Mi" in row and "dedicatedCPUPlacement" in row and "numa" in row
@@ -110,9 +112,24 @@ def test_list_class_and_kinds():
 
 def test_list_json_and_yaml_are_the_objects():
     data = json.loads(run("list", "--instancetypes", "-o", "json").stdout)
-    assert data["kind"] == "List" and data["items"] == catalog.instancetypes()
+    assert data["kind"] == "List"
+    assert sorted(data["items"], key=lambda o: o["metadata"]["name"]) == catalog.instancetypes()
+    names = [o["metadata"]["name"] for o in data["items"]]
+    assert names.index("u1.small") < names.index("u1.2xlarge")       # sizes in natural order
     data = yaml.safe_load(run("list", "--preferences", "-o", "yaml").stdout)
     assert data["items"] == catalog.preferences()
+
+
+def test_list_matrix_is_class_by_size():
+    lines = run("list", "-o", "matrix").stdout.splitlines()
+    assert lines[0].split()[:8] == ["SERIES", "NANO", "MICRO", "TINY", "SMALL", "MEDIUM", "2XMEDIUM", "LARGE"]
+    u1 = next(l for l in lines if l.startswith("u1 ")).split()
+    assert u1[:8] == ["u1", "1/512Mi", "1/1Gi", "-", "1/2Gi", "1/4Gi", "2/4Gi", "2/8Gi"]
+    assert any(l.startswith("cx1 (1gi) ") for l in lines)
+    legend = lines[lines.index("") + 1:]
+    assert legend[0].split() == ["SERIES", "NAME", "DESCRIPTION"]
+    row = next(l for l in legend if l.startswith("u1 "))
+    assert "General Purpose" in row and row.endswith("resources for general purpose applications.")
 
 
 def test_list_bad_selector():
@@ -154,14 +171,14 @@ sys.stderr.write("MODULES:" + ",".join(bad) + "\\n")
 """
 
 
-@pytest.mark.parametrize("args", [["fit", "--cpu", "3", "--memory", "6Gi"], ["list"], ["bundle"]])
+@pytest.mark.parametrize("args", [["fit", "--builtin", "--cpu", "3", "--memory", "6Gi"], ["list"], ["bundle"]])
 def test_never_imports_engine_or_store(args):
     proc = subprocess.run([sys.executable, "-c", _PROBE, "catalog", *args], capture_output=True, text=True)
     assert "MODULES:\n" in proc.stderr, proc.stderr[-500:]
 
 
 def test_fit_name_feeds_create_vm():
-    name = run("fit", "--cpu", "3", "--memory", "6Gi", "-o", "name").stdout.splitlines()[0]
+    name = run("fit", "--builtin", "--cpu", "3", "--memory", "6Gi", "-o", "name").stdout.splitlines()[0]
     proc = subprocess.run([sys.executable, "-m", "instancetype", "create", "vm", "--name", "vm1",
                            "--instancetype", name], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -89,6 +89,18 @@ def _row(obj: dict) -> list[str]:
             "-" if cpu is None else str(cpu), "-" if mem is None else str(mem), _features(obj)]
 
 
+_IT_HEADERS = ["NAME", "KIND", "CLASS", "CPUS", "MEMORY", "FEATURES"]
+# A preference gives no CPUs or memory: it requires them of the instancetype or the VM.
+_PREF_HEADERS = ["NAME", "KIND", "OS", "REQUIRED CPUS", "REQUIRED MEMORY", "FEATURES"]
+
+
+def natural_order(instancetypes: list[dict]) -> list[dict]:
+    """Instancetypes by class, then size as the guest sees it (u1.small before u1.2xlarge)."""
+    from instancetype.catalog.fit import describe, natural_key
+
+    return [o for _, o in sorted(((natural_key(describe(o)), o) for o in instancetypes), key=lambda p: p[0])]
+
+
 @catalog.command("list")
 @click.option("-l", "--selector", default=None, metavar="SELECTOR",
               help="Label selector, as kubectl get -l (e.g. instancetype.kubevirt.io/cpu=4).")
@@ -97,37 +109,84 @@ def _row(obj: dict) -> list[str]:
 @click.option("--instancetypes", "only_instancetypes", is_flag=True, help="Only instancetypes.")
 @click.option("--preferences", "only_preferences", is_flag=True, help="Only preferences.")
 @click.option("--namespaced", is_flag=True, help="The namespaced kinds instead of the cluster kinds.")
-@click.option("-o", "--output", default="table", metavar="FORMAT", help="table, yaml, json or name.")
+@click.option("-o", "--output", default="table", metavar="FORMAT",
+              help="table, matrix (class x size, instancetypes), yaml, json or name.")
 def list_cmd(selector, classes, only_instancetypes, only_preferences, namespaced, output) -> None:
-    """Every instancetype and preference of the built-in catalogue."""
+    """Every instancetype and preference of the built-in catalogue, sizes in natural order."""
     from instancetype import catalog as cat
     from instancetype.api import selectors as sel
 
-    fmt = _output(output)
+    matrix = (output or "").lower() == "matrix"
+    fmt = "table" if matrix else _output(output)
     reqs = sel.parse_label_selector(selector)
     both = only_instancetypes == only_preferences
-    objs: list[dict] = []
-    if both or only_instancetypes:
-        its = cat.instancetypes(namespaced)
+    its: list[dict] = []
+    prefs: list[dict] = []
+    if both or only_instancetypes or matrix:
+        its = natural_order(cat.instancetypes(namespaced))
         if classes:
             from instancetype.catalog.fit import describe, resolve_classes
 
             infos = [describe(o) for o in its]
             named = resolve_classes(tuple(classes), infos)
             its = [o for o, t in zip(its, infos) if t.series in named]
-        objs += its
-    if (both or only_preferences) and not classes:
-        objs += cat.preferences(namespaced)
-    objs = [o for o in objs if sel.labels_match(o["metadata"].get("labels"), reqs)]
-    if fmt == "name":
+    if (both or only_preferences) and not classes and not matrix:
+        prefs = cat.preferences(namespaced)
+    its = [o for o in its if sel.labels_match(o["metadata"].get("labels"), reqs)]
+    prefs = [o for o in prefs if sel.labels_match(o["metadata"].get("labels"), reqs)]
+    objs = its + prefs
+    if matrix:
+        if not its:
+            sys.stderr.write("No resources found\n")
+            return
+        _write(matrix_text(its))
+    elif fmt == "name":
         _write("".join(_resource_name(o) + "\n" for o in objs))
     elif fmt == "table":
         if not objs:
             sys.stderr.write("No resources found\n")
             return
-        _write(_table(["NAME", "KIND", "CLASS/OS", "CPUS", "MEMORY", "FEATURES"], [_row(o) for o in objs]))
+        tables = []
+        if its:
+            tables.append(_table(_IT_HEADERS, [_row(o) for o in its]))
+        if prefs:
+            tables.append(_table(_PREF_HEADERS, [_row(o) for o in prefs]))
+        _write("\n".join(tables))
     else:
         _print_objects(objs, fmt)
+
+
+def matrix_text(instancetypes: list[dict]) -> str:
+    """The class x size table (what KubeVirt's UI offers as series and size): a row per series
+    (a variant such as the 1Gi-hugepages types its own row), a column per size in natural order,
+    each cell `vCPUs/memory`; then each series' display name and the first sentence of its
+    description, from the catalogue's annotations."""
+    from instancetype.catalog.fit import describe
+    from instancetype.catalog.sizes import size_rank, split_size
+
+    rows: dict[str, dict[str, str]] = {}
+    legend: dict[str, tuple[str, str]] = {}
+    sizes: set[str] = set()
+    for obj in instancetypes:
+        t = describe(obj)
+        size, variant = split_size(t.name.partition(".")[2] or t.name)
+        row = t.series + (f" ({variant})" if variant else "")
+        rows.setdefault(row, {})[size] = f"{t.cpu}/{t.memory}"
+        sizes.add(size)
+        notes = obj["metadata"].get("annotations") or {}
+        legend.setdefault(t.series, (notes.get(_P + "displayName", t.class_label),
+                                     _first_sentence(notes.get(_P + "description", ""))))
+    columns = sorted(sizes, key=size_rank)
+    table = _table(["SERIES", *[c.upper() for c in columns]],
+                   [[row, *[cells.get(c, "-") for c in columns]] for row, cells in rows.items()])
+    notes = _table(["SERIES", "NAME", "DESCRIPTION"], [[s, n or "-", d or "-"] for s, (n, d) in legend.items()])
+    return table + "\n" + notes
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    head, dot, _ = flat.partition(". ")
+    return head + "." if dot else flat
 
 
 # --- bundle ------------------------------------------------------------------------------------
@@ -170,27 +229,72 @@ def _positive_int(flag: str, value: str, *, allow_zero: bool = False) -> int:
     return n
 
 
-def _memory(value: str) -> int:
+def _memory(value: str, flag: str = "--memory") -> int:
     from instancetype.catalog.fit import memory_bytes
     from instancetype.errors import Error
 
     try:
         n = memory_bytes(value.strip())
     except Error as exc:
-        raise CLIError(f'invalid value for --memory: "{value}": {exc}') from None
+        raise CLIError(f'invalid value for {flag}: "{value}": {exc}') from None
     if n <= 0:
-        raise CLIError(f'invalid value for --memory: "{value}" (must be more than 0)')
+        raise CLIError(f'invalid value for {flag}: "{value}" (must be more than 0)')
     return n
+
+
+def _range(value: str, flag: str, parse) -> tuple:
+    """`N` (at least N) or `MIN-MAX`; MIN no more than MAX."""
+    low, sep, high = value.strip().partition("-")
+    if not sep:
+        return parse(value), None
+    if not low.strip() or not high.strip():
+        raise CLIError(f'invalid value for {flag}: "{value}" (a range is MIN-MAX, e.g. 2-4 or 4Gi-8Gi)')
+    lo, hi = parse(low), parse(high)
+    if lo > hi:
+        raise CLIError(f'invalid value for {flag}: "{value}" (the minimum is more than the maximum)')
+    return lo, hi
+
+
+def _kind_name(value: str, flag: str, cluster_kind: str, kind: str) -> tuple[str, str]:
+    """`NAME` (the cluster kind) or `KIND/NAME` as `create vm` takes them."""
+    from instancetype.api.kinds import resource_for
+
+    if "/" not in value:
+        return cluster_kind, value
+    word, _, name = value.partition("/")
+    res = resource_for(word)
+    found = res.kind if res is not None else None
+    if found not in (cluster_kind, kind) or not name:
+        raise CLIError(f'invalid value for {flag}: "{value}" (NAME, or {cluster_kind.lower()}/NAME or '
+                       f"{kind.lower()}/NAME)")
+    return found, name
+
+
+_FIT_OUTPUTS = ("table", "wide", "yaml", "json", "name")
 
 
 @catalog.command("fit", epilog="""\b
 Examples:
   instancetype catalog fit --cpu 3 --memory 6Gi
+  instancetype catalog fit --cpu 2-4 --memory-per-cpu 4Gi --all
   instancetype catalog fit --cpu 4 --memory 8Gi --dedicated-cpu
+  instancetype catalog fit --memory 4Gi --preference fedora --arch amd64
+  instancetype catalog fit --for vm/vm1 --cpu 2
   instancetype create vm --name vm1 \\
     --instancetype $(instancetype catalog fit --cpu 3 --memory 6Gi -o name | head -n 1)""")
-@click.option("--cpu", default=None, metavar="N", help="vCPUs the VM needs (default 1).")
-@click.option("--memory", default=None, metavar="QUANTITY", help="Guest memory the VM needs (e.g. 6Gi).")
+@click.option("--cpu", default=None, metavar="N|MIN-MAX", help="vCPUs the VM needs: at least N, or a range (default 1).")
+@click.option("--memory", default=None, metavar="Q|MIN-MAX", help="Guest memory: at least Q (e.g. 6Gi), or a range (4Gi-8Gi).")
+@click.option("--memory-per-cpu", default=None, metavar="Q|MIN-MAX",
+              help="Guest memory per vCPU: at least Q, or a range (e.g. 2Gi-4Gi).")
+@click.option("--arch", default=None, metavar="ARCH", help="The VM's architecture (amd64, arm64, s390x).")
+@click.option("--preference", default=None, metavar="[KIND/]NAME",
+              help="A preference whose requirements the type must meet (as the VM webhook checks them).")
+@click.option("--exclude", multiple=True, metavar="PATTERN",
+              help="Never offer types whose name matches (shell-style, e.g. 'o1.*'); repeatable, comma-separated.")
+@click.option("--for", "for_vm", default=None, metavar="vm/NAME",
+              help="The types this VM can move to: admitted with its template and preference.")
+@click.option("--all", "every", is_flag=True, help="Every type that fits, not only the smallest of each class.")
+@click.option("--builtin", is_flag=True, help="The built-in catalogue instead of the store's or cluster's types.")
 @click.option("--class", "classes", multiple=True, metavar="CLASS",
               help="Only this class: a class label (general.purpose) or a series (u, u1); offers its "
                    "special and deprecated types too.")
@@ -198,34 +302,216 @@ Examples:
 @click.option("--hugepages", is_flag=True, help="Hugepages-backed memory.")
 @click.option("--overcommit", is_flag=True, help="Overcommitted memory (o1).")
 @click.option("--gpus", default=None, metavar="N", help="At least N GPUs.")
-@click.option("-o", "--output", default="table", metavar="FORMAT", help="table, json, yaml or name.")
-def fit_cmd(cpu, memory, classes, dedicated_cpu, hugepages, overcommit, gpus, output) -> None:
-    """The smallest instancetype of each class with at least the vCPUs and memory asked for."""
-    from instancetype import catalog as cat
-    from instancetype.catalog.fit import Request, fit, format_bytes
+@click.option("-n", "--namespace", default=None, metavar="NS",
+              help="The namespace of namespaced instancetypes, preferences and the --for VM.")
+@click.option("-o", "--output", default="table", metavar="FORMAT", help="table, wide, json, yaml or name.")
+@click.pass_context
+def fit_cmd(ctx, cpu, memory, memory_per_cpu, arch, preference, exclude, for_vm, every, builtin, classes,
+            dedicated_cpu, hugepages, overcommit, gpus, namespace, output) -> None:
+    """The smallest instancetype of each class with the vCPUs and memory asked for, among the
+    instancetypes the store or cluster holds (both kinds, the catalogue among them)."""
+    from instancetype.catalog.fit import Request, engine_check, fit
 
-    fmt = _output(output)
-    req = Request(
-        cpu=1 if cpu is None else _positive_int("--cpu", cpu),
-        memory=None if memory is None else memory.strip(),
-        memory_bytes=0 if memory is None else _memory(memory),
-        classes=tuple(classes), dedicated_cpu=dedicated_cpu, hugepages=hugepages, overcommit=overcommit,
-        gpus=0 if gpus is None else _positive_int("--gpus", gpus, allow_zero=True),
-    )
-    objs = cat.instancetypes()
-    kind = objs[0]["kind"]
-    fits = fit(req, objs)
+    fmt = (output or "table").lower()
+    if fmt not in _FIT_OUTPUTS:
+        raise CLIError(f'invalid value for -o/--output: "{output}" (allowed: {", ".join(_FIT_OUTPUTS)})')
+    cpu_lo, cpu_hi = (1, None) if cpu is None else _range(cpu, "--cpu", lambda v: _positive_int("--cpu", v))
+    mem_lo, mem_hi = (0, None) if memory is None else _range(memory, "--memory", _memory)
+    per_cpu = None if memory_per_cpu is None else _range(
+        memory_per_cpu, "--memory-per-cpu", lambda v: _memory(v, "--memory-per-cpu"))
+    patterns = tuple(p.strip() for raw in exclude for p in raw.split(",") if p.strip())
+    if for_vm is not None and builtin:
+        raise CLIError("--for reads a VM from the store or cluster: it cannot be used with --builtin")
+    base = dict(cpu=cpu_lo, cpu_max=cpu_hi,
+                memory=None if memory is None else memory.strip().partition("-")[0].strip(),
+                memory_bytes=mem_lo, memory_max_bytes=mem_hi, memory_per_cpu=per_cpu,
+                classes=tuple(classes), dedicated_cpu=dedicated_cpu, hugepages=hugepages, overcommit=overcommit,
+                gpus=0 if gpus is None else _positive_int("--gpus", gpus, allow_zero=True),
+                exclude=patterns, every=every or for_vm is not None)
+    if builtin:
+        from instancetype import catalog as cat
+
+        if preference is not None:
+            kind, name = _kind_name(preference, "--preference", "VirtualMachineClusterPreference",
+                                    "VirtualMachinePreference")
+            pref = next((o for o in cat.preferences() if o["metadata"]["name"] == name), None)
+            if pref is None:
+                raise CLIError(f'invalid value for --preference: the built-in catalogue has no preference "{name}"')
+        else:
+            pref = None
+        check = engine_check(preference=pref, arch=arch) if (pref is not None or arch is not None) else None
+        fits = fit(Request(**base, check=check), cat.instancetypes())
+    else:
+        fits = _fit_in_store(ctx, base, namespace, preference, arch, for_vm)
+    _print_fits(fits, fmt)
+
+
+def _fit_in_store(ctx, base: dict, namespace: str | None, preference: str | None, arch: str | None,
+                  for_vm: str | None) -> list:
+    from instancetype.catalog.fit import Request, engine_check, fit
+    from instancetype.errors import Error
+
+    from .cluster_options import default_namespace
+    from .kubectl import cluster_of
+
+    ns = namespace or default_namespace(ctx)
+    try:
+        with cluster_of(ctx) as cluster:
+            objs = list(cluster.list("VirtualMachineClusterInstancetype", None))
+            objs += list(cluster.list("VirtualMachineInstancetype", ns))
+            if not objs:
+                raise CLIError("no instancetypes in the store or cluster (instancetype catalog sync deploys "
+                               "the catalogue; --builtin fits against it without a store)")
+            pref = None
+            if preference is not None:
+                kind, name = _kind_name(preference, "--preference", "VirtualMachineClusterPreference",
+                                        "VirtualMachinePreference")
+                pref = cluster.get(kind, name, None if kind.startswith("VirtualMachineCluster") else ns)
+            vm = None
+            if for_vm is not None:
+                word, _, name = for_vm.partition("/")
+                if word.lower() not in ("vm", "vms", "virtualmachine", "virtualmachines") or not name:
+                    raise CLIError(f'invalid value for --for: "{for_vm}" (vm/NAME)')
+                vm = cluster.get("VirtualMachine", name, ns)
+                if pref is None:
+                    pref = _vm_preference(cluster, vm, ns)
+            config = _kubevirt_config(cluster)
+            check = None
+            if pref is not None or arch is not None or vm is not None:
+                check = engine_check(preference=pref, arch=arch, vm=vm, config=config)
+            return fit(Request(**base, check=check), objs)
+    except CLIError:
+        raise
+    except Error as e:
+        raise CLIError(str(e)) from None
+
+
+def _vm_preference(cluster, vm: dict, ns: str) -> dict | None:
+    """The preference the VM's matcher names (its pinned revision is the engine's business; the
+    object is what a new instancetype would be checked against)."""
+    matcher = (vm.get("spec") or {}).get("preference")
+    if not isinstance(matcher, dict) or not matcher.get("name"):
+        return None
+    from instancetype.api.kinds import PREFERENCE_MATCHER_KINDS
+
+    kind = PREFERENCE_MATCHER_KINDS.get(str(matcher.get("kind") or "").lower(), "VirtualMachineClusterPreference")
+    return cluster.get(kind, matcher["name"], None if kind.startswith("VirtualMachineCluster") else ns)
+
+
+def _kubevirt_config(cluster) -> dict | None:
+    for kv in cluster.list("KubeVirt", None):
+        return (kv.get("spec") or {}).get("configuration")
+    return None
+
+
+def _print_fits(fits: list, fmt: str) -> None:
+    from instancetype.catalog.fit import format_bytes
+
     if fmt == "name":
-        _write("".join(f"{kind.lower()}/{f.type.name}\n" for f in fits))
-    elif fmt == "table":
-        rows = [[f.type.name, f.type.class_label, str(f.type.cpu), f.type.memory, f"+{f.extra_cpu}",
-                 "+" + format_bytes(f.extra_memory), ", ".join(f.reasons)] for f in fits]
-        _write(_table(["NAME", "CLASS", "CPUS", "MEMORY", "EXTRA CPUS", "EXTRA MEMORY", "WHY"], rows))
+        _write("".join(f"{f.type.resource}\n" for f in fits))
+    elif fmt in ("table", "wide"):
+        rows = []
+        for f in fits:
+            t = f.type
+            row = [t.name, t.class_label or "<none>", str(t.cpu), t.memory, f"+{f.extra_cpu}",
+                   "+" + format_bytes(f.extra_memory)]
+            if fmt == "wide":
+                row[1:1] = [t.kind]
+            rows.append(row + [", ".join(f.reasons)])
+        headers = ["NAME", "CLASS", "CPUS", "MEMORY", "EXTRA CPUS", "EXTRA MEMORY", "WHY"]
+        if fmt == "wide":
+            headers[1:1] = ["KIND"]
+        _write(_table(headers, rows))
     else:
         from instancetype.cli import output as out
 
-        data = [f.to_dict(kind) for f in fits]
+        data = [f.to_dict(f.type.kind) for f in fits]
         _write(out.yaml_text(data) if fmt == "yaml" else out.json_text(data))
+
+
+# --- volumes -----------------------------------------------------------------------------------
+_VOLUME_KINDS = ("DataSource", "PersistentVolumeClaim", "VolumeSnapshot")
+_ARCH_LABEL = "template.kubevirt.io/architecture"
+
+
+@catalog.command("volumes")
+@click.option("-n", "--namespace", default=None, metavar="NS", help="The namespace to look in.")
+@click.option("-A", "--all-namespaces", is_flag=True, help="Every namespace.")
+@click.option("-o", "--output", default="table", metavar="FORMAT", help="table, yaml, json or name.")
+@click.pass_context
+def volumes_cmd(ctx, namespace, all_namespaces, output) -> None:
+    """The bootable volumes of the store or cluster: DataSources, PVCs and VolumeSnapshots labelled
+    with a default instancetype or preference (what KubeVirt's UI lists), with the OS and
+    architecture their preference names."""
+    from instancetype.api.kinds import LABEL_DEFAULT_INSTANCETYPE, LABEL_DEFAULT_PREFERENCE
+    from instancetype.errors import Error
+
+    from .cluster_options import default_namespace
+    from .kubectl import cluster_of
+
+    fmt = _output(output)
+    ns = None if all_namespaces else (namespace or default_namespace(ctx))
+    found: list[dict] = []
+    rows: list[list[str]] = []
+    try:
+        with cluster_of(ctx) as cluster:
+            for kind in _VOLUME_KINDS:
+                try:
+                    objs = list(cluster.list(kind, ns))
+                except Error as e:
+                    if getattr(e, "reason", "") == "NotFound":   # the cluster does not serve the kind
+                        continue
+                    raise
+                for obj in objs:
+                    labels = obj["metadata"].get("labels") or {}
+                    if LABEL_DEFAULT_INSTANCETYPE not in labels and LABEL_DEFAULT_PREFERENCE not in labels:
+                        continue
+                    found.append(obj)
+                    os_type, arch = _volume_os_arch(cluster, obj, labels)
+                    row = [obj["metadata"]["name"], kind, os_type, arch,
+                           labels.get(LABEL_DEFAULT_INSTANCETYPE, "<none>"),
+                           labels.get(LABEL_DEFAULT_PREFERENCE, "<none>")]
+                    if ns is None:
+                        row.insert(0, obj["metadata"].get("namespace", ""))
+                    rows.append(row)
+    except Error as e:
+        raise CLIError(str(e)) from None
+    if fmt == "name":
+        _write("".join(f"{o['kind'].lower()}/{o['metadata']['name']}\n" for o in found))
+    elif fmt == "table":
+        if not rows:
+            where = "" if ns is None else f" in {ns} namespace"
+            sys.stderr.write(f"No bootable volumes found{where}\n")
+            return
+        headers = ["NAME", "KIND", "OS", "ARCH", "INSTANCETYPE", "PREFERENCE"]
+        if ns is None:
+            headers.insert(0, "NAMESPACE")
+        _write(_table(headers, rows))
+    else:
+        _print_objects(found, fmt)
+
+
+def _volume_os_arch(cluster, obj: dict, labels: dict) -> tuple[str, str]:
+    """The OS (the default preference's `os-type` label) and the architecture (the volume's
+    `template.kubevirt.io/architecture` label, else what the preference requires or prefers)."""
+    from instancetype.api.kinds import LABEL_DEFAULT_PREFERENCE, LABEL_DEFAULT_PREFERENCE_KIND, PREFERENCE_MATCHER_KINDS
+    from instancetype.errors import Error
+
+    pref: dict = {}
+    name = labels.get(LABEL_DEFAULT_PREFERENCE)
+    if name:
+        kind = PREFERENCE_MATCHER_KINDS.get(labels.get(LABEL_DEFAULT_PREFERENCE_KIND, "").lower(),
+                                            "VirtualMachineClusterPreference")
+        try:
+            pref = cluster.get(kind, name, None if kind.startswith("VirtualMachineCluster") else
+                               obj["metadata"].get("namespace"))
+        except Error:
+            pref = {}
+    os_type = ((pref.get("metadata") or {}).get("labels") or {}).get(_P + "os-type", "-")
+    spec = pref.get("spec") or {}
+    arch = (labels.get(_ARCH_LABEL) or (spec.get("requirements") or {}).get("architecture")
+            or spec.get("preferredArchitecture") or "-")
+    return os_type, arch
 
 
 @catalog.command("sync")

@@ -1,0 +1,77 @@
+"""Right-sizing on both stores: `catalog fit` over the store's or cluster's instancetypes (ranges,
+memory per vCPU, a preference's requirements, `--for vm/NAME`), `catalog list -o matrix` and
+`catalog volumes`. Each answer is the engine's (check_requirements with admission=True)."""
+from __future__ import annotations
+
+import json
+
+from ._helpers import manifest, run
+
+
+def _it(name: str, cpu: int, memory: str) -> dict:
+    return {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
+            "metadata": {"name": name}, "spec": {"cpu": {"guest": cpu}, "memory": {"guest": memory}}}
+
+
+TYPES = manifest(_it("rs1.2xlarge", 8, "32Gi"), _it("rs1.small", 1, "2Gi"), _it("rs1.large", 2, "8Gi"),
+                 _it("rs1.medium", 1, "4Gi"), _it("rs1.xlarge", 4, "16Gi"))
+NEEDS_4GI = manifest({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+                      "metadata": {"name": "needs4gi"},
+                      "spec": {"requirements": {"memory": {"guest": "4Gi"}, "cpu": {"guest": 2}}}})
+
+
+def _names(target, *args: str) -> list[str]:
+    r = run(target, "catalog", "fit", "--class", "rs1", "--all", *args, "-o", "name")
+    assert r.code == 0, r.err
+    return r.out.split()
+
+
+def test_fit_over_the_stores_types(target):
+    assert run(target, "apply", "-f", "-", stdin=TYPES + "---\n" + NEEDS_4GI).code == 0
+    kind = "virtualmachineinstancetype/"
+    assert _names(target) == [kind + n for n in ("rs1.small", "rs1.medium", "rs1.large", "rs1.xlarge", "rs1.2xlarge")]
+    assert _names(target, "--cpu", "2-4") == [kind + "rs1.large", kind + "rs1.xlarge"]
+    assert _names(target, "--memory-per-cpu", "4Gi-4Gi") == [kind + n for n in (
+        "rs1.medium", "rs1.large", "rs1.xlarge", "rs1.2xlarge")]
+    assert _names(target, "--exclude", "*.xlarge,*.2xlarge", "--cpu", "2") == [kind + "rs1.large"]
+    assert _names(target, "--preference", "virtualmachinepreference/needs4gi") == [
+        kind + n for n in ("rs1.large", "rs1.xlarge", "rs1.2xlarge")]
+    r = run(target, "catalog", "fit", "--class", "rs1", "--cpu", "1-1", "--preference",
+            "virtualmachinepreference/needs4gi")
+    assert r.code == 1 and r.err.startswith("error: no instancetype fits: rs1.small: insufficient CPU resources")
+    data = json.loads(run(target, "catalog", "fit", "--class", "rs1", "--cpu", "3", "-o", "json").out)
+    assert [(d["name"], d["kind"], d["extraCPU"]) for d in data] == [("rs1.xlarge", "VirtualMachineInstancetype", 1)]
+
+
+def test_fit_for_a_vm_lists_what_it_can_move_to(target):
+    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm1"},
+          "spec": {"runStrategy": "Halted",
+                   "instancetype": {"kind": "VirtualMachineInstancetype", "name": "rs1.large"},
+                   "preference": {"kind": "VirtualMachinePreference", "name": "needs4gi"},
+                   "template": {"spec": {"domain": {"devices": {}}}}}}
+    assert run(target, "apply", "-f", "-", stdin=TYPES + "---\n" + NEEDS_4GI + "---\n" + manifest(vm)).code == 0
+    kind = "virtualmachineinstancetype/"
+    assert _names(target, "--for", "vm/vm1") == [kind + n for n in ("rs1.large", "rs1.xlarge", "rs1.2xlarge")]
+    r = run(target, "catalog", "fit", "--for", "vm/nope")
+    assert r.code == 1 and "nope" in r.err and r.err.count("\n") == 1
+    r = run(target, "catalog", "fit", "--for", "pod/x")
+    assert r.code == 1 and r.err == 'error: invalid value for --for: "pod/x" (vm/NAME)\n'
+
+
+def test_volumes_lists_the_bootable_ones(target):
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    boot = {**pvc, "metadata": {"name": "boot", "labels": {
+        "instancetype.kubevirt.io/default-instancetype": "rs1.small",
+        "instancetype.kubevirt.io/default-instancetype-kind": "VirtualMachineInstancetype",
+        "instancetype.kubevirt.io/default-preference": "needs4gi",
+        "instancetype.kubevirt.io/default-preference-kind": "VirtualMachinePreference",
+        "template.kubevirt.io/architecture": "arm64"}}}
+    plain = {**pvc, "metadata": {"name": "plain"}}
+    assert run(target, "apply", "-f", "-", stdin=NEEDS_4GI + "---\n" + manifest(boot, plain)).code == 0
+    r = run(target, "catalog", "volumes")
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0].split() == ["NAME", "KIND", "OS", "ARCH", "INSTANCETYPE", "PREFERENCE"]
+    assert [l.split() for l in lines[1:]] == [["boot", "PersistentVolumeClaim", "-", "arm64", "rs1.small", "needs4gi"]]
+    assert run(target, "catalog", "volumes", "-o", "name").out == "persistentvolumeclaim/boot\n"
