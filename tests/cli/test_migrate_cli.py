@@ -86,8 +86,12 @@ def test_no_preference_is_a_warning(tmp_path):
 def test_unreproducible_vm_is_refused_with_the_reason(tmp_path):
     original = vm("odd", {"domain": {"cpu": {"sockets": 3}, "memory": {"guest": "5Gi"}, "devices": {}}})
     path = write(tmp_path, "odd.yaml", yaml.safe_dump(original))
-    assert_one_error_line(run("-f", path), path, 'cannot migrate VirtualMachine "odd"',
-                          "no catalogue instancetype has 3 vCPUs and 5Gi of guest memory")
+    proc = run("-f", path)
+    assert proc.returncode == 1 and proc.stdout == ""
+    first, second = proc.stderr.splitlines()[:2]
+    assert first.startswith(f"error: {path}") and 'cannot migrate VirtualMachine "odd" exactly' in first
+    assert "no catalogue instancetype has 3 vCPUs and 5Gi of guest memory" in first
+    assert second.startswith("the nearest pair is virtualmachineclusterinstancetype/u1.xlarge")
 
 
 def test_not_a_virtual_machine(tmp_path):
@@ -133,3 +137,43 @@ def test_migrated_vm_starts_against_the_catalogue(tmp_path):
     proc = run("-f", path)
     assert proc.returncode == 0, proc.stderr
     assert instancetype.build_vmi(yaml.safe_load(proc.stdout), objects=catalog.all_objects())
+
+
+# --- the nearest pair ---------------------------------------------------------------------------
+LEGACY = """\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: legacy}
+spec:
+  runStrategy: Halted
+  template:
+    spec:
+      domain:
+        cpu: {cores: 2}
+        resources: {requests: {memory: 4Gi}}
+        devices: {}
+"""
+
+
+def test_nearest_is_shown_and_refused_without_consent(tmp_path):
+    proc = run("-f", write(tmp_path, "legacy.yaml", LEGACY))
+    assert proc.returncode == 1 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith('error: ') and 'cannot migrate VirtualMachine "legacy" exactly: ' in lines[0]
+    assert lines[1].startswith("the nearest pair is virtualmachineclusterinstancetype/u1.2xmedium")
+    assert "(catalog fit --cpu 2 --memory 4Gi)" in lines[1]
+    assert "-    cores: 2" in lines and "+    sockets: 2" in lines
+    assert lines[-1] == "rerun with --accept-nearest to write it"
+
+
+def test_accept_nearest_writes_what_it_showed(tmp_path):
+    proc = run("-f", write(tmp_path, "legacy.yaml", LEGACY), "--accept-nearest", "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["spec"]["instancetype"] == {"kind": "VirtualMachineClusterInstancetype", "name": "u1.2xmedium"}
+    dom = out["spec"]["template"]["spec"]["domain"]
+    assert "cpu" not in dom and "resources" not in dom and "memory" not in dom
+    assert "not exactly; the guest sees:" in proc.stderr and "-    cores: 2" in proc.stderr
+    # the VMI it starts is the one the diff showed
+    vmi = instancetype.build_vmi(out, objects=catalog.instancetypes() + catalog.preferences())
+    assert vmi["spec"]["domain"]["cpu"]["sockets"] == 2 and vmi["spec"]["domain"]["memory"]["guest"] == "4Gi"

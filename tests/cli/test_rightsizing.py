@@ -75,3 +75,28 @@ def test_volumes_lists_the_bootable_ones(target):
     assert lines[0].split() == ["NAME", "KIND", "OS", "ARCH", "INSTANCETYPE", "PREFERENCE"]
     assert [l.split() for l in lines[1:]] == [["boot", "PersistentVolumeClaim", "-", "arm64", "rs1.small", "needs4gi"]]
     assert run(target, "catalog", "volumes", "-o", "name").out == "persistentvolumeclaim/boot\n"
+
+
+def test_describe_vm_shows_what_it_resolves_to(target):
+    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm1"},
+          "spec": {"runStrategy": "Halted",
+                   "instancetype": {"kind": "VirtualMachineInstancetype", "name": "rs1.large"},
+                   "preference": {"kind": "VirtualMachinePreference", "name": "bus"},
+                   "template": {"spec": {"domain": {"devices": {"disks": [{"name": "root", "disk": {}}]}},
+                                         "volumes": [{"name": "root", "containerDisk": {"image": "x"}}]}}}}
+    bus = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference",
+           "metadata": {"name": "bus"}, "spec": {"devices": {"preferredDiskBus": "sata"},
+                                                  "cpu": {"preferredCPUTopology": "cores"},
+                                                  "firmware": {"preferredUseEfi": True, "preferredUseSecureBoot": False}}}
+    assert run(target, "apply", "-f", "-", stdin=TYPES + "---\n" + manifest(bus, vm)).code == 0
+    r = run(target, "describe", "vm", "vm1")
+    assert r.code == 0, r.err
+    section = r.out[r.out.index("\nResolved:\n"):].splitlines()
+    fields = {l.split(":", 1)[0].strip(): l.split(":", 1)[1].strip() for l in section[2:] if ":" in l}
+    assert fields["Instancetype"] == "virtualmachineinstancetype/rs1.large (not pinned yet: pinned at the first start)"
+    assert fields["CPU"] == "2 vCPUs (1 socket x 2 cores x 1 thread)"
+    assert fields["Memory"] == "8Gi guest"
+    assert fields["Disks"] == "root: disk sata"
+    assert fields["Firmware"] == "efi"
+    assert fields["Restart Required"] == "no"
+

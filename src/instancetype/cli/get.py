@@ -341,14 +341,16 @@ def _multiline_map(lines: list[str], title: str, values: dict, *, annotations: b
             lines.append(f"{head}{k}={v}")
 
 
-def describe_text(obj: dict) -> str:
-    """kubectl's generic describer for an object (GenericDescriberFor + printUnstructuredContent)."""
+def describe_text(obj: dict, extra: list[str] | tuple[str, ...] = ()) -> str:
+    """kubectl's generic describer for an object (GenericDescriberFor + printUnstructuredContent),
+    with `extra` lines (a section of ours) before the events."""
     meta = obj.get("metadata") or {}
     lines = [f"Name:\t{meta.get('name', '')}", f"Namespace:\t{meta.get('namespace', '')}"]
     _multiline_map(lines, "Labels", meta.get("labels") or {}, annotations=False)
     _multiline_map(lines, "Annotations", meta.get("annotations") or {}, annotations=True)
     _content(lines, 0, obj, "", {".metadata.name", ".metadata.namespace", ".metadata.labels",
                                  ".metadata.annotations"})
+    lines.extend(extra)
     lines.append("Events:\t<none>")
     import io
 
@@ -371,28 +373,34 @@ def describe_cmd(ctx, args, namespace, all_namespaces, selector):
     from instancetype.errors import StoreError
     from instancetype.store.base import NotFound, StateFileError
 
+    from .describe_vm import resolved_lines
+
     targets = parse_targets(args, verb="describe")
     check_all_namespaces(targets, all_namespaces)
     errors: list[str] = []
     texts: list[str] = []
     with cluster_of(ctx) as cluster:
+        def describe(obj: dict) -> str:
+            extra = resolved_lines(cluster, obj) if obj.get("kind") == "VirtualMachine" else []
+            return describe_text(obj, extra)
+
         try:
             for t in targets:
                 ns = None if all_namespaces else namespace_of(t.resource, namespace)
                 if not t.names:
-                    texts.extend(describe_text(o) for o in cluster.list(t.resource.kind, ns,
+                    texts.extend(describe(o) for o in cluster.list(t.resource.kind, ns,
                                                                         label_selector=selector or None))
                     continue
                 for name in t.names:
                     try:
-                        texts.append(describe_text(cluster.get(t.resource.kind, name, ns)))
+                        texts.append(describe(cluster.get(t.resource.kind, name, ns)))
                     except NotFound as e:
                         # kubectl describe falls back to the objects whose names start with NAME.
                         found = [o for o in cluster.list(t.resource.kind, ns)
                                  if (o.get("metadata") or {}).get("name", "").startswith(name)]
                         if not found:
                             errors.append(api_error_text(e))
-                        texts.extend(describe_text(o) for o in found)
+                        texts.extend(describe(o) for o in found)
         except StateFileError:
             raise
         except StoreError as e:

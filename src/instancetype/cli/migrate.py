@@ -23,12 +23,16 @@ from .loader import read_sources
               help="The VirtualMachine manifest (YAML or JSON), or - for stdin.")
 @click.option("-o", "--output", "fmt", default="yaml", type=click.Choice(("yaml", "json")),
               help="Output format of the migrated VM.")
-def migrate_vm_cmd(filename: str, fmt: str) -> int:
+@click.option("--accept-nearest", is_flag=True,
+              help="When no pair reproduces the VM, write the nearest one (catalog fit's type for its vCPUs "
+                   "and memory); what the guest sees change is printed on stderr.")
+def migrate_vm_cmd(filename: str, fmt: str, accept_nearest: bool) -> int:
     """Rewrite a VM to reference a catalogue instancetype and preference.
 
     The migrated VM starts exactly the VMI the original does (apart from the annotations
-    naming the instancetype and preference); when no catalogue pair achieves that, the VM
-    is refused with the reason.
+    naming the instancetype and preference). When no catalogue pair achieves that, the nearest
+    pair is shown with the difference the guest would see, and written only with
+    --accept-nearest: never a silent change.
     """
     try:
         docs = read_sources([filename])
@@ -47,11 +51,30 @@ def migrate_vm_cmd(filename: str, fmt: str) -> int:
         output.error(f"{doc.where}: expected a VirtualMachine, got {doc.api_version} {doc.kind}")
         return 1
 
-    from instancetype.catalog.migrate import migrate
+    from instancetype.catalog.migrate import MigrationError, migrate
+    from instancetype.catalog.nearest import nearest
 
     name = f'VirtualMachine "{doc.name}"' if doc.name else "the VirtualMachine"
     try:
         result = migrate(doc.obj)
+    except MigrationError as exact:
+        try:
+            near = nearest(doc.obj)
+        except Error:
+            output.error(f"{doc.where}: cannot migrate {name}: {exact}")
+            return 1
+        pair = near.fit.type.resource + (f" with {near.migration.preference['kind'].lower()}/"
+                                         f"{near.migration.preference['metadata']['name']}"
+                                         if near.migration.preference else "")
+        if not accept_nearest:
+            output.error(f"{doc.where}: cannot migrate {name} exactly: {exact}")
+            sys.stderr.write(f"the nearest pair is {pair} (catalog fit {near.request}); the guest would see:\n"
+                             f"{near.diff}rerun with --accept-nearest to write it\n")
+            return 1
+        result = near.migration
+        output.warn(f"{doc.where}: {name} migrated to the nearest pair, {pair} (catalog fit {near.request}), "
+                    "not exactly; the guest sees:")
+        sys.stderr.write(near.diff)
     except Error as e:
         output.error(f"{doc.where}: cannot migrate {name}: {e}")
         return 1
