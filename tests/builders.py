@@ -5,6 +5,7 @@ One builder a kind, so a test passes only what it is about:
     vm("web", {"domain": {}}, instancetype={"name": "u1.small"}, runStrategy="Always")
     vm(domain={"cpu": {"sockets": 2}}, volumes=[...], dataVolumeTemplates=[...])
     vm_object("vm1", {"anything": 1})            # the envelope around a spec given as is
+    csmall_vm("vm1", "Halted")                   # the everyday VM: instancetype csmall, preference cirros
     instancetype_obj("small", cpu=2, memory="1Gi")
     preference_obj("cirros", {"devices": {"preferredDiskBus": "virtio"}})
 
@@ -62,6 +63,24 @@ def vm(name: str = "vm", template: dict | bool | None = None, *, namespace: str 
         body["template"] = {"spec": template} if template_metadata is None else {
             "metadata": template_metadata, "spec": template}
     return vm_object(name, body, namespace=namespace, metadata=metadata, status=status, typed=typed)
+
+
+def _namespaced_matcher(kind: str, given: str | dict | None) -> dict | None:
+    """A matcher by kind and name from a name; a dict is the matcher as given; None: none."""
+    return {"kind": kind, "name": given} if isinstance(given, str) else given
+
+
+def csmall_vm(name: str = "vm1", strategy: str | None = "Always", *, instancetype: str | dict | None = "csmall",
+              preference: str | dict | None = "cirros", namespace: str | None = None, image: str = "cirros",
+              **spec: Any) -> dict:
+    """The tests' everyday VM: one container disk (`image`), the namespaced instancetype and
+    preference by kind and name (a dict: the matcher as given; None: no matcher), `strategy` as
+    spec.runStrategy (None: none), no namespace unless given (the store's `default`)."""
+    if strategy is not None:
+        spec = {"runStrategy": strategy, **spec}
+    return vm(name, namespace=namespace, instancetype=_namespaced_matcher("VirtualMachineInstancetype", instancetype),
+              preference=_namespaced_matcher("VirtualMachinePreference", preference), domain={"devices": {}},
+              volumes=[{"name": "containerdisk", "containerDisk": {"image": image}}], **spec)
 
 
 def cirros_vm(name: str, *, instancetype: str | None = None, preference: str | None = None,

@@ -125,7 +125,7 @@ OPS: dict[str, Callable[[dict], dict]] = {
 }
 
 
-def answer(line: str) -> dict:
+def answer(line: str | bytes) -> dict:
     """One request line -> one answer; never raises."""
     rid = None
     try:
@@ -136,9 +136,10 @@ def answer(line: str) -> dict:
         if not isinstance(req, dict):
             return {"error": "request is not a JSON object"}
         rid = req.get("id")
-        fn = OPS.get(req.get("op"))
+        op = req.get("op")
+        fn = OPS.get(op) if isinstance(op, str) else None     # (an unhashable op is unsupported, not a TypeError)
         if fn is None:
-            out = {"error": f"unsupported op: {req.get('op')!r}"}
+            out = {"error": f"unsupported op: {op!r}"}
         else:
             try:
                 out = fn(req)

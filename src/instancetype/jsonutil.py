@@ -1,21 +1,24 @@
 """Small helpers for JSON-shaped data (dicts, lists, scalars), used by every layer."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 
+T = TypeVar("T")
 
-def clone(v: Any) -> Any:
+
+def clone(v: T) -> T:
     """A deep copy of JSON-shaped data: a msgpack round trip in C (about 3x faster than walking it
     in Python, 10x faster than copy.deepcopy); data msgpack cannot hold is walked instead."""
     try:
-        return _decode(_encode(v))
+        copied: T = _decode(_encode(v))     # the same shape: msgpack maps and arrays decode as dict and list
     except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
-        return _clone_walk(v)
+        copied = _clone_walk(v)
+    return copied
 
 
 def _clone_walk(v: Any) -> Any:

@@ -90,3 +90,9 @@ def test_never_shipped_names_are_left_alone():
     assert a.rewrite_flavor(vm) == (vm, [])
     with pytest.raises(UnexpectedKindError):
         a.rewrite_flavor({"apiVersion": "flavor.kubevirt.io/v1alpha1", "kind": "VirtualMachineInstanceType"})
+
+
+def test_a_flavor_kind_that_is_not_a_string_is_an_unknown_kind():
+    # found by the type checker: an unhashable kind used to raise TypeError from the dict lookup
+    with pytest.raises(UnexpectedKindError, match=r'no kind "\[\]" is registered'):
+        a.rewrite_flavor({"apiVersion": "flavor.kubevirt.io/v1alpha1", "kind": []})

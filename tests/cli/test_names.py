@@ -7,6 +7,7 @@ import yaml
 from instancetype.api import names
 from instancetype.controller import Cluster
 from instancetype.store.base import BadRequest, Invalid
+from tests import builders
 
 from ._helpers import run
 
@@ -42,8 +43,7 @@ def _refused(call) -> Exception:
 
 
 def test_every_write_of_the_api_refuses_with_the_api_servers_text(tmp_path):
-    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "MyVM"},
-          "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}}}
+    vm = builders.vm("MyVM", domain={"devices": {}}, namespace=None, runStrategy="Halted")
     with Cluster.open(str(tmp_path / "s.db")) as c:
         for write in (c.apply, c.create, c.store.create):
             e = _refused(lambda write=write: write(vm))
@@ -75,8 +75,7 @@ def test_every_write_of_the_api_refuses_with_the_api_servers_text(tmp_path):
 def test_apply_prints_the_invalid_error_as_kubectl(target, tmp_path):
     state = target
     manifest = tmp_path / "vm.yaml"
-    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "MyVM"},
-          "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}}}
+    vm = builders.vm("MyVM", domain={"devices": {}}, namespace=None, runStrategy="Halted")
     manifest.write_text(yaml.safe_dump(vm))
     r = run(state, "apply", "-f", str(manifest))
     assert (r.code, r.out) == (1, "")
@@ -96,8 +95,7 @@ def test_apply_prints_the_invalid_error_as_kubectl(target, tmp_path):
 
 
 def test_validate_gives_one_line_for_a_null_or_non_string_name(tmp_path):
-    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {
-        "devices": {}}}}}}
+    vm = builders.vm("", domain={"devices": {}}, namespace=None, runStrategy="Halted")   # each document names it
     it = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
           "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
     manifest = tmp_path / "m.yaml"

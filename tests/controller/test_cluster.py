@@ -16,13 +16,8 @@ IT = builders.instancetype_obj("csmall", cpu=1, memory="128Mi")
 PREF = builders.preference_obj("cirros", {"devices": {"preferredDiskBus": "virtio"}})
 
 
-def vm(name="vm1", strategy="Always", **spec):
-    """A VM of the default namespace using IT and PREF, booting a container disk."""
-    return builders.vm(name, namespace=None, runStrategy=strategy,
-                       instancetype={"kind": "VirtualMachineInstancetype", "name": "csmall"},
-                       preference={"kind": "VirtualMachinePreference", "name": "cirros"},
-                       domain={"devices": {}}, volumes=[{"name": "containerdisk", "containerDisk": {"image": "cirros"}}],
-                       **spec)
+# A VM of the default namespace using IT and PREF, booting a container disk.
+vm = builders.csmall_vm
 
 
 def refused(action, name, message):

@@ -68,6 +68,7 @@ def test_kill_9_during_bulk_apply_leaves_a_consistent_store(tmp_path):
         line = p.stdout.readline()
         if not line:
             break
+    # a real clock passing is the subject: the kill lands inside a later apply, not between two
     time.sleep(0.05)
     os.kill(p.pid, signal.SIGKILL)
     p.wait()

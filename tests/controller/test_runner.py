@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 from instancetype.controller import Cluster
 from instancetype.controller.runner import VMController, feed_from_store
@@ -11,6 +10,7 @@ from instancetype.jsonutil import clone
 from instancetype.store.base import Conflict, Store
 from instancetype.store.sqlite import SqliteStore
 from instancetype.webhook.admission import admit
+from tests.waits import eventually
 
 from .test_cluster import IT, PREF, vm
 
@@ -88,12 +88,9 @@ def _run(store, until, *, workers=4, timeout=60.0):
     feeder = threading.Thread(target=feed_from_store, args=(store, ctl), kwargs={"stop": stop}, daemon=True)
     ctl.start()
     feeder.start()
-    deadline = time.monotonic() + timeout
     try:
-        while time.monotonic() < deadline:
-            if until() and ctl.idle():
-                break
-            time.sleep(0.05)
+        # the feeder polls the store (feed_from_store), so the state it converges to is polled too
+        eventually(lambda: until() and ctl.idle(), timeout, interval=0.05, what="the controller to settle")
     finally:
         stop.set()
         feeder.join(10)
@@ -185,18 +182,11 @@ def test_a_failed_vm_starts_when_its_instancetype_appears(tmp_path):
     ctl.start()
     feeder.start()
     try:
-        for _ in range(400):
-            conds = (store.get("VirtualMachine", "late").get("status") or {}).get("conditions") or ()
-            if any(c["type"] == "Failure" for c in conds):
-                break
-            time.sleep(0.05)
-        assert any(c["type"] == "Failure" for c in conds)
+        eventually(lambda: any(c["type"] == "Failure" for c in (
+            store.get("VirtualMachine", "late").get("status") or {}).get("conditions") or ()),
+            20, interval=0.05, what="the Failure condition")
         store.create(clone(IT))
-        for _ in range(400):
-            if _all_running(store, 1):
-                break
-            time.sleep(0.05)
-        assert _all_running(store, 1)
+        eventually(lambda: _all_running(store, 1), 20, interval=0.05, what="the VM running")
     finally:
         stop.set()
         feeder.join(10)

@@ -30,7 +30,7 @@ def paused_write(self, uid, src, progress=None):
             data = src.read(n)
             if stage == "copy" and data:
                 print("STAGE", file=sys.stderr, flush=True)
-                time.sleep(60)
+                time.sleep(60)      # held at the stage until the test kills it (bounded if it never does)
             return data
     return write(self, uid, Slow(), progress)
 images.Images.write = paused_write
@@ -38,7 +38,7 @@ finish = upload.Upload.finish
 def paused_finish(self):
     if stage == "finish":
         print("STAGE", file=sys.stderr, flush=True)
-        time.sleep(60)
+        time.sleep(60)          # held at the stage until the test kills it (bounded if it never does)
     return finish(self)
 upload.Upload.finish = paused_finish
 from instancetype.cli.entry import main
@@ -122,7 +122,7 @@ def test_kill_at_random_moments_never_leaves_a_false_success(tmp_path):
         name = f"r{i}"
         p = subprocess.Popen(CLI + _upload_args(state, "dv", name, image), stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
-        time.sleep(rng.uniform(0.0, 1.5))
+        time.sleep(rng.uniform(0.0, 1.5))        # the subject: a kill at a random moment of the upload
         p.send_signal(signal.SIGKILL)
         p.communicate(timeout=60)
         done = _check_consistent(state, image)

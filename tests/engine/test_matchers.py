@@ -102,3 +102,12 @@ def test_object_index_checks_names():
         object_input.object_index(5, "ns")
     idx = object_input.object_index([{"kind": "Gadget", "metadata": {"name": "g"}}], "ns")
     assert idx.get("Gadget", "g", "ns") is not None
+
+
+def test_load_vm_copies_a_map_given_as_another_mapping():
+    # found by the type checker: a map field given as a non-dict Mapping was kept, not copied
+    import types
+
+    labels = types.MappingProxyType({"a": "b"})
+    out = vm_decode.load_vm({"metadata": {"name": "x", "labels": labels}, "spec": {}})
+    assert out["metadata"]["labels"] == {"a": "b"} and type(out["metadata"]["labels"]) is dict

@@ -43,6 +43,7 @@ import yaml
 
 from instancetype.api.kinds import BY_KIND
 from instancetype.store.base import NotFound
+from tests.waits import eventually
 
 SETTLE_TIMEOUT = 30.0           # a write, its reconciles and their informer events
 CASCADE_TIMEOUT = 60.0          # the garbage collector learns a CRD kind at its next discovery sync (<= 30 s)
@@ -227,11 +228,7 @@ class KubeCluster:
 
     @staticmethod
     def _wait(check, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + max(0.0, timeout)
-        while not check():
-            if time.monotonic() >= deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            time.sleep(0.02)
+        eventually(check, timeout, interval=0.02, what=what)
 
 
 def cli_args(cluster) -> list[str]:

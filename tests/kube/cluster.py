@@ -32,6 +32,7 @@ from pathlib import Path
 
 from tests.kube import build, certs
 from tests.kube.netns import NetNS
+from tests.waits import eventually
 
 USERS = ("alice", "bob", "carol")
 ADMIN = "admin"
@@ -65,19 +66,6 @@ class _Process:
 
     def alive(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
-
-
-def eventually(check: Callable[[], object], seconds: float = 60.0, interval: float = 0.2,
-               what: str = "the condition") -> object:
-    """check()'s first truthy result, polling for at most `seconds`; AssertionError after."""
-    deadline = time.monotonic() + seconds
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"{what} did not hold within {seconds:.0f}s")
-        time.sleep(interval)
 
 
 @dataclass(repr=False, eq=False)
@@ -288,15 +276,16 @@ class Cluster:
             sock.close()
 
     def _wait(self, what: str, proc: _Process, ready: Callable[[], bool]) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
+        def up() -> bool:
             if not proc.alive():
                 raise ClusterError(f"{what} exited with {proc.popen.returncode if proc.popen else '?'} "
                                    f"while starting\n{self.log_tail()}")
-            if ready():
-                return
-            time.sleep(0.2)
-        raise ClusterError(f"{what} not ready after {START_TIMEOUT_S:.0f}s\n{self.log_tail()}")
+            return ready()
+
+        try:
+            eventually(up, START_TIMEOUT_S, what=what)
+        except AssertionError:
+            raise ClusterError(f"{what} not ready after {START_TIMEOUT_S:.0f}s\n{self.log_tail()}") from None
 
     # ---- use -------------------------------------------------------------------------------
 

@@ -79,8 +79,8 @@ any_cluster (function, parametrised "embedded" / "kube"; tests/kube/both_stores.
     whose writes return once the controller settled. `@pytest.mark.embedded_only(reason)` skips
     the kube variant. With the command line: both_stores.cli_args(c) and both_stores.settled(c).
 
-Helpers: tests.kube.cluster.eventually(check, seconds=60, interval=0.2, what=...) polls
-check() until truthy (bounded; AssertionError after); USERS, ADMIN; KubectlError.
+Helpers: tests.waits.eventually(check, seconds=60, interval=0.2, what=...) polls check()
+until truthy (bounded; AssertionError after); tests.kube.cluster's USERS, ADMIN; KubectlError.
 tests.kube.build.binary(name) -> Path for "etcd", "kube-apiserver", "kube-controller-manager",
 "virtctl" (built on demand under a lock; BuildError with the log's tail).
 

@@ -6,13 +6,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from instancetype.deploy.crds import generate_crds
+from tests.waits import eventually
+
+T = TypeVar("T")
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -40,16 +43,10 @@ def ensure_namespace(kube, name: str) -> None:
     until(lambda: phase() == "Active", 30, f"namespace {name} to be active")
 
 
-def until(cond: Callable[[], object], timeout: float = 90.0, what: str = "condition", every: float = 0.25):
-    """Poll `cond` until it returns something truthy (returned), at most `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = cond()
-        if last:
-            return last
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
+def until(cond: Callable[[], T], timeout: float = 90.0, what: str = "condition", every: float = 0.25) -> T:
+    """`cond`'s first truthy result within `timeout` seconds (tests.waits.eventually, with this
+    module's defaults and argument order)."""
+    return eventually(cond, timeout, interval=every, what=what)
 
 
 def get_json(kube, *args: str) -> dict:

@@ -10,8 +10,8 @@ the answer is asked again until the caches have them (bounded).
 """
 from __future__ import annotations
 
+import contextlib
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,7 @@ from instancetype.errors import Error
 from instancetype.store.base import AlreadyExists, APIError, NotFound
 from instancetype.store.kube import KubeStore
 from tests.kube.served import installed_and_served
+from tests.waits import eventually
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 PER_FILE = 75
@@ -91,15 +92,19 @@ def _python_answer(result, webhook: str, warnings: list[str]) -> dict:
 
 
 def _settled(store, obj, namespace, expected) -> dict:
-    deadline = time.monotonic() + SETTLE_S
-    while True:
+    """The cluster's answer once it is `expected`, or its last one after SETTLE_S (for the diff)."""
+    answers = []
+
+    def answered() -> bool:
         try:
-            got = _cluster_answer(store, obj, namespace)
+            answers.append(_cluster_answer(store, obj, namespace))
         except SchemaRefused as e:
             pytest.skip(f"refused by the CRD's schema: {e}")
-        if got == expected or time.monotonic() > deadline:
-            return got
-        time.sleep(0.1)
+        return answers[-1] == expected
+
+    with contextlib.suppress(AssertionError):
+        eventually(answered, SETTLE_S, interval=0.1, what="the informers to show the case's objects")
+    return answers[-1]
 
 
 @pytest.mark.parametrize("case", VALIDATE, ids=[c["id"] for c in VALIDATE])

@@ -13,11 +13,12 @@ import socket
 import ssl
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.waits import eventually
 
 from ..cli._helpers import INSTANCETYPE, VM
 
@@ -55,10 +56,10 @@ def installed(kube, webhook_certs, tmp_path_factory):
                 return False
 
         def wait_for(path: str) -> None:
-            deadline = time.monotonic() + 180
-            while not answers(path):
-                assert serve.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
-                time.sleep(0.2)
+            def up() -> bool:
+                assert serve.poll() is None, log.read_text()[-3000:]
+                return answers(path)
+            eventually(up, 180, what=f"serve answering {path}")
 
         # serve's informers need the CRDs that install applies, and install's own objects need the
         # webhooks: serve listens first, install runs, serve becomes ready, install runs again.

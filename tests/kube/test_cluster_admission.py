@@ -9,6 +9,7 @@ import pytest
 
 from instancetype.api import kinds
 from instancetype.api.v1alpha import deprecation_warning
+from tests import builders
 from tests.cli.test_seed_000 import CSMALL_CIRROS_VM, PREFER_CORES_VM
 from tests.cli.test_seed_001 import FEDORA
 from tests.cli.test_seed_003 import CSMALL, OVERRIDE, VM_CIRROS_CSMALL
@@ -98,14 +99,11 @@ def test_the_mutator_stores_the_inferred_matcher_kind(kube, served, namespace):
                                                      kinds.LABEL_DEFAULT_PREFERENCE: "cirros"}},
            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
     kube.kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(pvc))
-    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "cirros"},
-          "spec": {"instancetype": {"inferFromVolume": "cirros"}, "preference": {"inferFromVolume": "cirros"},
-                   "runStrategy": "Halted",
-                   "template": {"spec": {"domain": {"devices": {}},
-                                         "volumes": [{"name": "cirros",
-                                                      "persistentVolumeClaim": {"claimName": "cirros"}}]}}}}
+    vm = builders.vm("cirros", namespace=None, instancetype={"inferFromVolume": "cirros"},
+                     preference={"inferFromVolume": "cirros"}, runStrategy="Halted", domain={"devices": {}},
+                     volumes=[{"name": "cirros", "persistentVolumeClaim": {"claimName": "cirros"}}])
     # The informer has to have seen the claim: retry the creation until the mutator finds it.
-    from tests.kube.cluster import eventually
+    from tests.waits import eventually
 
     def created():
         r = kube.kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(vm), check=False)
@@ -128,8 +126,7 @@ def test_an_invalid_instancetype_is_refused_by_the_type_validator(kube, served, 
 
 
 def test_serve_stopped_fails_closed(kube, served, namespace):
-    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "closed"},
-          "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}}}
+    vm = builders.vm("closed", domain={"devices": {}}, namespace=None, runStrategy="Halted")
     it = {"apiVersion": kinds.API_VERSION, "kind": kinds.INSTANCETYPE, "metadata": {"name": "closed"},
           "spec": {"cpu": {"guest": 1}, "memory": {"guest": "128Mi"}}}
     served.stop()

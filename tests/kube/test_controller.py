@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import json
 
+from tests.builders import cirros_vm, vm
+
 from .controller_env import get_json, until
 
 CSMALL = {"apiVersion": "instancetype.kubevirt.io/v1alpha1", "kind": "VirtualMachineInstancetype",
           "metadata": {"name": "csmall"}, "spec": {"cpu": {"guest": 1}, "memory": {"guest": "128Mi"}}}
 # KubeVirt's examples/vm-cirros-csmall.yaml, as seed 003 applies it.
-VM_CIRROS_CSMALL = {
-    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm-cirros-csmall"},
-    "spec": {"instancetype": {"kind": "VirtualMachineInstancetype", "name": "csmall"}, "running": False,
-             "template": {"spec": {"domain": {"devices": {"disks": [{"disk": {"bus": "virtio"}, "name": "containerdisk"}]}},
-                                   "terminationGracePeriodSeconds": 0,
-                                   "volumes": [{"containerDisk": {"image": "registry:5000/kubevirt/cirros-container-disk-demo:devel"},
-                                                "name": "containerdisk"}]}}}}
+VM_CIRROS_CSMALL = cirros_vm("vm-cirros-csmall", instancetype="csmall",
+                             domain={"devices": {"disks": [{"disk": {"bus": "virtio"}, "name": "containerdisk"}]}})
 
 # Seed 001's fedora example.
 CMEDIUM = {"apiVersion": "instancetype.kubevirt.io/v1alpha1", "kind": "VirtualMachineInstancetype",
@@ -25,13 +22,11 @@ FEDORA_PREF = {"apiVersion": "instancetype.kubevirt.io/v1alpha1", "kind": "Virtu
                "spec": {"devices": {"preferredDiskBus": "virtio", "preferredInterfaceModel": "virtio", "preferredRng": {}},
                         "features": {"preferredAcpi": {}, "preferredSmm": {}},
                         "firmware": {"preferredUseEfi": True, "preferredUseSecureBoot": True}}}
-FEDORA_VM = {
-    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "fedora"},
-    "spec": {"instancetype": {"name": "cmedium", "kind": "virtualMachineInstancetype"},
-             "preference": {"name": "fedora", "kind": "virtualMachinePreference"}, "runStrategy": "Always",
-             "template": {"spec": {"domain": {"devices": {}}, "volumes": [
-                 {"containerDisk": {"image": "quay.io/containerdisks/fedora:latest"}, "name": "containerdisk"},
-                 {"cloudInitNoCloud": {"userData": "#cloud-config\nusers:\n  - name: admin\n"}, "name": "cloudinit"}]}}}}
+FEDORA_VM = vm("fedora", namespace=None, instancetype={"name": "cmedium", "kind": "virtualMachineInstancetype"},
+               preference={"name": "fedora", "kind": "virtualMachinePreference"}, runStrategy="Always",
+               domain={"devices": {}}, volumes=[
+                   {"containerDisk": {"image": "quay.io/containerdisks/fedora:latest"}, "name": "containerdisk"},
+                   {"cloudInitNoCloud": {"userData": "#cloud-config\nusers:\n  - name: admin\n"}, "name": "cloudinit"}])
 
 
 def _apply(kube, namespace, *objs):

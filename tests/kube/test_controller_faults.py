@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from tests.builders import csmall_vm
+
 from .controller_env import get_json, until
 
 IT = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype",
@@ -14,12 +16,7 @@ PREF = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachin
 
 
 def _vm(name: str) -> dict:
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name},
-            "spec": {"runStrategy": "Always",
-                     "instancetype": {"kind": "VirtualMachineInstancetype", "name": "small"},
-                     "preference": {"kind": "VirtualMachinePreference", "name": "virtio"},
-                     "template": {"spec": {"domain": {"devices": {}}, "volumes": [
-                         {"name": "containerdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:latest"}}]}}}}
+    return csmall_vm(name, instancetype="small", preference="virtio", image="quay.io/containerdisks/fedora:latest")
 
 
 def _create(kube, namespace, objs):

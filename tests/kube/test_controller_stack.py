@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -123,8 +122,11 @@ def test_webhook_server_down_fails_closed_and_the_controller_converges_when_it_i
     serve.stop()
     refused = _apply(kube, namespace, {**vms[0], "metadata": {"name": "late"}}, check=False)
     assert refused.returncode != 0 and "failed calling webhook" in refused.stderr      # fail closed
-    controllers.start()
-    time.sleep(3)       # the controller meets the refusals (its matcher patch, the VMI create) and backs off
+    controller = controllers.start()
+    # the controller meets the refusals (its matcher patch, the VMI create) and backs off: each VM's
+    # failed reconcile is a retry line in its log (-v)
+    until(lambda: all(f"VirtualMachine {namespace}/{name}: " in controllers.log(controller) for name in names),
+          what="the controller to meet the refusals")
     assert not get_json(kube, "-n", namespace, "vmis")["items"]
     serve.start()
     until(lambda: _running(kube, namespace, names), timeout=180, what="every VM running once serve is back")

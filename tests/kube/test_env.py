@@ -14,7 +14,8 @@ import lightkube
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Namespace
 
-from tests.kube.cluster import USERS, eventually
+from tests.kube.cluster import USERS
+from tests.waits import eventually
 
 
 def _wait_gone(kube, *args: str, seconds: float = 90) -> bool:

@@ -10,16 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from instancetype.store.kube.informer import ZDICT_MAX, Packer
+from tests.builders import csmall_vm
 
 
 def vm(name: str, uid: str) -> dict:
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": name, "namespace": "default", "uid": uid, "resourceVersion": "17",
-                         "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]},
-            "spec": {"runStrategy": "Always",
-                     "instancetype": {"kind": "VirtualMachineClusterInstancetype", "name": "u1.medium"},
-                     "template": {"spec": {"domain": {"devices": {}}, "volumes": [
-                         {"name": "containerdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:latest"}}]}}}}
+    return csmall_vm(name, instancetype={"kind": "VirtualMachineClusterInstancetype", "name": "u1.medium"},
+                     preference=None, namespace="default", image="quay.io/containerdisks/fedora:latest",
+                     metadata={"uid": uid, "resourceVersion": "17", "managedFields": [
+                         {"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]})
 
 
 def test_round_trip_drops_managed_fields_only():

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from instancetype.api.kubevirt_types import kubevirt_types
+from tests import builders
 from tests.kube._webhook_stub import AllowAll
 
 SA = "system:serviceaccount:instancetype-system:instancetype-controller"
@@ -69,8 +70,7 @@ def test_a_second_install_changes_nothing(kube, installed):
 
 
 def test_kubectl_get_vm_prints_kubevirts_columns(kube, installed, namespace):
-    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm1"},
-          "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}}}
+    vm = builders.vm("vm1", domain={"devices": {}}, namespace=None, runStrategy="Halted")
     created = kube.kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(vm))
     assert created.stdout.strip() == "virtualmachine.kubevirt.io/vm1 created"
     header = kube.kubectl("get", "vm", "-n", namespace).stdout.splitlines()[0].split()
@@ -130,8 +130,7 @@ def test_no_field_of_kubevirts_types_is_pruned(kube, installed, namespace):
     """A VirtualMachine and a VirtualMachineInstance with every field of kv_types.json (KubeVirt
     v1.9) set round trip through the API server unchanged."""
     types = kubevirt_types()
-    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "every-field"},
-          "spec": _every_field("kv.VirtualMachineSpec", types)}
+    vm = builders.vm_object("every-field", _every_field("kv.VirtualMachineSpec", types), namespace=None)
     vmi = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "metadata": {"name": "every-field"},
            "spec": _every_field("kv.VirtualMachineInstanceSpec", types),
            "status": _every_field("kv.VirtualMachineInstanceStatus", types)}
@@ -151,8 +150,7 @@ def test_no_field_of_kubevirts_types_is_pruned(kube, installed, namespace):
 
 
 def test_an_unknown_field_is_refused_as_kubevirts_api_server_would(kube, installed, namespace):
-    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "typo"},
-          "spec": {"runStrategy": "Halted", "tempalte": {}}}
+    vm = builders.vm_object("typo", {"runStrategy": "Halted", "tempalte": {}}, namespace=None)
     proc = kube.kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(vm), check=False)
     assert proc.returncode == 1
     assert 'unknown field "spec.tempalte"' in proc.stderr

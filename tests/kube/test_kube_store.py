@@ -17,8 +17,8 @@ from instancetype.store.kube import CachedStore, Informer, KubeStore, Unreachabl
 from instancetype.store.kube.flavor import FLAVOR_INFORMER_KINDS
 from instancetype.store.source import get_type
 from tests.builders import instancetype_obj, preference_obj, vm
-from tests.kube.cluster import eventually
 from tests.kube.served import installed_and_served
+from tests.waits import eventually
 
 IT = kinds.INSTANCETYPE
 

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from instancetype.engine import shared_revisions as SE
+from tests.builders import csmall_vm
 
 from .controller_env import ensure_namespace, get_json, until
 
@@ -25,11 +26,7 @@ def _vm(name: str, strategy: str = "Always", revision: str | None = None) -> dic
     it = {"kind": "VirtualMachineInstancetype", "name": "csmall"}
     if revision:
         it["revisionName"] = revision
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": name},
-            "spec": {"instancetype": it, "preference": {"kind": "VirtualMachinePreference", "name": "virtio"},
-                     "runStrategy": strategy,
-                     "template": {"spec": {"domain": {"devices": {}},
-                                           "volumes": [{"name": "containerdisk", "containerDisk": {"image": "cirros"}}]}}}}
+    return csmall_vm(name, strategy, instancetype=it, preference="virtio")
 
 
 def _apply(kube, ns, *objs):

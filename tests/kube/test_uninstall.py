@@ -3,10 +3,10 @@ install beside KubeVirt, on the real API server. Each test leaves the cluster wi
 from __future__ import annotations
 
 import json
-import time
 
 from tests.kube._webhook_stub import AllowAll
 from tests.kube.test_install import run_cli
+from tests.waits import eventually
 
 LABEL = "app.kubernetes.io/managed-by=instancetype"
 
@@ -103,9 +103,7 @@ def test_install_refuses_a_cluster_where_kubevirt_is_installed(kube, webhook_cer
             ["customresourcedefinition.apiextensions.k8s.io/virtualmachines.kubevirt.io"]
     finally:
         kube.kubectl("delete", "crd", "virtualmachines.kubevirt.io", "--wait=true", "--timeout=60s")
-    deadline = time.monotonic() + 60
-    while _names(kube, "crd", "virtualmachines.kubevirt.io") and time.monotonic() < deadline:
-        time.sleep(0.2)
+    eventually(lambda: not _names(kube, "crd", "virtualmachines.kubevirt.io"), 60, what="KubeVirt's VM CRD to go")
 
 
 def test_unreachable_cluster_and_bad_flags_are_one_line(kube, tmp_path, webhook_certs):

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from instancetype.controller import Cluster
+from tests.builders import csmall_vm
 from tests.cli.test_seed_002 import EXAMPLE
 from tests.cli.test_seed_003 import CSMALL, OVERRIDE, VM_CIRROS_CSMALL
 from tests.kube.controller_env import until
@@ -56,14 +57,7 @@ def _objects(namespace: str) -> str:
 
 
 def _vm(name: str, namespace: str) -> dict:
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"instancetype": {"kind": "VirtualMachineInstancetype", "name": "csmall"},
-                     "preference": {"kind": "VirtualMachinePreference", "name": "virtio"},
-                     "runStrategy": "Halted",
-                     "template": {"spec": {"domain": {"devices": {}},
-                                           "volumes": [{"name": "containerdisk",
-                                                        "containerDisk": {"image": "cirros"}}]}}}}
+    return csmall_vm(name, "Halted", preference="virtio", namespace=namespace)
 
 
 @pytest.fixture

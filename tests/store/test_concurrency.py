@@ -14,17 +14,16 @@ from tests.builders import vm_object
 from instancetype.store.base import StateFileError
 from instancetype.store.sqlite import SqliteStore
 
-# Each worker: open the store, say "ready", wait for the start file (all begin together), act, print JSON.
+# Each worker: open the store, say "ready", wait at the start gate (all begin together), act, print JSON.
 WORKER = r"""
-import json, os, sys, time
+import json, os, sys
 from instancetype.store.sqlite import SqliteStore
 from instancetype.errors import Error
 from tests.builders import vm_object
-path, go, action, arg = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+path, gate, action, arg = sys.argv[1], int(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])
 store = SqliteStore(path, lock_timeout=arg.get("lock_timeout", 120))
 print("ready", flush=True)
-while not os.path.exists(go):
-    time.sleep(0.002)
+os.read(gate, 1)        # returns (EOF) when the test closes the gate's write end: all start at once
 out = {"ok": [], "errors": []}
 try:
     if action == "create":
@@ -62,15 +61,40 @@ print(json.dumps(out), flush=True)
 ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
 
-def start(path, go, action, **arg):
+class Gate:
+    """The workers' start line: a pipe whose read end each worker blocks on; closing the write
+    end (`open`) wakes them all at once, an event rather than a file polled for."""
+
+    def __init__(self) -> None:
+        self.read_fd, self._write_fd = os.pipe()
+
+    def open(self) -> None:
+        if self._write_fd is not None:
+            os.close(self._write_fd)
+            self._write_fd = None
+
+    def close(self) -> None:
+        self.open()
+        os.close(self.read_fd)
+
+
+@pytest.fixture
+def go():
+    gate = Gate()
+    yield gate
+    gate.close()
+
+
+def start(path, go: Gate, action, **arg):
     # the worker imports tests.builders: the checkout's root goes first on its path
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
-    return subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(go), action, json.dumps(arg)], env=env,
+    return subprocess.Popen([sys.executable, "-c", WORKER, str(path), str(go.read_fd), action, json.dumps(arg)], env=env,
+                            pass_fds=(go.read_fd,),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def ready(*procs):
-    """Wait until every worker has opened the store (so the start file starts them together)."""
+    """Wait until every worker has opened the store (so the gate starts them together)."""
     for proc in procs:
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
 
@@ -82,20 +106,19 @@ def finish(proc, timeout=120):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def test_fresh_file_opened_by_many_processes_at_once(tmp_path):
-    go = tmp_path / "go"
-    go.touch()
+def test_fresh_file_opened_by_many_processes_at_once(tmp_path, go):
+    go.open()
     procs = [start(tmp_path / "s.db", go, "open") for _ in range(6)]
     results = [finish(p) for p in procs]
     assert all(r == {"ok": [1], "errors": []} for r in results), results
 
 
-def test_writers_of_different_objects_all_succeed(tmp_path):
-    path, go = tmp_path / "s.db", tmp_path / "go"
+def test_writers_of_different_objects_all_succeed(tmp_path, go):
+    path = tmp_path / "s.db"
     SqliteStore(path).close()
     procs = [start(path, go, "create", prefix=f"p{i}", count=40) for i in range(6)]
     ready(*procs)
-    go.touch()
+    go.open()
     results = [finish(p) for p in procs]
     assert all(not r["errors"] for r in results), results
     rvs = [rv for r in results for rv in r["ok"]]
@@ -106,13 +129,13 @@ def test_writers_of_different_objects_all_succeed(tmp_path):
         assert all(o["spec"]["touched"] and o["metadata"]["generation"] == 2 for o in objs)
 
 
-def test_two_writers_from_one_resource_version_one_conflicts(tmp_path):
-    path, go = tmp_path / "s.db", tmp_path / "go"
+def test_two_writers_from_one_resource_version_one_conflicts(tmp_path, go):
+    path = tmp_path / "s.db"
     with SqliteStore(path) as s:
         obj = s.create(vm_object("vm1", namespace=None))
     procs = [start(path, go, "update", object=obj, writer=w) for w in ("a", "b")]
     ready(*procs)
-    go.touch()
+    go.open()
     results = [finish(p) for p in procs]
     oks = [r for r in results if r["ok"]]
     errors = [e for r in results for e in r["errors"]]
@@ -126,13 +149,13 @@ def test_two_writers_from_one_resource_version_one_conflicts(tmp_path):
         assert final["metadata"]["resourceVersion"] == oks[0]["ok"][0]
 
 
-def test_read_modify_write_with_retries_loses_nothing(tmp_path):
-    path, go = tmp_path / "s.db", tmp_path / "go"
+def test_read_modify_write_with_retries_loses_nothing(tmp_path, go):
+    path = tmp_path / "s.db"
     with SqliteStore(path) as s:
         s.create(vm_object("counter", {"n": 0}, namespace=None))
     procs = [start(path, go, "increment", count=30) for _ in range(4)]
     ready(*procs)
-    go.touch()
+    go.open()
     results = [finish(p) for p in procs]
     assert all(e[0] == "retried" for r in results for e in r["errors"]), results
     with SqliteStore(path) as s:
@@ -141,19 +164,19 @@ def test_read_modify_write_with_retries_loses_nothing(tmp_path):
         assert counter["metadata"]["generation"] == 121
 
 
-def holding(tmp_path):
+def holding(tmp_path, go: Gate):
     """A fresh state file and a worker holding its write lock (until `finish`)."""
-    path, go = tmp_path / "s.db", tmp_path / "go"
+    path = tmp_path / "s.db"
     SqliteStore(path).close()
-    go.touch()
+    go.open()
     holder = start(path, go, "hold", name="held")
     ready(holder)
     assert holder.stdout.readline().strip() == "holding"
     return path, holder
 
 
-def test_a_writer_waits_for_a_long_transaction(tmp_path):
-    path, holder = holding(tmp_path)
+def test_a_writer_waits_for_a_long_transaction(tmp_path, go):
+    path, holder = holding(tmp_path, go)
     asked = threading.Event()
     answer: dict = {}
 
@@ -180,8 +203,8 @@ def test_a_writer_waits_for_a_long_transaction(tmp_path):
         assert {o["metadata"]["name"] for o in s.list("VirtualMachine")} == {"held", "waiter"}
 
 
-def test_a_lock_held_too_long_is_a_clear_error(tmp_path):
-    path, holder = holding(tmp_path)
+def test_a_lock_held_too_long_is_a_clear_error(tmp_path, go):
+    path, holder = holding(tmp_path, go)
     with SqliteStore(path, lock_timeout=0.3) as s:
         with pytest.raises(StateFileError) as e:
             s.create(vm_object("impatient", namespace=None))

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from tests.builders import vm
 
 from instancetype.controller import Cluster
 from instancetype.errors import StoreError
@@ -24,8 +25,7 @@ def _cli(*args, **kw):
 
 
 def _vm(i: int) -> dict:
-    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": f"vm-{i}"},
-            "spec": {"runStrategy": "Halted", "template": {"spec": {"domain": {"devices": {}}}}}}
+    return vm(f"vm-{i}", domain={"devices": {}}, namespace=None, runStrategy="Halted")
 
 
 def test_an_empty_state_path_is_an_error_not_the_default_file(tmp_path):

@@ -18,12 +18,9 @@ IT = builders.instancetype_obj("csmall", cpu=1, memory="128Mi")
 PREF = builders.preference_obj("cirros", {"devices": {"preferredDiskBus": "virtio"}})
 
 
-def vm(name="vm1", strategy="Halted", **spec):
-    return builders.vm(name, namespace=None, runStrategy=strategy,
-                       instancetype={"kind": "VirtualMachineInstancetype", "name": "csmall"},
-                       preference={"kind": "VirtualMachinePreference", "name": "cirros"},
-                       domain={"devices": {}}, volumes=[{"name": "containerdisk", "containerDisk": {"image": "cirros"}}],
-                       **spec)
+def vm(name: str = "vm1", strategy: str = "Halted") -> dict:
+    """A stopped VM using IT and PREF (the subresources start it)."""
+    return builders.csmall_vm(name, strategy)
 
 
 @pytest.fixture

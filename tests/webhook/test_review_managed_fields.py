@@ -22,9 +22,7 @@ IT["metadata"]["namespace"] = "default"
 
 
 def _vm(**spec):
-    return builders.vm("vm1", namespace="default", instancetype={"kind": "VirtualMachineInstancetype", "name": "csmall"},
-                       domain={"devices": {}}, volumes=[{"name": "containerdisk", "containerDisk": {"image": "cirros"}}],
-                       **spec)
+    return builders.csmall_vm("vm1", None, preference=None, namespace="default", **spec)
 
 
 VMI = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",

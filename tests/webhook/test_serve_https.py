@@ -24,6 +24,7 @@ from instancetype.webhook.admission import Refused, admit
 from instancetype.webhook.server import CertificateError, ReloadingTLS, WebhookServer
 from tests.builders import cirros_vm, instancetype_obj, preference_obj, vm
 from tests.kube.certs import make_webhook_certs
+from tests.waits import eventually
 
 NS = "default"
 
@@ -298,12 +299,7 @@ def test_certificate_files_are_reread_when_they_change(certs, tmp_path):
 
 
 def _wait_for(check, seconds: float = 10.0) -> None:
-    import time
-
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "the condition did not hold in time"
-        time.sleep(0.02)
+    eventually(check, seconds, interval=0.02, what="the certificate reload")
 
 
 def test_unusable_certificate_is_one_line(tmp_path, certs):

@@ -11,6 +11,7 @@ Public: `generate_crds() -> list[dict]`, `crd_for(kind) -> dict`, `object_schema
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from instancetype.api import kinds
 from instancetype.api.v1beta1 import VirtualMachineInstancetypeSpec, VirtualMachinePreferenceSpec, openapi_schema
@@ -34,7 +35,7 @@ _SPEC_TYPES = {
 
 
 @cache
-def _object_schema(kind: str) -> dict:
+def _object_schema(kind: str) -> dict[str, Any]:
     return {
         "description": _DESCRIPTIONS[kind],
         "type": "object",
@@ -48,14 +49,14 @@ def _object_schema(kind: str) -> dict:
     }
 
 
-def object_schema(kind: str) -> dict:
+def object_schema(kind: str) -> dict[str, Any]:
     """The openAPIV3Schema of one of the four kinds (a fresh copy)."""
     if kind not in _SPEC_TYPES:
         raise KeyError(kind)
     return clone(_object_schema(kind))
 
 
-def crd_for(kind: str) -> dict:
+def crd_for(kind: str) -> dict[str, Any]:
     """The CustomResourceDefinition of one of the four kinds."""
     r = kinds.BY_KIND[kind]
     names = {"kind": r.kind, "listKind": f"{r.kind}List", "plural": r.plural, "singular": r.singular,
@@ -81,7 +82,7 @@ def crd_for(kind: str) -> dict:
     }
 
 
-def generate_crds() -> list[dict]:
+def generate_crds() -> list[dict[str, Any]]:
     """The four CRDs, in KubeVirt's order: instancetype, cluster instancetype, preference,
     cluster preference."""
     return [crd_for(k) for k in (kinds.INSTANCETYPE, kinds.CLUSTER_INSTANCETYPE,

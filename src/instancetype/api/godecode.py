@@ -47,8 +47,8 @@ class Desc:
     def __init__(self, kind: int, go: str, **kw: Any):
         self.kind = kind
         self.go = go
-        self.lo = kw.get("lo")
-        self.hi = kw.get("hi")
+        self.lo: int = kw.get("lo", 0)      # an INT's bounds (its Go type's range)
+        self.hi: int = kw.get("hi", 0)
         self.fields: dict[str, tuple[Desc, bool]] = kw.get("fields") or {}
         self.fold: dict[str, str] = {}
         self.elem: Desc | None = kw.get("elem")
@@ -99,6 +99,7 @@ def struct_desc(cls: type) -> Desc:
     """The descriptor of a msgspec Struct, built once from its fields."""
     d = Desc(STRUCT, getattr(cls, "go_type", "") or cls.__name__, cls=cls)
     info = msgspec.inspect.type_info(cls)
+    assert isinstance(info, msgspec.inspect.StructType), cls
     for f in info.fields:
         d.fields[f.encode_name] = _desc_of(f.type)
         d.fold.setdefault(f.encode_name.lower(), f.encode_name)
@@ -133,7 +134,7 @@ def _token(t: Any) -> str:
     return str(t).replace("~", "~0").replace("/", "~1")
 
 
-def type_error(what: str, root: str, path: tuple, go: str) -> DecodeError:
+def type_error(what: str, root: str, path: tuple[Any, ...], go: str) -> DecodeError:
     if not path:
         return DecodeError(f"json: cannot unmarshal {what} into Go value of type {go}")
     field = ".".join(_token(t) for t in path)
@@ -143,7 +144,7 @@ def type_error(what: str, root: str, path: tuple, go: str) -> DecodeError:
                        field=field)
 
 
-def _key_error(key: Any, root: str, path: tuple, go: str) -> DecodeError:
+def _key_error(key: Any, root: str, path: tuple[Any, ...], go: str) -> DecodeError:
     """A key no JSON object can hold (a Python caller's int, bytes, tuple, ...)."""
     e = type_error(f"object key {key!r} ({type(key).__name__}, not a string)", root, path, go)
     return DecodeError(e.message[:300], field=getattr(e, "field", ""))
@@ -191,7 +192,7 @@ def _check_time(v: Any) -> str:
 
 
 # --- the walk ------------------------------------------------------------------------------------
-def _walk(v: Any, d: Desc, root: str, path: tuple, prev: Any = None) -> Any:
+def _walk(v: Any, d: Desc, root: str, path: tuple[Any, ...], prev: Any = None) -> Any:
     k = d.kind
     if k == STRUCT:
         if not isinstance(v, dict):
@@ -231,12 +232,14 @@ def _walk(v: Any, d: Desc, root: str, path: tuple, prev: Any = None) -> Any:
         if not isinstance(v, list):
             raise type_error(_json_kind(v), root, path, d.go)
         e = d.elem
+        assert e is not None        # a LIST or MAP always has its element's Desc
         return [_zero(e) if x is None else _walk(x, e, root, path + (i,)) for i, x in enumerate(v)]
     if k == MAP:
         if not isinstance(v, dict):
             raise type_error(_json_kind(v), root, path, d.go)
         out = prev if isinstance(prev, dict) else {}
         e = d.elem
+        assert e is not None
         for key, x in v.items():
             if type(key) is not str:
                 raise _key_error(key, root, path, d.go)
@@ -251,7 +254,7 @@ def _zero(d: Desc) -> Any:
     return {STRUCT: {}, LIST: [], MAP: {}, INT: 0, STR: "", BOOL: False, QTY: "0"}.get(d.kind)
 
 
-def decode_value(value: Any, cls: type, root: str = "", path: tuple = ()) -> Any:
+def decode_value(value: Any, cls: type, root: str = "", path: tuple[Any, ...] = ()) -> Any:
     """`value` decoded as the Struct `cls`, errors named from `root` (a Go type name) and
     `path` (the tokens leading to `value`, e.g. ("spec",))."""
     return _walk(value, struct_desc(cls), root, tuple(path))

@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 
 @lru_cache(maxsize=1)
-def kubevirt_types() -> dict:
-    return json.loads(resources.files("instancetype.api").joinpath("schemas/kubevirt_types.json").read_text())
+def kubevirt_types() -> dict[str, Any]:
+    types: dict[str, Any] = json.loads(
+        resources.files("instancetype.api").joinpath("schemas/kubevirt_types.json").read_text())
+    return types
 
 
 # Fields without `omitempty` that KubeVirt v1.9's OpenAPI schema nevertheless leaves optional

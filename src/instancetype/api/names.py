@@ -106,7 +106,7 @@ def invalid(field: str, value: Any, detail: str = "") -> FieldError:
     return FieldError(field, f"Invalid value: {shown}" + (f": {detail}" if detail else ""))
 
 
-def object_meta_errors(kind: str, meta: Mapping, namespaced: bool) -> list[FieldError]:
+def object_meta_errors(kind: str, meta: Mapping[str, Any], namespaced: bool) -> list[FieldError]:
     """ValidateObjectMetaAccessor's name and namespace checks on a create (after generateName
     filled the name; the namespace already defaulted), for a metadata whose name and namespace
     are strings or absent."""

@@ -34,7 +34,9 @@ _NOT_RE = re.compile(r"^\s*!\s*(\S+)\s*$")
 
 def _split_top(text: str) -> list[str]:
     """Split at commas outside parentheses (`a in (x,y),b` -> two requirements)."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "(":
             depth += 1
@@ -56,6 +58,7 @@ def parse_label_selector(selector: str | Mapping[str, str] | None) -> list[Requi
     if isinstance(selector, Mapping):
         return [Requirement(str(k), "=", (str(v),)) for k, v in selector.items()]
     reqs = []
+    values: tuple[str, ...]
     for part in _split_top(selector):
         if not part.strip():
             raise SelectorError(f'unable to parse requirement: empty requirement in selector "{selector}"')
@@ -139,5 +142,5 @@ def _field_text(v: Any) -> str:
     return str(v)
 
 
-def fields_match(obj: Mapping, reqs: list[FieldRequirement]) -> bool:
+def fields_match(obj: Mapping[str, Any], reqs: list[FieldRequirement]) -> bool:
     return all((_field_text(dig(obj, *r.path)) == r.value) == r.equal for r in reqs)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from msgspec import field
@@ -62,15 +62,15 @@ class VirtualMachineInstancetypeSpec(b._S):
     go_type: ClassVar[str] = "v1alpha2.VirtualMachineInstancetypeSpec"
     cpu: CPUInstancetype = field(default_factory=CPUInstancetype)
     memory: MemoryInstancetype = field(default_factory=MemoryInstancetype)
-    gpus: b._go(list[b.GPU], "[]v1.GPU") | None = None
-    host_devices: b._go(list[b.HostDevice], "[]v1.HostDevice") | None = field(default=None, name="hostDevices")
-    io_threads_policy: b._named("v1.IOThreadsPolicy") | None = field(default=None, name="ioThreadsPolicy")
+    gpus: Annotated[list[b.GPU], b._go("[]v1.GPU")] | None = None
+    host_devices: Annotated[list[b.HostDevice], b._go("[]v1.HostDevice")] | None = field(default=None, name="hostDevices")
+    io_threads_policy: Annotated[str, b._go("v1.IOThreadsPolicy")] | None = field(default=None, name="ioThreadsPolicy")
     launch_security: b.LaunchSecurity | None = field(default=None, name="launchSecurity")
 
 
 class CPUPreferences(b._S):
     go_type: ClassVar[str] = "v1alpha2.CPUPreferences"
-    preferred_cpu_topology: b._named("v1alpha2.PreferredCPUTopology") = field(
+    preferred_cpu_topology: Annotated[str, b._go("v1alpha2.PreferredCPUTopology")] = field(
         default="", name="preferredCPUTopology")
 
 
@@ -85,14 +85,14 @@ class DevicePreferences(b._S):
     preferred_virtual_gpu_options: b.VGPUOptions | None = field(default=None, name="preferredVirtualGPUOptions")
     preferred_sound_model: b.String = field(default="", name="preferredSoundModel")
     preferred_use_virtio_transitional: b.Bool | None = field(default=None, name="preferredUseVirtioTransitional")
-    preferred_input_bus: b._named("v1.InputBus") = field(default="", name="preferredInputBus")
-    preferred_input_type: b._named("v1.InputType") = field(default="", name="preferredInputType")
-    preferred_disk_bus: b._named("v1.DiskBus") = field(default="", name="preferredDiskBus")
-    preferred_lun_bus: b._named("v1.DiskBus") = field(default="", name="preferredLunBus")
-    preferred_cdrom_bus: b._named("v1.DiskBus") = field(default="", name="preferredCdromBus")
+    preferred_input_bus: Annotated[str, b._go("v1.InputBus")] = field(default="", name="preferredInputBus")
+    preferred_input_type: Annotated[str, b._go("v1.InputType")] = field(default="", name="preferredInputType")
+    preferred_disk_bus: Annotated[str, b._go("v1.DiskBus")] = field(default="", name="preferredDiskBus")
+    preferred_lun_bus: Annotated[str, b._go("v1.DiskBus")] = field(default="", name="preferredLunBus")
+    preferred_cdrom_bus: Annotated[str, b._go("v1.DiskBus")] = field(default="", name="preferredCdromBus")
     preferred_disk_dedicated_io_thread: b.Bool | None = field(default=None, name="preferredDiskDedicatedIoThread")
-    preferred_disk_cache: b._named("v1.DriverCache") = field(default="", name="preferredDiskCache")
-    preferred_disk_io: b._named("v1.DriverIO") = field(default="", name="preferredDiskIO")
+    preferred_disk_cache: Annotated[str, b._go("v1.DriverCache")] = field(default="", name="preferredDiskCache")
+    preferred_disk_io: Annotated[str, b._go("v1.DriverIO")] = field(default="", name="preferredDiskIO")
     preferred_disk_block_size: b.BlockSize | None = field(default=None, name="preferredDiskBlockSize")
     preferred_interface_model: b.String = field(default="", name="preferredInterfaceModel")
     preferred_rng: b.Rng | None = field(default=None, name="preferredRng")
@@ -150,7 +150,7 @@ def deprecation_warning(version: str, kind: str) -> str:
     return f"{kinds.GROUP}/{version} {plural} is now deprecated and will be removed in v1."
 
 
-def none_conversion(obj: dict) -> dict:
+def none_conversion(obj: dict[str, Any]) -> dict[str, Any]:
     """`conversion.strategy: None`: a copy with only apiVersion changed to v1beta1."""
     out = clone(obj)
     out["apiVersion"] = kinds.API_VERSION
@@ -175,12 +175,12 @@ def _strict_keys(v: Any, cls: type) -> bool:
     return ok(v, struct_desc(cls))
 
 
-def _upconvert_instancetype_spec(spec: Any, root: str) -> dict:
+def _upconvert_instancetype_spec(spec: Any, root: str) -> dict[str, Any]:
     """An alpha instancetype spec -> v1beta1 spec dict (generated conversion semantics)."""
     from instancetype.api.godecode import decode_value
 
     data = decode_value(spec, VirtualMachineInstancetypeSpec, root, ("spec",))
-    out = b.to_dict(msgspec.convert(data, VirtualMachineInstancetypeSpec))
+    out: dict[str, Any] = b.to_dict(msgspec.convert(data, VirtualMachineInstancetypeSpec))
     cpu = out.setdefault("cpu", {})
     # alpha value fields become always-set v1beta1 pointers (Convert_string_To_Pointer_string, ...)
     cpu.setdefault("model", "")
@@ -189,11 +189,11 @@ def _upconvert_instancetype_spec(spec: Any, root: str) -> dict:
     return out
 
 
-def _upconvert_preference_spec(spec: Any, root: str, cls: type = VirtualMachinePreferenceSpec) -> dict:
+def _upconvert_preference_spec(spec: Any, root: str, cls: type = VirtualMachinePreferenceSpec) -> dict[str, Any]:
     from instancetype.api.godecode import decode_value
 
     data = decode_value(spec, cls, root, ("spec",))
-    out = b.to_dict(msgspec.convert(data, cls))
+    out: dict[str, Any] = b.to_dict(msgspec.convert(data, cls))
     cpu = out.get("cpu")
     if cpu is not None and cpu.get("preferredCPUTopology", "") == "":
         cpu.pop("preferredCPUTopology", None)  # "" -> nil
@@ -205,7 +205,7 @@ def _is_spec_revision(data: Any) -> bool:
             and set(data) <= {"apiVersion", "spec"})
 
 
-def _from_spec_revision(data: dict) -> dict:
+def _from_spec_revision(data: dict[str, Any]) -> dict[str, Any]:
     try:
         spec = json.loads(base64.b64decode(data["spec"], validate=True))
     except (binascii.Error, ValueError) as e:
@@ -223,7 +223,7 @@ def _from_spec_revision(data: dict) -> dict:
                       "neither a v1alpha1 preference nor instancetype spec revision")
 
 
-def convert_revision_data(data: Any) -> dict:
+def convert_revision_data(data: Any) -> dict[str, Any]:
     """The object stored in a ControllerRevision's `data`, in any past format -> a v1beta1 object.
 
     v1beta1 objects come back unchanged (a copy); alpha objects go through the generated
@@ -289,12 +289,12 @@ def rewrite_flavor(obj: Any) -> tuple[Any, list[str]]:
         return out, warnings
     kind = out.get("kind")
     if out.get("apiVersion") == FLAVOR_API_VERSION:
-        new = FLAVOR_KINDS.get(kind)
+        new = FLAVOR_KINDS.get(kind) if isinstance(kind, str) else None   # (a list kind is unhashable)
         if new is None:
             raise UnexpectedKindError(f'no kind "{kind}" is registered for version "{FLAVOR_API_VERSION}"')
         out["apiVersion"] = kinds.API_VERSION
         out["kind"] = new
-        warnings.append(flavor_warning(kind, new))
+        warnings.append(flavor_warning(str(kind), new))
         return out, warnings
     if kind == "VirtualMachine" and isinstance(out.get("spec"), dict):
         spec = out["spec"]
@@ -314,7 +314,7 @@ def rewrite_flavor(obj: Any) -> tuple[Any, list[str]]:
 
 
 # --- any version -> v1beta1 -------------------------------------------------------------------------
-def convert_to_v1beta1(obj: Any) -> tuple[dict, list[str]]:
+def convert_to_v1beta1(obj: Any) -> tuple[dict[str, Any], list[str]]:
     """Any of the four kinds in any version (flavor.kubevirt.io/v1alpha1, instancetype v1alpha1,
     v1alpha2, v1beta1, or a v1alpha1 SpecRevision payload) -> (v1beta1 object, warnings).
     VirtualMachines get their flavor names rewritten. Raises UnexpectedKindError/LoadError."""

@@ -7,10 +7,12 @@ decides when they apply, so the file loader and the store agree.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from . import kinds
 
 
-def needs_upgrade(obj: dict) -> bool:
+def needs_upgrade(obj: dict[str, Any]) -> bool:
     """Is this an old-version object, or a VM naming the flavor API?"""
     api_version = obj.get("apiVersion", "")
     group = kinds.group_of(api_version) if isinstance(api_version, str) else ""
@@ -27,7 +29,7 @@ def needs_upgrade(obj: dict) -> bool:
     return False
 
 
-def upgrade(obj: dict) -> tuple[dict, list[str]]:
+def upgrade(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The object as v1beta1 (VMs: `spec.flavor` as `spec.instancetype`), and the warnings."""
     from . import v1alpha
 

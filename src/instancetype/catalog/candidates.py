@@ -53,6 +53,8 @@ def type_candidates(objs: Iterable[dict]) -> list[TypeCandidate]:
     out = []
     for o in objs:
         spec = instancetype_spec(o)
+        if spec is None:        # (an object without a spec offers no shape)
+            continue
         labels = (o.get("metadata") or {}).get("labels") or {}
         deprecated = labels.get(LABEL_DEPRECATED) == "true"
         out.append(TypeCandidate(o, o["metadata"]["name"], _ref(o), spec, instancetype_shape(spec), deprecated))
@@ -64,7 +66,7 @@ def pref_candidates(objs: Iterable[dict]) -> list[PrefCandidate]:
 
     out = []
     for o in objs:
-        spec = preference_spec(o) or {}
+        spec: dict[str, Any] = preference_spec(o) or {}
         weight = _leaves({k: v for k, v in spec.items() if k != "annotations"})
         out.append(PrefCandidate(o, o["metadata"]["name"], _ref(o), spec, weight))
     return sorted(out, key=lambda p: p.name)

@@ -226,6 +226,7 @@ def migrate(vm: dict, *, instancetypes: Iterable[dict] | None = None,
         reasons = " | ".join(f"with {t.ref} {failures.get(t.name, 'no preference reproduces the VM')}"
                              for t in candidates)
         raise MigrationError(f"no catalogue instancetype and preference reproduce the VM: {reasons}")
+    assert best.vm is not None     # an attempt that reproduces the VM has its migrated VM
     return Migration(best.vm, clone(best.it.obj), clone(best.pref.obj) if best.pref else None,
                      _changes(template, it_removed[best.it.name], best))
 
@@ -234,6 +235,7 @@ def _changes(template: dict, it_paths: list[Path], best: _Attempt) -> list[Chang
     """One line per moved field: the topmost object removed whole, if all of it moved to one side."""
     owner = {p: best.it.ref for p in it_paths}
     owner.update({p: best.pref.ref for p in best.stripped} if best.pref else {})
+    assert best.vm is not None
     result = best.vm["spec"]["template"]
     out: list[Change] = []
     seen: set[Path] = set()

@@ -47,7 +47,7 @@ def architecture(arch: str) -> dict:
     return {"preferredArchitecture": arch, "requirements": {"architecture": arch}}
 
 
-RNG = {"devices": {"preferredRng": {}}}
+RNG: dict[str, Any] = {"devices": {"preferredRng": {}}}
 DEDICATED_IO_THREAD = {"devices": {"preferredDiskDedicatedIoThread": True}}
 MULTIQUEUE = {"devices": {"preferredNetworkInterfaceMultiQueue": True}}
 VIRTIO_TRANSITIONAL = {"devices": {"preferredUseVirtioTransitional": True}}

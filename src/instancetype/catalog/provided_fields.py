@@ -58,11 +58,11 @@ _FEATURE_KEYS = ("acpi", "apic", "kvm", "pvspinlock", "smm")
 def preference_paths(template: dict, taken: set[Path]) -> list[Path]:
     """Template fields some preference can set (`preferred*`), present in `template`, in document order."""
     out: list[Path] = []
-    spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
-    dom = spec.get("domain") if isinstance(spec.get("domain"), dict) else {}
-    devs = dom.get("devices") if isinstance(dom.get("devices"), dict) else {}
+    spec = got if isinstance(got := template.get("spec"), dict) else {}
+    dom = got if isinstance(got := spec.get("domain"), dict) else {}
+    devs = got if isinstance(got := dom.get("devices"), dict) else {}
     dv = _D + ("devices",)
-    disks = devs.get("disks") if isinstance(devs.get("disks"), list) else []
+    disks = got if isinstance(got := devs.get("disks"), list) else []
     for i, d in enumerate(disks):
         if not isinstance(d, dict):
             continue
@@ -73,7 +73,7 @@ def preference_paths(template: dict, taken: set[Path]) -> list[Path]:
             if key in d:
                 out.append(dv + ("disks", i, key))
     for listed, keys in (("interfaces", ("model",)), ("inputs", ("bus", "type"))):
-        items = devs.get(listed) if isinstance(devs.get(listed), list) else []
+        items = got if isinstance(got := devs.get(listed), list) else []
         for i, x in enumerate(items):
             if isinstance(x, dict):
                 out += [dv + (listed, i, k) for k in keys if k in x]
@@ -81,7 +81,7 @@ def preference_paths(template: dict, taken: set[Path]) -> list[Path]:
     for holder, key in (("video", "type"), ("sound", "model")):
         if isinstance(devs.get(holder), dict) and key in devs[holder]:
             out.append(dv + (holder, key))
-    feats = dom.get("features") if isinstance(dom.get("features"), dict) else {}
+    feats = got if isinstance(got := dom.get("features"), dict) else {}
     out += [_D + ("features", k) for k in _FEATURE_KEYS if k in feats]
     if isinstance(feats.get("hyperv"), dict):
         out += [_D + ("features", "hyperv", k) for k in feats["hyperv"]]
@@ -90,7 +90,7 @@ def preference_paths(template: dict, taken: set[Path]) -> list[Path]:
         out += [_D + ("firmware", "bootloader", k) for k in ("efi", "bios") if k in boot]
     if isinstance(dom.get("machine"), dict) and "type" in dom["machine"]:
         out.append(_D + ("machine", "type"))
-    clock = dom.get("clock") if isinstance(dom.get("clock"), dict) else {}
+    clock = got if isinstance(got := dom.get("clock"), dict) else {}
     out += [_D + ("clock", k) for k in ("utc", "timezone", "timer") if k in clock]
     if "launchSecurity" in dom:
         out.append(_D + ("launchSecurity",))

@@ -164,7 +164,7 @@ def _apply_one(cluster: Any, d: Any, namespace: str, pending: list[tuple[str, st
     from .manifests import resource_name
 
     source = source_name(d.source)
-    meta = d.obj.get("metadata") if isinstance(d.obj.get("metadata"), dict) else {}
+    meta = got if isinstance(got := d.obj.get("metadata"), dict) else {}
     res = kinds.BY_KIND.get(d.kind)
     ns = (meta.get("namespace") or namespace) if (res is None or res.namespaced) else None
     mapping = mapping_error(d, ns)

@@ -5,6 +5,12 @@ None of these opens the store or imports the engine: the catalogue is generated 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from instancetype.cli.remote import RemoteCluster
+    from instancetype.controller.cluster import Cluster
+
 import sys
 
 import click
@@ -535,7 +541,7 @@ def sync_cmd(ctx: click.Context, dry_run: bool) -> int:
         if choice is not None:
             from .remote import RemoteCluster
 
-            opened = RemoteCluster.open(*choice)
+            opened: Cluster | RemoteCluster = RemoteCluster.open(*choice)
         else:
             opened = Cluster.open(state, catalog=False)
         with opened as cluster:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from instancetype.api.kinds import Resource
+from instancetype.store.base import Invalid
 
 from .kubectl import CommandError, api_error_text, check_all_namespaces, namespace_of, parse_targets
 
@@ -95,7 +96,7 @@ def write_failure_text(e: Exception, obj: dict) -> str:
 
             return refusal_text(result, webhook=webhook, obj=obj)
         return f'Error from server (BadRequest): admission webhook "{webhook}" denied the request: {result.message}'
-    if getattr(e, "reason", "") == "Invalid" and getattr(e, "causes", None) and (e.kind or e.name):
+    if isinstance(e, Invalid) and e.causes and (e.kind or e.name):
         from .apply_cmd import invalid_failure
 
         return invalid_failure(e.kind, e.name, e.causes, verb="patching", source="").alone

@@ -73,6 +73,7 @@ def _target(webhook_url: str | None, service: str | None, ca_bundle: str | None,
     ca = _ca_bundle(ca_bundle) if ca_bundle else b""
     if service:
         return WebhookTarget(service=_service(service), ca_bundle=ca)
+    assert webhook_url is not None         # refused above when neither is given
     return WebhookTarget(url=_webhook_url(webhook_url), ca_bundle=ca)
 
 

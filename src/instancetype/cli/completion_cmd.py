@@ -33,6 +33,7 @@ def completion_cmd(shell):
         from .main import cli
 
         cls = get_completion_class(shell)
+        assert cls is not None      # every shell of SHELLS has one
         comp = cls(cli, {}, "instancetype", "_INSTANCETYPE_COMPLETE")
         sys.stdout.write(comp.source())
         return 0

@@ -48,7 +48,7 @@ def _items_from_files(ctx: click.Context, filenames: tuple[str, ...], namespace:
         res = kinds.BY_KIND.get(stored_kind(d.obj))
         if res is None:
             raise CommandError(f"error: {mapping_error(d, namespace)}")
-        meta = d.obj.get("metadata") if isinstance(d.obj.get("metadata"), dict) else {}
+        meta = got if isinstance(got := d.obj.get("metadata"), dict) else {}
         if not meta.get("name") or not isinstance(meta["name"], str):
             raise CommandError("error: resource name may not be empty")
         items.append((res, meta["name"], namespace_of(res, meta.get("namespace") or namespace),

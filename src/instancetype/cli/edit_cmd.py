@@ -300,7 +300,7 @@ def _causes(e: Exception) -> list[str]:
 def _message(e: Exception) -> str:
     from instancetype.webhook.admission import Refused
 
-    if isinstance(e, Refused) and getattr(e, "webhook", ""):
+    if isinstance(e, Refused) and e.webhook:
         return f'admission webhook "{e.webhook}" denied the request: {e.result.message}'
     return str(e)
 

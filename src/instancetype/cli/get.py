@@ -149,6 +149,7 @@ def _print_tables(cluster, targets: list[Target], query: _Query, fmt: str | None
             served = _served_table(cluster, t, query, fmt == "wide", prefix if with_kind else "", show_labels,
                                    ns_col)
         if served is not None:
+            header: list[str] | None
             header, rows = served
             if no_headers:
                 header = None

@@ -180,9 +180,13 @@ def _upload(cluster: Any, src: Any, total: int, path: str, name: str, ns: str, c
                         access_mode=opts["access_mode"], volume_mode=opts["volume_mode"],
                         force_bind=opts["force_bind"], labels=default_labels(opts), datasource=opts["datasource"])
     out = sys.stdout
+
+    def say(line: str) -> None:
+        out.write(line + "\n")
+
     if getattr(cluster, "remote", False):
-        return _claim_on_cluster(cluster, req, total, lambda line: out.write(line + "\n"))
-    upload = begin(cluster, req, total, lambda line: out.write(line + "\n"))
+        return _claim_on_cluster(cluster, req, total, say)
+    upload = begin(cluster, req, total, say)
     out.write(f"Uploading data to {upload.dest}\n")
     out.write("\n")
     out.flush()

@@ -137,4 +137,5 @@ def _go_type(v: Any) -> str:
         return "bool"
     if isinstance(v, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(v), "null")
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(v), "null")

@@ -7,6 +7,12 @@ stderr and exit status 1, never a traceback.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from instancetype.cli.remote import RemoteCluster
+    from instancetype.controller.cluster import Cluster
+
 import functools
 import sys
 from collections.abc import Callable, Iterator
@@ -62,7 +68,7 @@ def cluster_of(ctx: click.Context) -> Iterator[Any]:
         from .cluster_options import kube_config
         from .remote import RemoteCluster
 
-        cluster = RemoteCluster.open(*choice, config=kube_config(ctx))  # refuses --state with a cluster
+        cluster: Cluster | RemoteCluster = RemoteCluster.open(*choice, config=kube_config(ctx))  # refuses --state with a cluster
     else:
         from instancetype.controller.cluster import Cluster
 
@@ -206,7 +212,7 @@ def check_all_namespaces(targets: list[Target], all_namespaces: bool) -> None:
         raise CommandError("error: a resource cannot be retrieved by name across all namespaces")
 
 
-def namespace_of(res: Resource, namespace: str) -> str | None:
+def namespace_of(res: Resource, namespace: str | None) -> str | None:
     """The namespace a request goes to: none for cluster-scoped kinds, else `namespace` (the
     command's, resolved by `namespace_option`: `-n`, else the kubeconfig context's, else `default`)."""
     return namespace if res.namespaced else None

@@ -167,8 +167,8 @@ def _run(ctx, field: str, args, namespace, all_namespaces, selector, field_selec
                     continue
             sys.stdout.write(f.printed(operation, DRY_RUN_SUFFIX[mode]))
             sys.stdout.flush()
-    for e in errors:
-        sys.stderr.write(e.rstrip("\n") + "\n")
+    for text in errors:
+        sys.stderr.write(text.rstrip("\n") + "\n")
     return 1 if errors else 0
 
 

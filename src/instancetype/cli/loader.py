@@ -44,7 +44,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 import yaml
 
@@ -536,8 +536,10 @@ def _require_type_meta(d: Document) -> None:
         raise LoadError(f"{d.where}: metadata: expected an object, got {_type_name(meta)}")
 
 
-def _read_limited(f: BinaryIO, source: str) -> bytes:
-    raw = f.read(MAX_FILE_BYTES + 1)
+def _read_limited(f: BinaryIO | TextIO, source: str) -> bytes:
+    data = f.read(MAX_FILE_BYTES + 1)
+    # (a standard input replaced by a text stream without `.buffer` reads str)
+    raw = data.encode() if isinstance(data, str) else data
     if len(raw) > MAX_FILE_BYTES:
         raise LoadError(f"{source}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     return raw

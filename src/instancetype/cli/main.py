@@ -122,7 +122,8 @@ def hoist_store_options(argv: list[str]) -> list[str]:
         end = _next_word(argv, end, values)
         if end >= len(argv):
             break
-        command, end = command.get_command(None, argv[end]), end + 1
+        # (click's Group.get_command reads no context)
+        command, end = command.get_command(None, argv[end]), end + 1  # type: ignore[arg-type]
     if command is None:
         return argv
     moved: list[str] = []

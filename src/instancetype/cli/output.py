@@ -10,12 +10,15 @@ import yaml
 
 from instancetype.api import kinds
 
-_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+try:
+    from yaml import CSafeDumper as _BaseDumper
+except ImportError:  # PyYAML without libyaml
+    from yaml import SafeDumper as _BaseDumper  # type: ignore[assignment]  # the same interface, in Python
 _STR = "tag:yaml.org,2002:str"
 _resolver = yaml.resolver.Resolver()
 
 
-class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
+class _Dumper(_BaseDumper):
     """YAML as kubectl (go-yaml v2) and kustomize write it: keys in their given order, multi-line
     strings as `|` blocks, strings that would read as another type double-quoted (`"133"`,
     `"true"`, `"2024-01-01T00:00:00Z"`, `""`)."""

@@ -109,21 +109,21 @@ def patch_cmd(ctx, args, namespace, patch_text, patch_file, patch_type, dry_run,
     errors: list[str] = []
     with cluster_of(ctx) as cluster:
         found, errors = select(cluster, list(args), namespace, verb="patch")
-        for f in found:
+        for item in found:
             try:
-                new = patched_object(f.resource, f.obj, patch, patch_type)
+                new = patched_object(item.resource, item.obj, patch, patch_type)
             except CommandError as e:
                 errors.append(str(e))
                 continue
-            changed = new != f.obj
-            stored = f.obj
+            changed = new != item.obj
+            stored = item.obj
             if changed:
                 try:
                     if mode != "none":
                         with undone(cluster.store):
-                            stored = save(cluster, f.obj, new)
+                            stored = save(cluster, item.obj, new)
                     else:
-                        stored = save(cluster, f.obj, new)
+                        stored = save(cluster, item.obj, new)
                 except CommandError:
                     raise
                 except Exception as e:  # noqa: BLE001 - every refusal becomes kubectl's one line
@@ -131,9 +131,9 @@ def patch_cmd(ctx, args, namespace, patch_text, patch_file, patch_type, dry_run,
                         raise
                     errors.append(write_failure_text(e, new))
                     continue
-            _print(f, stored, fmt, "patched" if changed else "patched (no change)", DRY_RUN_SUFFIX[mode])
-    for e in errors:
-        sys.stderr.write(e.rstrip("\n") + "\n")
+            _print(item, stored, fmt, "patched" if changed else "patched (no change)", DRY_RUN_SUFFIX[mode])
+    for text in errors:
+        sys.stderr.write(text.rstrip("\n") + "\n")
     return 1 if errors else 0
 
 

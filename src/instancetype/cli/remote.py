@@ -15,8 +15,12 @@ A cluster is only ever used when the command line names one (`--kubeconfig`, `--
 """
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from instancetype.controller.catalog_sync import Change
 
 from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS
 from instancetype.store.base import NotFound, StoreReads
@@ -67,7 +71,7 @@ class RemoteCluster(StoreReads):
         self._store: Any = None
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Any:  # type: ignore[override]  # StoreReads' attribute, here opened on first use
         """The `CommandLineKubeStore` (lightkube), opened on first use."""
         if self._store is None:
             from .kube_store import CommandLineKubeStore
@@ -151,7 +155,7 @@ class RemoteCluster(StoreReads):
     def delete(self, kind: str, name: str, namespace: str | None = None) -> dict:
         return self.store.delete(kind, name, namespace)
 
-    def sync_catalog(self, *, dry_run: bool = False) -> list:
+    def sync_catalog(self, *, dry_run: bool = False) -> builtins.list[Change]:
         """virt-operator's catalogue deployment as `install` does it (its registry annotation),
         admitted by the API server's webhooks."""
         from instancetype.controller.catalog_sync import sync

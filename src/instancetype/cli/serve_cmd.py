@@ -111,5 +111,6 @@ def _subresource_api(kubeconfig: str | None, context: str | None, tls) -> object
         print(f"warning: not serving subresources.kubevirt.io: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
               file=sys.stderr, flush=True)
         return None
+    assert api.requestheader is not None       # for_cluster reads it from the cluster
     client_auth_context(tls.context, api.requestheader)
     return api

@@ -106,7 +106,7 @@ def prepare_std_streams() -> None:
                 os.close(held)
         setattr(sys, name, ClosedStream(what, discard=fd == 2))
     if not isinstance(sys.stdout, (ClosedStream, WatchedStream)):
-        sys.stdout = WatchedStream(sys.stdout)   # type: ignore[assignment]
+        sys.stdout = WatchedStream(sys.stdout)
 
 
 def _flush(stream: Any) -> None:

@@ -65,7 +65,7 @@ def parse_timestamp(ts: Any) -> float | None:
         return None
     got = _TS_CACHE.get(ts, False)
     if got is not False:
-        return got  # type: ignore[return-value]
+        return got
     try:
         base = ts[:19]
         value: float | None = float(calendar.timegm(time.strptime(base, "%Y-%m-%dT%H:%M:%S")))
@@ -75,7 +75,7 @@ def parse_timestamp(ts: Any) -> float | None:
         if rest not in ("Z", "z", ""):
             sign = 1 if rest[0] == "+" else -1
             hh, mm = rest[1:].split(":")
-            value -= sign * (int(hh) * 3600 + int(mm) * 60)  # type: ignore[operator]
+            value -= sign * (int(hh) * 3600 + int(mm) * 60)
     except (ValueError, IndexError):
         value = None
     if len(_TS_CACHE) < 4096:

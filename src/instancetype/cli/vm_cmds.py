@@ -34,6 +34,7 @@ def _vm_action(ctx: click.Context, action: str, args: tuple[str, ...], namespace
         raise CommandError("Must both use --force=true and set --grace-period.")
     name = args[0]
     template = _ERRORS[action][1 if force else 0]
+    assert template is not None     # start has no --force
     with cluster_of(ctx) as cluster:
         try:
             with undone(cluster.store) if dry_run else cluster.store.transaction():

@@ -63,7 +63,7 @@ def condition_check(name: str, want: str) -> Check:
     """kubectl `ConditionalWait.checkCondition`: the first condition of that type (any case) with a
     status decides, unless its observedGeneration lags behind the object's generation."""
     def check(obj: dict) -> bool:
-        status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+        status = got if isinstance(got := obj.get("status"), dict) else {}
         for c in status.get("conditions") or ():
             if not isinstance(c, dict) or not isinstance(c.get("type"), str) or c["type"].lower() != name.lower():
                 continue

@@ -174,8 +174,10 @@ def sync(store: Store, *, dry_run: bool = False, registry: str = "embedded",
             if dry_run:
                 continue
             if step.action == "created":
+                assert step.want is not None
                 tx.create(admitted(tx, step.want))
             elif step.action == "configured":
+                assert step.want is not None and step.live is not None     # a replacement has both
                 replacement = admitted(tx, step.want, step.live)
                 replacement["metadata"]["resourceVersion"] = step.live["metadata"].get("resourceVersion")
                 tx.update(replacement)

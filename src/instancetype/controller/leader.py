@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from instancetype.errors import Error
 from instancetype.store.base import AlreadyExists, APIError, Conflict, NotFound, Store
@@ -82,7 +83,7 @@ class LeaderElector:
         try:
             lease = self.store.get("Lease", self.name, self.namespace)
         except NotFound:
-            spec = {"holderIdentity": self.identity, "leaseDurationSeconds": int(round(self.lease_duration)),
+            spec: dict[str, Any] = {"holderIdentity": self.identity, "leaseDurationSeconds": int(round(self.lease_duration)),
                     "acquireTime": wall, "renewTime": wall, "leaseTransitions": 0}
             try:
                 created = self.store.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
@@ -100,8 +101,8 @@ class LeaderElector:
         duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
         if holder and holder != self.identity and self._observed_at + duration > self._clock():
             return False            # held by another, and not expired as we measure it
-        new = {"holderIdentity": self.identity, "leaseDurationSeconds": int(round(self.lease_duration)),
-               "renewTime": wall, "acquireTime": spec.get("acquireTime") or wall,
+        new: dict[str, Any] = {"holderIdentity": self.identity, "leaseDurationSeconds": int(round(self.lease_duration)),
+                               "renewTime": wall, "acquireTime": spec.get("acquireTime") or wall,
                "leaseTransitions": int(spec.get("leaseTransitions") or 0)}
         if holder != self.identity:
             new["acquireTime"] = wall
@@ -136,7 +137,9 @@ class LeaderElector:
         log.info("%s: became the leader (lease %s/%s)", self.identity, self.namespace, self.name)
         self.acquired.set()
         while not stop.wait(self.retry_period):
-            deadline = self._renewed_at + self.renew_deadline
+            renewed = self._renewed_at
+            assert renewed is not None      # set by the acquire that made us the leader, and by each renewal
+            deadline = renewed + self.renew_deadline
             while not stop.is_set():
                 if self._attempt():
                     break

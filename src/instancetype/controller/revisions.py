@@ -21,6 +21,7 @@ either form keep working whatever the switch says.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from instancetype.api import kinds
 from instancetype.engine import revisions
@@ -64,7 +65,7 @@ def sync_status_refs(vm: dict, store: Store | None = None) -> bool:
     if not isinstance(status, dict):
         status = vm["status"] = {}
     changed = False
-    dropped = []
+    dropped: list[Any] = []      # names as stored (release skips what is not a shared name)
     for side, ref_key, *_ in SIDES:
         m = spec.get(side)
         ref = status.get(ref_key)
@@ -135,9 +136,10 @@ def _pinned(store: Store, name: str, ns: str, vm: dict, reason: str, m: dict, ta
     try:
         cr = store.get("ControllerRevision", name, ns)
     except NotFound as e:
-        cr = _restore_shared(store, name, ns, m, table)
-        if cr is None:
+        restored = _restore_shared(store, name, ns, m, table)
+        if restored is None:
             raise SyncError(str(e), reason=reason) from None
+        cr = restored
     if revisions.needs_upgrade(cr):
         try:
             cr = _upgrade(store, cr, vm, ns)

@@ -334,7 +334,7 @@ class VMController:
                 with self._expect_lock:
                     self._expect[key] = _Expectation(recording.checks, time.monotonic() + EXPECTATION_TIMEOUT)
 
-    def _sync(self, store: Store, key: Key) -> None:
+    def _sync(self, store: _RecordingStore, key: Key) -> None:
         if key == CATALOG_KEY:
             from . import catalog_sync
 

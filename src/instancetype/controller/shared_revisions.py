@@ -53,7 +53,7 @@ _BUILT_MAX = 256
 
 
 def _build(obj: Mapping, kind: str, namespace: str) -> dict:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    meta = got if isinstance(got := obj.get("metadata"), Mapping) else {}
     key = (namespace, kind, meta.get("name"), meta.get("uid"), meta.get("generation"))
     hit = _BUILT.get(key)
     if hit is not None and hit[0] == obj.get("spec"):
@@ -81,7 +81,7 @@ def _get_or_create(store: Store, built: dict, namespace: str, hops: int = 1) -> 
     name = built["metadata"]["name"]
     for _ in range(3):   # get, create, and once more if a collection deleted it in between
         try:
-            existing = store.get("ControllerRevision", name, namespace)
+            existing: dict | None = store.get("ControllerRevision", name, namespace)
         except NotFound:
             existing = _created_recently(store, namespace, name)
         if existing is None and _grace(store):
@@ -247,7 +247,7 @@ def _owned_by_a_vm(cr: Mapping) -> bool:
 
 def on_vm_deleted(store: Store, vm: Mapping) -> list[str]:
     """A VM is gone: release what it held (the VM-deletion event of a cluster driver lands here)."""
-    meta = vm.get("metadata") if isinstance(vm.get("metadata"), Mapping) else {}
+    meta = got if isinstance(got := vm.get("metadata"), Mapping) else {}
     return release(store, meta.get("namespace") or "default", shared.referenced_names(vm),
                    ignore_uid=meta.get("uid"))
 

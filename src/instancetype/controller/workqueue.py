@@ -80,8 +80,8 @@ class RateLimiter(Generic[K]):
     """The per-key exponential delay; with `qps`, the longer of it and an overall bucket's."""
 
     def __init__(self, base: float = 0.005, cap: float = 1000.0, qps: float | None = None, burst: int = 100):
-        self.item = ExponentialRateLimiter(base, cap)
-        self.bucket = BucketRateLimiter(qps, burst) if qps else None
+        self.item: ExponentialRateLimiter[K] = ExponentialRateLimiter(base, cap)
+        self.bucket: BucketRateLimiter | None = BucketRateLimiter(qps, burst) if qps else None
 
     def when(self, key: K) -> float:
         delay = self.item.when(key)

@@ -23,6 +23,7 @@ Public: `ClusterError`, `connect(kubeconfig, context) -> Client`, `install(clien
 """
 from __future__ import annotations
 
+import builtins
 import os
 import sys
 import time
@@ -159,10 +160,12 @@ class _Cluster:
                 raise
         return self._call(f"get {kind} {name}", fetch)
 
-    def list(self, api_version: str, kind: str, labels: dict | None = None, namespace: str | None = None) -> list[dict]:
+    def list(self, api_version: str, kind: str, labels: dict | None = None,
+             namespace: str | None = None) -> builtins.list[dict]:
         cls = _class_of(api_version, kind)
         kw = {"namespace": namespace} if namespace is not None else {}
-        return self._call(f"list {kind}", lambda: [_as_dict(o) for o in self.client.list(cls, labels=labels, **kw)])
+        return self._call(f"list {kind}", lambda: [_as_dict(o) for o in self.client.list(  # type: ignore[call-overload]  # cls is made at run time
+            cls, labels=labels, **kw)])
 
     def apply(self, obj: dict) -> str:
         """Server-side apply; created, configured or unchanged (by resourceVersion)."""
@@ -179,7 +182,7 @@ class _Cluster:
         want = dict(obj, metadata=dict(obj["metadata"], resourceVersion=resource_version))
         self._call(f"update {_label(obj)}", self.client.replace, _resource(want), field_manager=FIELD_MANAGER)
 
-    def delete_collection(self, api_version: str, kind: str, labels: dict) -> list[dict]:
+    def delete_collection(self, api_version: str, kind: str, labels: dict) -> builtins.list[dict]:
         """One DELETE of the collection of a cluster-scoped kind (the objects with `labels`): the
         objects the API server deleted, in its list order (a hundred catalogue objects in one
         request, not one each)."""
@@ -289,6 +292,7 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
         echo(f"{_label(obj)} {cluster.apply(obj)}")
     # 3. the KubeVirt object, only when the cluster has none
     existing = cluster.list(kinds.KUBEVIRT_API_VERSION, "KubeVirt", namespace="*")   # in any namespace
+    kubevirt: dict | None
     if existing:
         kubevirt = existing[0]
         echo(f"{_label(kubevirt)} unchanged")
@@ -345,10 +349,13 @@ def _sync_catalogue(cluster: _Cluster, kubevirt: dict | None, echo: Echo) -> Non
 
     for step in plan(catalogue_objects(kubevirt), get_live, managed_live):
         obj = step.want or step.live
+        assert obj is not None      # a step wants an object, has a live one, or both
         label = _label(dict(obj, apiVersion=kinds.API_VERSION))
         if step.action == "created":
+            assert step.want is not None
             cluster.apply(step.want)
         elif step.action == "configured":   # restored whole, as virt-operator replaces it
+            assert step.want is not None and step.live is not None
             cluster.replace(step.want, step.live["metadata"]["resourceVersion"])
         elif step.action == "deleted":
             cluster.delete(kinds.API_VERSION, step.kind, step.name)

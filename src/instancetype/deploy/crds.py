@@ -24,6 +24,8 @@ Public: `generate_crds() -> list[dict]`, `instancetype_crd(kind)`, `flavor_crd(k
 """
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.api import crd as api_crd
 from instancetype.api import kinds, v1alpha
 from instancetype.deploy.type_schema import object_schema as table_schema
@@ -109,8 +111,8 @@ def flavor_crd(kind: str) -> dict:
 
 
 # --- kubevirt.io, CDI, snapshots ------------------------------------------------------------------
-_AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
-_READY = {"name": "Ready", "type": "string", "jsonPath": ".status.conditions[?(@.type=='Ready')].status"}
+_AGE: dict[str, Any] = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+_READY: dict[str, Any] = {"name": "Ready", "type": "string", "jsonPath": ".status.conditions[?(@.type=='Ready')].status"}
 
 
 def _version(name: str, schema: dict, columns: list[dict] | None = None, status: bool = True) -> dict:

@@ -21,6 +21,8 @@ Public: `type_schema(type_name, extra=None) -> dict`, `object_schema(kind_type, 
 """
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.api.kubevirt_types import NOT_REQUIRED, kubevirt_types
 from instancetype.api.v1beta1._base import _QUANTITY_PATTERN
 
@@ -38,7 +40,7 @@ def preserved_object(nullable: bool = False) -> dict:
 def _field_schema(spec: str, pointer: bool, types: dict, extra: dict) -> dict:
     nullable = pointer
     if spec.startswith("slice:"):
-        out = {"type": "array", "items": _field_schema(spec[6:], False, types, extra)}
+        out: dict[str, Any] = {"type": "array", "items": _field_schema(spec[6:], False, types, extra)}
         nullable = True
     elif spec.startswith("map:"):
         out = {"type": "object", "additionalProperties": _field_schema(spec[4:], False, types, extra)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -33,7 +33,10 @@ def private_copy(key: bytes) -> Any:
     return _UNPACK(key)
 
 
-class ContentCache(OrderedDict):
+V = TypeVar("V")
+
+
+class ContentCache(OrderedDict[Hashable, V]):
     """A bounded map from content keys to values built from that content (LRU). Its `get` and
     `move_to_end` are OrderedDict's own (C) methods: the hot paths call them directly."""
 
@@ -41,19 +44,19 @@ class ContentCache(OrderedDict):
         super().__init__()
         self.maxsize = maxsize
 
-    def hit(self, key: Hashable) -> Any:
+    def hit(self, key: Hashable) -> V | None:
         """The value for `key` (marked most recently used), or None."""
         value = self.get(key)
         if value is not None:
             self.move_to_end(key)
         return value
 
-    def put(self, key: Hashable, value: Any) -> Any:
+    def put(self, key: Hashable, value: V) -> V:
         self[key] = value
         if len(self) > self.maxsize:
             self.popitem(last=False)
         return value
 
-    def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
+    def get_or_build(self, key: Hashable, build: Callable[[], V]) -> V:
         value = self.hit(key)
         return value if value is not None else self.put(key, build())

@@ -13,7 +13,7 @@ from typing import Any
 from instancetype.errors import DecodeError
 
 # The KubeVirt CR configuration keys the engine reads, with their Go types (KubeVirtConfiguration).
-_CONFIG_OBJECTS = {
+_CONFIG_OBJECTS: dict[str, tuple[str, dict[str, type]]] = {
     "network": ("v1.NetworkConfiguration", {"defaultNetworkInterface": str,
                                             "permitBridgeInterfaceOnPodNetwork": bool}),
     "liveUpdateConfiguration": ("v1.LiveUpdateConfiguration", {"maxCpuSockets": int, "maxHotplugRatio": int}),
@@ -22,7 +22,7 @@ _CONFIG_OBJECTS = {
     "commonInstancetypesDeployment": ("v1.CommonInstancetypesDeployment", {"enabled": bool}),
     "developerConfiguration": ("v1.DeveloperConfiguration", {"featureGates": list}),
 }
-_CONFIG_SCALARS = {"machineType": str, "cpuModel": str, "vmRolloutStrategy": str, "evictionStrategy": str}
+_CONFIG_SCALARS: dict[str, type] = {"machineType": str, "cpuModel": str, "vmRolloutStrategy": str, "evictionStrategy": str}
 _GO_SCALAR = {str: "string", bool: "bool", int: "uint32", list: "[]string"}
 
 
@@ -38,7 +38,7 @@ def _config_error(what: Any, path: str, go: str) -> DecodeError:
 
 
 def _check_scalar(v: Any, want: type, path: str) -> None:
-    ok = isinstance(v, want) and (want is not int or (not isinstance(v, bool) and v >= 0))
+    ok = isinstance(v, want) and (want is not int or (isinstance(v, int) and not isinstance(v, bool) and v >= 0))
     if v is not None and not ok:
         raise _config_error(v, path, _GO_SCALAR[want])
     if want is list and v is not None:      # a []string: each item a string (null reads as "")

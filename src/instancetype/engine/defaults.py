@@ -18,7 +18,7 @@ from typing import Any
 from instancetype.errors import DefaultsError
 
 
-def _devices(spec: dict) -> dict:
+def _devices(spec: dict[str, Any]) -> dict[str, Any]:
     domain = spec.get("domain")
     if domain is None:
         domain = spec["domain"] = {}
@@ -32,18 +32,20 @@ def _name(item: Any) -> str:
     return item.get("name", "") if isinstance(item, dict) else ""
 
 
-def set_default_volume_disk(spec: dict) -> None:
+def set_default_volume_disk(spec: dict[str, Any]) -> None:
     volumes = spec.get("volumes")
     if not volumes:
         return
     devices = _devices(spec)
     disks = devices.get("disks") or []
     # A null list item decodes as Go's zero struct: its name is "".
-    taken = {_name(d) for d in disks}
-    taken.update(_name(f) for f in devices.get("filesystems") or ())
+    taken = {d.get("name", "") if isinstance(d, dict) else "" for d in disks}
+    filesystems = devices.get("filesystems")
+    if filesystems:
+        taken.update(_name(f) for f in filesystems)
     added = False
     for vol in volumes:
-        name = _name(vol)
+        name = vol.get("name", "") if isinstance(vol, dict) else ""
         if name not in taken:
             if not added:
                 disks = list(disks)
@@ -53,7 +55,7 @@ def set_default_volume_disk(spec: dict) -> None:
         devices["disks"] = disks
 
 
-def set_default_network_interface(spec: dict, config: Any = None) -> None:
+def set_default_network_interface(spec: dict[str, Any], config: Any = None) -> None:
     domain = spec.get("domain") or {}
     devices = domain.get("devices") or {}
     if devices.get("autoattachPodInterface") is False:

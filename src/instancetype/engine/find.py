@@ -25,7 +25,7 @@ Resolution order (pkg/instancetype/find/spec.go, revision.go; same for preferenc
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from instancetype.api import kinds as K
@@ -42,7 +42,8 @@ class _Side:
 
     __slots__ = ("matcher_key", "status_key", "matcher_name", "kinds", "accepted", "normalise")
 
-    def __init__(self, matcher_key, status_key, matcher_name, kinds, accepted, normalise):
+    def __init__(self, matcher_key: str, status_key: str, matcher_name: str, kinds: Mapping[str, str],
+                 accepted: tuple[str, ...], normalise: Callable[[Any], dict[str, Any] | None]):
         self.matcher_key = matcher_key
         self.status_key = status_key
         self.matcher_name = matcher_name
@@ -57,7 +58,7 @@ _PREF = _Side("preference", "preferenceRef", "PreferenceMatcher", K.PREFERENCE_M
               K.PREFERENCE_KINDS, preference_spec)
 
 
-def vm_namespace(vm: dict, index: ObjectIndex | None = None) -> str:
+def vm_namespace(vm: dict[str, Any], index: ObjectIndex | None = None) -> str:
     meta = vm.get("metadata") if isinstance(vm, dict) else None
     ns = meta.get("namespace") if isinstance(meta, dict) else None
     if ns and isinstance(ns, str):
@@ -65,7 +66,7 @@ def vm_namespace(vm: dict, index: ObjectIndex | None = None) -> str:
     return index.default_namespace if index is not None else "default"
 
 
-def _matcher(vm: dict, side: _Side) -> dict | None:
+def _matcher(vm: dict[str, Any], side: _Side) -> dict[str, Any] | None:
     m = (vm.get("spec") or {}).get(side.matcher_key)
     if m is None:
         return None
@@ -78,15 +79,15 @@ def _str(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
-def find_instancetype(vm: dict, index: ObjectIndex) -> dict | None:
+def find_instancetype(vm: dict[str, Any], index: ObjectIndex) -> dict[str, Any] | None:
     return _find(vm, index, _IT)
 
 
-def find_preference(vm: dict, index: ObjectIndex) -> dict | None:
+def find_preference(vm: dict[str, Any], index: ObjectIndex) -> dict[str, Any] | None:
     return _find(vm, index, _PREF)
 
 
-def _find(vm: dict, index: ObjectIndex, side: _Side) -> dict | None:
+def _find(vm: dict[str, Any], index: ObjectIndex, side: _Side) -> dict[str, Any] | None:
     m = _matcher(vm, side)
     if m is None:
         return None
@@ -105,14 +106,15 @@ def _find(vm: dict, index: ObjectIndex, side: _Side) -> dict | None:
     return side.normalise(obj)
 
 
-def _get_revision(index: ObjectIndex, name: str, ns: str) -> dict:
+def _get_revision(index: ObjectIndex, name: str, ns: str) -> Mapping[str, Any]:
     cr = index.get(_CR, name, ns)
     if cr is None:
         raise NotFoundError(_CR_RESOURCE.not_found(name))
     return cr
 
 
-def _revision(vm: dict, m: dict, index: ObjectIndex, ns: str, side: _Side) -> dict | None:
+def _revision(vm: dict[str, Any], m: dict[str, Any], index: ObjectIndex, ns: str,
+              side: _Side) -> Mapping[str, Any] | None:
     rev = _str(m.get("revisionName"))
     if rev:
         return _get_revision(index, rev, ns)
@@ -129,7 +131,7 @@ def _revision(vm: dict, m: dict, index: ObjectIndex, ns: str, side: _Side) -> di
     return cr
 
 
-def _spec_from_revision(cr: dict, side: _Side) -> dict:
+def _spec_from_revision(cr: Mapping[str, Any], side: _Side) -> dict[str, Any]:
     """The spec stored in a ControllerRevision (compatibility.GetInstancetypeSpec / GetPreferenceSpec).
 
     Decoded by engine/revisions.py, the one reader of revision payloads. KubeVirt v1.7+ registers
@@ -143,7 +145,7 @@ def _spec_from_revision(cr: dict, side: _Side) -> dict:
     return revision_spec({"data": obj}, side.accepted)
 
 
-def find_instancetype_or_none(vm: dict, index: ObjectIndex) -> dict | None:
+def find_instancetype_or_none(vm: dict[str, Any], index: ObjectIndex) -> dict[str, Any] | None:
     """The instancetype spec, or None when absent or when the lookup fails (the VM webhooks log
     a failed lookup and go on: a VM whose instancetype is missing is admitted)."""
     try:
@@ -152,7 +154,7 @@ def find_instancetype_or_none(vm: dict, index: ObjectIndex) -> dict | None:
         return None
 
 
-def find_preference_or_none(vm: dict, index: ObjectIndex) -> dict | None:
+def find_preference_or_none(vm: dict[str, Any], index: ObjectIndex) -> dict[str, Any] | None:
     """The preference spec, or None when absent or when the lookup fails (as the instancetype)."""
     try:
         return find_preference(vm, index)
@@ -160,7 +162,7 @@ def find_preference_or_none(vm: dict, index: ObjectIndex) -> dict | None:
         return None
 
 
-def objects_for_matchers(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
+def objects_for_matchers(vm: dict[str, Any], instancetype: Any, preference: Any) -> list[dict[str, Any]]:
     ns = vm_namespace(vm)
     out = []
     vm_spec = vm.get("spec") if isinstance(vm, dict) else None
@@ -179,7 +181,7 @@ def objects_for_matchers(vm: dict, instancetype: Any, preference: Any) -> list[d
     return out
 
 
-def index_for(vm: dict, objects: Iterable[dict] = ()) -> ObjectIndex:
+def index_for(vm: dict[str, Any], objects: Iterable[dict[str, Any]] = ()) -> ObjectIndex:
     """An ObjectIndex whose default namespace is the VM's."""
     return ObjectIndex(objects if hasattr(objects, "lookup") else (objects or ()),
                        default_namespace=vm_namespace(vm))

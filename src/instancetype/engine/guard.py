@@ -46,7 +46,7 @@ def _check_json(name: str, value: Any) -> None:
         raise DecodeError(f"{_short(where) or 'the top level'}: {reason}", field=path)
 
 
-def _decode_typed(obj: dict) -> None:
+def _decode_typed(obj: dict[str, Any]) -> None:
     """An instancetype or preference decoded as Go decodes it (other kinds: nothing to do)."""
     from instancetype.api import v1beta1
 
@@ -80,7 +80,7 @@ def _check_objects(objects: Any) -> None:
             raise DecodeError(f"objects[{i}]: {e}") from None
 
 
-def _diagnose(first: Any, args: tuple, kw: dict, decode_first: Callable | None) -> None:
+def _diagnose(first: Any, args: tuple[Any, ...], kw: dict[str, Any], decode_first: Callable[..., Any] | None) -> None:
     """Raise the input error that explains a failure, if the input has one (see the module doc)."""
     from instancetype.api import v1beta1
     from instancetype.engine.spec import unwrap
@@ -107,7 +107,7 @@ def _load_vm(vm: Any) -> None:
     load_vm(vm)
 
 
-def _null_items_zeroed(vm: Any) -> dict | None:
+def _null_items_zeroed(vm: Any) -> dict[str, Any] | None:
     """A copy of `vm` with every null list item read as Go reads it (the zero struct), or None
     when it has none. The fast paths assume the items are objects; Go's decoder never hands
     KubeVirt a null item."""
@@ -121,13 +121,13 @@ def _null_items_zeroed(vm: Any) -> dict | None:
     return copy if copy != vm else None
 
 
-def public(what: str, decode_first: Callable | None = _load_vm) -> Callable:
+def public(what: str, decode_first: Callable[..., Any] | None = _load_vm) -> Callable[..., Any]:
     """Decorate an entry point `fn(first, ...)`: unexpected exceptions become the input error
     that explains them, or an `InternalError`. `what` names the operation ("expand
     VirtualMachine"); `decode_first` decodes the first argument (and `old`) as Go would (default:
     as a VirtualMachine; None: nothing beyond the JSON check)."""
 
-    def wrap(fn: Callable) -> Callable:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def entry(first: Any, *args: Any, **kw: Any) -> Any:
             config = kw.get("config")

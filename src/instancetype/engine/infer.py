@@ -26,6 +26,7 @@ a normalized copy.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from instancetype.api.kinds import (
     BY_KIND,
@@ -48,17 +49,17 @@ _DS = "DataSource"
 _SNAP = "VolumeSnapshot"
 
 
-def _labels(obj: Mapping) -> dict:
+def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata")
     labels = meta.get("labels") if isinstance(meta, dict) else None
     return labels if isinstance(labels, dict) else {}
 
 
-def _dict(v) -> dict:
+def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
-def _str(v) -> str:
+def _str(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
@@ -73,7 +74,7 @@ class _Lookup:
         self.kind_label = kind_label
         self.namespace = index.default_namespace
 
-    def _get(self, kind: str, name: str, namespace: str) -> Mapping:
+    def _get(self, kind: str, name: str, namespace: str | None) -> Mapping[str, Any]:
         # A namespace given as "" (a DataVolume/DataSource source without one, or an empty
         # sourceRef.namespace) is asked for as is: KubeVirt's client GETs in namespace "",
         # where no namespaced object lives, so the lookup is NotFound (volume.go fromPVC/
@@ -83,7 +84,7 @@ class _Lookup:
             raise InferError(BY_KIND[kind].not_found(name), ignorable=False)
         return obj
 
-    def from_labels(self, labels: dict) -> tuple[str, str]:
+    def from_labels(self, labels: dict[str, Any]) -> tuple[str, str]:
         if self.name_label not in labels:
             raise InferError(f"unable to find required {self.name_label} label on the volume", ignorable=True)
         return _str(labels[self.name_label]), _str(labels.get(self.kind_label))
@@ -94,7 +95,7 @@ class _Lookup:
     def from_snapshot(self, name: str, namespace: str | None) -> tuple[str, str]:
         return self.from_labels(_labels(self._get(_SNAP, name, namespace)))
 
-    def from_volumes(self, vm_spec: dict, volume_name: str) -> tuple[str, str]:
+    def from_volumes(self, vm_spec: dict[str, Any], volume_name: str) -> tuple[str, str]:
         for volume in vm_fields.volumes(vm_spec):
             if volume.get("name") != volume_name:
                 continue
@@ -108,7 +109,7 @@ class _Lookup:
                              ignorable=True)
         raise InferError(f"unable to find volume {volume_name} to infer defaults", ignorable=False)
 
-    def from_data_volume(self, vm_spec: dict, dv_name: str) -> tuple[str, str]:
+    def from_data_volume(self, vm_spec: dict[str, Any], dv_name: str) -> tuple[str, str]:
         for dvt in vm_fields.data_volume_templates(vm_spec):
             if _str(_dict(dvt.get("metadata")).get("name")) == dv_name:
                 return self.from_data_volume_spec(_dict(dvt.get("spec")))
@@ -121,7 +122,7 @@ class _Lookup:
         except InferError:
             return self.from_data_volume_spec(_dict(dv.get("spec")))
 
-    def from_pvc_or_snapshot(self, source: dict) -> tuple[str, str] | None:
+    def from_pvc_or_snapshot(self, source: dict[str, Any]) -> tuple[str, str] | None:
         """A DataVolume's or DataSource's `source.pvc`, else `source.snapshot`; None for neither."""
         pvc = source.get("pvc")
         if isinstance(pvc, dict):
@@ -132,7 +133,7 @@ class _Lookup:
             return self.from_snapshot(_str(snap.get("name")), _str(snap.get("namespace")))
         return None
 
-    def from_data_volume_spec(self, spec: dict) -> tuple[str, str]:
+    def from_data_volume_spec(self, spec: dict[str, Any]) -> tuple[str, str]:
         found = self.from_pvc_or_snapshot(_dict(spec.get("source")))
         if found is not None:
             return found
@@ -142,7 +143,7 @@ class _Lookup:
         raise InferError("unable to infer defaults from DataVolumeSpec as DataVolumeSource is not supported",
                          ignorable=True)
 
-    def from_source_ref(self, ref: dict) -> tuple[str, str]:
+    def from_source_ref(self, ref: dict[str, Any]) -> tuple[str, str]:
         kind = _str(ref.get("kind"))
         if kind != _DS:
             raise InferError(f"unable to infer defaults from DataVolumeSourceRef as Kind {kind} is not supported",
@@ -161,7 +162,7 @@ class _Lookup:
                          "DataVolumeSourcePVC or DataVolumeSourceSnapshot", ignorable=True)
 
 
-def _infer_one(vm: dict, index: ObjectIndex, key: str, name_label: str, kind_label: str) -> None:
+def _infer_one(vm: dict[str, Any], index: ObjectIndex, key: str, name_label: str, kind_label: str) -> None:
     """Infer `spec.<key>` of `vm` in place (KubeVirt's Handler.Instancetype / Handler.Preference)."""
     spec = vm["spec"]
     matcher = spec.get(key)
@@ -190,14 +191,14 @@ def _infer_one(vm: dict, index: ObjectIndex, key: str, name_label: str, kind_lab
     spec[key] = new
 
 
-def infer_in_place(vm: dict, index: ObjectIndex) -> None:
+def infer_in_place(vm: dict[str, Any], index: ObjectIndex) -> None:
     """Infer both matchers of `vm` (a private copy, already shape-checked), instancetype first."""
     _infer_one(vm, index, "instancetype", LABEL_DEFAULT_INSTANCETYPE, LABEL_DEFAULT_INSTANCETYPE_KIND)
     _infer_one(vm, index, "preference", LABEL_DEFAULT_PREFERENCE, LABEL_DEFAULT_PREFERENCE_KIND)
 
 
 @public("infer from volumes")
-def infer(vm: Mapping, objects: Iterable[Mapping] = ()) -> InferResult:
+def infer(vm: Mapping[str, Any], objects: Iterable[Mapping[str, Any]] = ()) -> InferResult:
     """Infer `spec.instancetype` and `spec.preference` from the volumes they name.
 
     Returns the new matchers (None when absent or cleared) and the VM with them

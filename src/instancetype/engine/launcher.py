@@ -35,7 +35,7 @@ def _quantity_to_byte_error(text: Any) -> str | None:
     return None
 
 
-def domain_error(vmi: dict) -> str | None:
+def domain_error(vmi: dict[str, Any]) -> str | None:
     """The error virt-handler reports when virt-launcher cannot build the domain (SyncVMI)."""
     domain = (vmi.get("spec") or {}).get("domain") or {}
     memory = domain.get("memory") if isinstance(domain, dict) else None

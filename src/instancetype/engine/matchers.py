@@ -10,6 +10,7 @@ Reading the VM itself is vm_decode.py (load_vm) and vm_fields.py (its parts, its
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from instancetype.engine.results import Cause
 
@@ -19,7 +20,7 @@ _POLICIES = ("Reject", "Ignore")
 RENAME_KEEPS_REVISION = "the Matcher Name has been updated without updating the RevisionName"
 
 
-def _matcher(vm: Mapping | None, key: str) -> dict | None:
+def _matcher(vm: Mapping[str, Any] | None, key: str) -> dict[str, Any] | None:
     if not isinstance(vm, Mapping):
         return None
     spec = vm.get("spec")
@@ -27,7 +28,7 @@ def _matcher(vm: Mapping | None, key: str) -> dict | None:
     return m if isinstance(m, dict) else None
 
 
-def check_matcher_update(old: Mapping | None, new: Mapping) -> list[Cause]:
+def check_matcher_update(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[Cause]:
     """UPDATE rule (KubeVirt's validateMatcherUpdate), instancetype then preference.
 
     Rejected only when both matchers exist, the old one had a non-empty revisionName,
@@ -44,7 +45,7 @@ def check_matcher_update(old: Mapping | None, new: Mapping) -> list[Cause]:
     return []
 
 
-def _matcher_causes(m: dict, key: str) -> list[Cause]:
+def _matcher_causes(m: dict[str, Any], key: str) -> list[Cause]:
     causes: list[Cause] = []
     base = f"spec.{key}"
     infer_from = m.get("inferFromVolume") or ""
@@ -67,7 +68,7 @@ def _matcher_causes(m: dict, key: str) -> list[Cause]:
     return causes
 
 
-def check_matcher_shapes(vm: Mapping) -> list[Cause]:
+def check_matcher_shapes(vm: Mapping[str, Any]) -> list[Cause]:
     """The matchers' shape (KubeVirt's validateInstancetypeMatcher / validatePreferenceMatcher).
 
     The instancetype matcher first; when it has causes the preference is not looked at.

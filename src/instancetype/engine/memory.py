@@ -23,7 +23,8 @@ _pack = struct.Struct("<f")
 
 def f32(x: float) -> float:
     try:
-        return _pack.unpack(_pack.pack(x))[0]
+        rounded: float = _pack.unpack(_pack.pack(x))[0]
+        return rounded
     except OverflowError:
         return math.copysign(math.inf, x)
 

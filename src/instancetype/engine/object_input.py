@@ -12,7 +12,7 @@ from instancetype.engine.objects import ObjectIndex
 from instancetype.errors import LoadError
 
 
-def object_index(objects: Any, default_namespace: str, extra: Iterable[Mapping] = ()) -> ObjectIndex:
+def object_index(objects: Any, default_namespace: str, extra: Iterable[Mapping[str, Any]] = ()) -> ObjectIndex:
     """An ObjectIndex of `objects` (plus `extra`), after checking the names it keys on are strings
     (LoadError). An `ObjectSource` (the store) is asked on demand instead of listed."""
     if hasattr(objects, "lookup"):
@@ -23,17 +23,17 @@ def object_index(objects: Any, default_namespace: str, extra: Iterable[Mapping] 
     return ObjectIndex(object_list(objects) + list(extra), default_namespace)
 
 
-def object_list(objects: Any) -> list:
+def object_list(objects: Any) -> list[Any]:
     """`objects` as a list, the names an ObjectIndex keys on checked to be strings (LoadError)."""
     if objects is None:
         objects = ()
     elif isinstance(objects, (str, bytes, Mapping)) or not isinstance(objects, Iterable):
         raise LoadError("objects: must be a list of objects")
-    objects = list(objects)
-    for i, obj in enumerate(objects):
+    items: list[Any] = list(objects)
+    for i, obj in enumerate(items):
         meta = obj.get("metadata") if isinstance(obj, Mapping) else None
         if isinstance(meta, Mapping):
             for key in ("name", "namespace"):
                 if meta.get(key) is not None and not isinstance(meta[key], str):
                     raise LoadError(f"objects[{i}]: metadata.{key}: must be a string")
-    return objects
+    return items

@@ -7,7 +7,7 @@ for (the VM's). Objects are not copied: callers never mutate what they get.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from instancetype.api.kinds import BY_KIND
 from instancetype.errors import LoadError
@@ -16,7 +16,7 @@ from instancetype.errors import LoadError
 class ObjectSource(Protocol):
     """Objects that live elsewhere (the store): found one at a time instead of listed up front."""
 
-    def lookup(self, kind: str, name: str, namespace: str) -> Mapping | None: ...
+    def lookup(self, kind: str, name: str, namespace: str) -> Mapping[str, Any] | None: ...
 
 
 class ObjectIndex:
@@ -25,17 +25,17 @@ class ObjectIndex:
 
     __slots__ = ("_by_key", "default_namespace", "_source")
 
-    def __init__(self, objects: Iterable[Mapping] | ObjectSource = (), default_namespace: str = "default"):
+    def __init__(self, objects: Iterable[Mapping[str, Any]] | ObjectSource = (), default_namespace: str = "default"):
         self.default_namespace = default_namespace
-        self._by_key: dict[tuple[str, str, str], Mapping] = {}
+        self._by_key: dict[tuple[str, str, str], Mapping[str, Any]] = {}
         self._source: ObjectSource | None = None
         if hasattr(objects, "lookup"):
-            self._source = objects  # type: ignore[assignment]
+            self._source = objects  # type: ignore[assignment]  # hasattr found its lookup: an ObjectSource
             return
         for i, obj in enumerate(objects or ()):
             self.add(obj, index=i)
 
-    def add(self, obj: Mapping, *, index: int | None = None) -> None:
+    def add(self, obj: Mapping[str, Any], *, index: int | None = None) -> None:
         if not isinstance(obj, Mapping):
             raise LoadError(f"objects[{index}]: not an object")
         kind = obj.get("kind")
@@ -53,7 +53,7 @@ class ObjectIndex:
         ns = (meta.get("namespace") or self.default_namespace) if namespaced else ""
         self._by_key[(kind, ns, name)] = obj
 
-    def get(self, kind: str, name: str, namespace: str | None = None) -> Mapping | None:
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Mapping[str, Any] | None:
         res = BY_KIND.get(kind)
         namespaced = res.namespaced if res is not None else True
         ns = (namespace or self.default_namespace) if namespaced else ""

@@ -13,6 +13,9 @@ The conflict paths always name the VM template (`spec.template.spec...`) or
 """
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import Any
+
 from instancetype.engine.guard import public
 from instancetype.errors import ConflictError, RequirementsError
 from instancetype.jsonutil import clone
@@ -35,16 +38,16 @@ def _err(message: str, *fields: str) -> RequirementsError:
     return RequirementsError(message, fields=list(fields))
 
 
-def _obj(v) -> dict:
+def _obj(v: Any) -> dict[str, Any]:
     return v if type(v) is dict else {}
 
 
-def _u32(d: dict, key: str) -> int:
+def _u32(d: dict[str, Any], key: str) -> int:
     v = d.get(key)
     return v if type(v) is int else 0
 
 
-def _check_cpu(required: int, instancetype: dict | None, preference: dict, spec: dict) -> RequirementsError | None:
+def _check_cpu(required: int, instancetype: dict[str, Any] | None, preference: dict[str, Any], spec: dict[str, Any]) -> RequirementsError | None:
     if instancetype is not None:
         guest = _u32(_obj(instancetype.get("cpu")), "guest")
         if guest < required:
@@ -56,6 +59,7 @@ def _check_cpu(required: int, instancetype: dict | None, preference: dict, spec:
         return _err(f"no CPU resources provided by VirtualMachine, preference requires {required} vCPU", _CPU)
     sockets, cores, threads = _u32(cpu, "sockets"), _u32(cpu, "cores"), _u32(cpu, "threads")
     topology = preferred_topology(preference)
+    fields: tuple[str, ...]
     if topology in ("threads", "preferThreads"):
         provided, fields, shape = threads, (_THREADS,), "threads"
     elif topology in ("cores", "preferCores"):
@@ -85,11 +89,21 @@ def _check_cpu(required: int, instancetype: dict | None, preference: dict, spec:
     return None
 
 
-def _check_memory(required_raw, instancetype: dict | None, spec: dict) -> RequirementsError | None:
+@lru_cache(maxsize=1024)
+def _memory_short(provided_raw: str, required_raw: str) -> bool:
+    """Whether the quantity `provided_raw` is less than `required_raw` (a pure function of the
+    two texts, compared once per pair)."""
     from instancetype.api.quantity import Quantity
 
-    required = Quantity.parse(required_raw if required_raw is not None else "0")
-    provided_raw = "0"
+    return bool(Quantity.parse(provided_raw) < Quantity.parse(required_raw))
+
+
+def _check_memory(required_raw: Any, instancetype: dict[str, Any] | None, spec: dict[str, Any]) -> RequirementsError | None:
+    from instancetype.api.quantity import Quantity
+
+    if required_raw is None:
+        required_raw = "0"
+    provided_raw: Any = "0"
     who, field = "VirtualMachine", _MEMORY
     if instancetype is not None:
         who, field = "instance type", _INSTANCETYPE
@@ -99,14 +113,17 @@ def _check_memory(required_raw, instancetype: dict | None, spec: dict) -> Requir
     vm_guest = _obj(_obj(spec.get("domain")).get("memory")).get("guest")
     if vm_guest is not None:
         provided_raw = vm_guest  # wording and path stay those chosen above (Go's checkMemory)
-    provided = Quantity.parse(provided_raw)
+    if type(provided_raw) is str and type(required_raw) is str:
+        if not _memory_short(provided_raw, required_raw):
+            return None
+    provided, required = Quantity.parse(provided_raw), Quantity.parse(required_raw)
     if provided < required:
         return _err(f"insufficient Memory resources of {provided} provided by {who}, "
                     f"preference requires {required}", field)
     return None
 
 
-def check(preference: dict | None, instancetype: dict | None, vmi_spec: dict) -> RequirementsError | None:
+def check(preference: dict[str, Any] | None, instancetype: dict[str, Any] | None, vmi_spec: dict[str, Any]) -> RequirementsError | None:
     """KubeVirt's requirements checker; the first failure as a RequirementsError, or None."""
     if not preference:
         return None
@@ -132,15 +149,15 @@ def check(preference: dict | None, instancetype: dict | None, vmi_spec: dict) ->
     return None
 
 
-def _template(vm: dict) -> dict:
+def _template(vm: dict[str, Any]) -> dict[str, Any]:
     spec = vm.get("spec") if isinstance(vm, dict) else None
     tmpl = spec.get("template") if isinstance(spec, dict) else None
     return tmpl if isinstance(tmpl, dict) else {}
 
 
 @public("check preference requirements")
-def check_requirements(vm: dict, *, instancetype: dict | None = None, preference: dict | None = None,
-                       config: dict | None = None, admission: bool = False) -> None:
+def check_requirements(vm: dict[str, Any], *, instancetype: dict[str, Any] | None = None, preference: dict[str, Any] | None = None,
+                       config: dict[str, Any] | None = None, admission: bool = False) -> None:
     """Raise RequirementsError when the preference's requirements are not met.
 
     admission=True runs the VM validating webhook's sequence on a copy of the
@@ -159,8 +176,8 @@ def check_requirements(vm: dict, *, instancetype: dict | None = None, preference
             raise err
         return
 
-    spec = clone(tmpl.get("spec")) if isinstance(tmpl.get("spec"), dict) else {}
-    metadata = clone(tmpl.get("metadata")) if isinstance(tmpl.get("metadata"), dict) else {}
+    spec = clone(got) if isinstance(got := tmpl.get("spec"), dict) else {}
+    metadata = clone(got) if isinstance(got := tmpl.get("metadata"), dict) else {}
     if instancetype is not None or preference is not None:
         check_spread(instancetype, preference)
         conflicts = apply_to_spec(spec, metadata, instancetype, preference, root="spec.template.spec")

@@ -13,7 +13,7 @@ class Cause:
     message: str
     field: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"reason": self.reason, "message": self.message, "field": self.field}
 
 
@@ -28,7 +28,7 @@ class AdmissionResult:
     causes: list[Cause] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     stage: str | None = None      # admit_vm: "mutate" or "validate", the step that decided
-    vm: dict | None = None        # admit_vm: the VM as it would be stored (after mutation)
+    vm: dict[str, Any] | None = None        # admit_vm: the VM as it would be stored (after mutation)
 
     @classmethod
     def refused(cls, causes: list[Cause], **kw: Any) -> AdmissionResult:
@@ -44,7 +44,7 @@ class AdmissionResult:
         """400 without reason or causes (decode failures, failed inference)."""
         return cls(allowed=False, code=400, message=message, **kw)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"allowed": self.allowed, "causes": [c.to_dict() for c in self.causes],
                                "message": self.message}
         if not self.allowed:
@@ -64,6 +64,6 @@ class AdmissionResult:
 class InferResult:
     """What inference found: the new matchers (or None) and the VM with them written in."""
 
-    instancetype: dict | None
-    preference: dict | None
-    vm: dict
+    instancetype: dict[str, Any] | None
+    preference: dict[str, Any] | None
+    vm: dict[str, Any]

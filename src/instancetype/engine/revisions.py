@@ -42,23 +42,23 @@ OLD_PREFERENCE_NAME = "old-version-of-preference-object"
 
 # --- names ---------------------------------------------------------------------------------------
 
-def _meta(obj: Mapping) -> Mapping:
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     m = obj.get("metadata") if isinstance(obj, Mapping) else None
     return m if isinstance(m, Mapping) else {}
 
 
-def _generation(obj: Mapping) -> int:
+def _generation(obj: Mapping[str, Any]) -> int:
     g = _meta(obj).get("generation")
     return int(g) if isinstance(g, int) or (isinstance(g, str) and g.isdigit()) else 0
 
 
-def revision_name(vm_name: str, obj: Mapping) -> str:
+def revision_name(vm_name: str, obj: Mapping[str, Any]) -> str:
     """The seeds' form: `<vm>-<object name>-<object uid>-<object generation>` (KubeVirt <= v1.2)."""
     m = _meta(obj)
     return f"{vm_name}-{m.get('name') or ''}-{m.get('uid') or ''}-{_generation(obj)}"
 
 
-def kubevirt_revision_name(vm_name: str, obj: Mapping, version: str = K.VERSION) -> str:
+def kubevirt_revision_name(vm_name: str, obj: Mapping[str, Any], version: str = K.VERSION) -> str:
     """KubeVirt v1.3+'s form `<vm>-<name>-<version>-<uid>-<generation>` (revision.GenerateName)."""
     m = _meta(obj)
     return f"{vm_name}-{m.get('name') or ''}-{version}-{m.get('uid') or ''}-{_generation(obj)}"
@@ -79,7 +79,7 @@ def parse_revision_name(name: str, vm_name: str) -> tuple[str, str, int] | None:
 
 # --- building ------------------------------------------------------------------------------------
 
-def object_kind(obj: Mapping, kind: str | None = None) -> str:
+def object_kind(obj: Mapping[str, Any], kind: str | None = None) -> str:
     """The CamelCase kind of an instancetype/preference (any case, singular or plural, as matchers
     spell it): the scheme decides it in KubeVirt, not the caller's TypeMeta."""
     given = kind if kind is not None else (obj.get("kind") if isinstance(obj, Mapping) else None)
@@ -90,7 +90,7 @@ def object_kind(obj: Mapping, kind: str | None = None) -> str:
     return found
 
 
-def stored_object(obj: Mapping, kind: str | None = None) -> dict:
+def stored_object(obj: Mapping[str, Any], kind: str | None = None) -> dict[str, Any]:
     """`obj` as a revision's `data` holds it: v1beta1, CamelCase kind, metadata stripped."""
     k = object_kind(obj, kind)
     out = clone(dict(obj))
@@ -107,7 +107,7 @@ def stored_object(obj: Mapping, kind: str | None = None) -> dict:
     return out
 
 
-def revision_labels(obj: Mapping, kind: str | None = None) -> dict[str, str]:
+def revision_labels(obj: Mapping[str, Any], kind: str | None = None) -> dict[str, str]:
     m = _meta(obj)
     return {
         K.LABEL_OBJECT_GENERATION: str(_generation(obj)),
@@ -118,14 +118,14 @@ def revision_labels(obj: Mapping, kind: str | None = None) -> dict[str, str]:
     }
 
 
-def owner_reference(vm: Mapping) -> dict:
+def owner_reference(vm: Mapping[str, Any]) -> dict[str, Any]:
     """The controller reference to the VM (metav1.NewControllerRef)."""
     m = _meta(vm)
     return {"apiVersion": K.KUBEVIRT_API_VERSION, "kind": "VirtualMachine", "name": m.get("name") or "",
             "uid": m.get("uid") or "", "controller": True, "blockOwnerDeletion": True}
 
 
-def build_revision(vm: Mapping, obj: Mapping, *, kind: str | None = None, name: str | None = None) -> dict:
+def build_revision(vm: Mapping[str, Any], obj: Mapping[str, Any], *, kind: str | None = None, name: str | None = None) -> dict[str, Any]:
     """The ControllerRevision capturing `obj` for `vm` (named `revision_name` unless `name` is given)."""
     data = stored_object(obj, kind)
     meta: dict[str, Any] = {"name": name or revision_name(_meta(vm).get("name") or "", data)}
@@ -147,7 +147,7 @@ def _raw(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
-def _spec_revision(data: Mapping) -> dict | None:
+def _spec_revision(data: Mapping[str, Any]) -> dict[str, Any] | None:
     """The v1beta1 object held by a v1alpha1 SpecRevision `{apiVersion, spec: <base64>}`, or None
     when `data` does not strictly have that shape, as a preference spec (tried first) or an
     instancetype spec (compatibility.decodeSpecRevision): KubeVirt then decodes it as an object."""
@@ -160,7 +160,7 @@ def _spec_revision(data: Mapping) -> dict | None:
         return None
 
 
-def revision_object(cr: Mapping, *, allow_old: bool = True) -> dict:
+def revision_object(cr: Mapping[str, Any], *, allow_old: bool = True) -> dict[str, Any]:
     """The v1beta1 instancetype/preference a revision holds (compatibility.Decode).
 
     `data` may be the object or its JSON text. Old payloads are converted unless `allow_old` is
@@ -201,7 +201,7 @@ def revision_object(cr: Mapping, *, allow_old: bool = True) -> dict:
                       f'version "{api_version}" in scheme "pkg/runtime/scheme.go:100"')
 
 
-def revision_spec(cr: Mapping, accepted: tuple[str, ...] = K.ALL_TYPE_KINDS) -> dict:
+def revision_spec(cr: Mapping[str, Any], accepted: tuple[str, ...] = K.ALL_TYPE_KINDS) -> dict[str, Any]:
     """The spec a revision holds, when its object is one of the `accepted` kinds
     (compatibility.GetInstancetypeSpec / GetPreferenceSpec)."""
     obj = revision_object(cr)
@@ -211,7 +211,7 @@ def revision_spec(cr: Mapping, accepted: tuple[str, ...] = K.ALL_TYPE_KINDS) -> 
     return spec if isinstance(spec, dict) else {}
 
 
-def _typed_spec(obj: Mapping) -> Any:
+def _typed_spec(obj: Mapping[str, Any]) -> Any:
     """The spec as Go would hold it (pointers, zero values, canonical quantities), for comparing."""
     from instancetype.api import v1beta1
 
@@ -230,16 +230,16 @@ def _drop_empty_lists(v: Any) -> Any:
     return v
 
 
-def same_content(a: Mapping, b: Mapping) -> bool:
+def same_content(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Do two revisions hold the same spec? Metadata (names, uid, labels, resourceVersion) is
     ignored; specs compare as Go values (revision.Compare)."""
     oa, ob = revision_object(a), revision_object(b)
     if (oa["kind"] in K.INSTANCETYPE_KINDS) != (ob["kind"] in K.INSTANCETYPE_KINDS):
         return False
-    return _drop_empty_lists(_typed_spec(oa)) == _drop_empty_lists(_typed_spec(ob))
+    return bool(_drop_empty_lists(_typed_spec(oa)) == _drop_empty_lists(_typed_spec(ob)))
 
 
-def check_existing(built: Mapping, existing: Mapping) -> dict:
+def check_existing(built: Mapping[str, Any], existing: Mapping[str, Any]) -> dict[str, Any]:
     """The existing revision when it holds what `built` would (reuse it), else KubeVirt's error."""
     if not same_content(built, existing):
         raise Error(f"found existing ControllerRevision with unexpected data: {_meta(built).get('name') or ''}",
@@ -249,14 +249,14 @@ def check_existing(built: Mapping, existing: Mapping) -> dict:
 
 # --- upgrade -------------------------------------------------------------------------------------
 
-def needs_upgrade(cr: Mapping) -> bool:
+def needs_upgrade(cr: Mapping[str, Any]) -> bool:
     """Version detection is by label only: anything but object-version v1beta1 is upgraded
     (pkg/instancetype/upgrade), even a v1beta1 payload without labels."""
     labels = _meta(cr).get("labels") or {}
     return labels.get(K.LABEL_OBJECT_VERSION) != K.VERSION
 
 
-def _recovered_metadata(cr: Mapping, obj: dict, vm: Mapping | None) -> dict:
+def _recovered_metadata(cr: Mapping[str, Any], obj: dict[str, Any], vm: Mapping[str, Any] | None) -> dict[str, Any]:
     """A SpecRevision kept no metadata; its revision name (`<vm>-<name>-<uid>-<gen>`) and the VM's
     matcher still say which object it captured, so the upgraded object carries them."""
     meta = dict(obj.get("metadata") or {})
@@ -284,13 +284,13 @@ def _recovered_metadata(cr: Mapping, obj: dict, vm: Mapping | None) -> dict:
     return obj
 
 
-def recovered_object(cr: Mapping, vm: Mapping | None = None) -> dict:
+def recovered_object(cr: Mapping[str, Any], vm: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The v1beta1 object an old-payload revision holds, with the name, uid and generation a
     v1alpha1 SpecRevision lost recovered from the revision's name and `vm`'s matcher when they can."""
     return _recovered_metadata(cr, revision_object(cr), vm)
 
 
-def _owner_vm(cr: Mapping) -> dict:
+def _owner_vm(cr: Mapping[str, Any]) -> dict[str, Any]:
     """The VM a revision's controller ownerReference names (name, uid, namespace), or {}."""
     for ref in _meta(cr).get("ownerReferences") or ():
         if isinstance(ref, Mapping) and ref.get("kind") == "VirtualMachine":
@@ -301,7 +301,7 @@ def _owner_vm(cr: Mapping) -> dict:
     return {}
 
 
-def upgraded_revision_name(old_name: str, vm_name: str, data: Mapping) -> str:
+def upgraded_revision_name(old_name: str, vm_name: str, data: Mapping[str, Any]) -> str:
     """The name of the revision replacing `old_name`: KubeVirt's upgrade builds it with the normal
     rule of its release, `<vm>-<object>-v1beta1-<uid>-<generation>` (revision.GenerateName), which
     differs from the seeds' form `<vm>-<object>-<uid>-<generation>` that old revisions carry. When
@@ -311,7 +311,7 @@ def upgraded_revision_name(old_name: str, vm_name: str, data: Mapping) -> str:
     return name if name != old_name else revision_name(vm_name, data)
 
 
-def upgraded_revision(cr: Mapping, vm: Mapping | None = None) -> dict:
+def upgraded_revision(cr: Mapping[str, Any], vm: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The brand-new revision replacing the old-payload `cr` for `vm` (pkg/instancetype/upgrade):
     the decoded object as v1beta1 data, the five labels, owned by the VM (`vm`, else the VM that
     owns `cr`), named `upgraded_revision_name`. `cr` itself is left as it is."""

@@ -28,12 +28,12 @@ from instancetype.jsonutil import clone
 
 
 @cache
-def _schema(kind: str) -> dict:
+def _schema(kind: str) -> dict[str, Any]:
     return crd.object_schema(kind)
 
 
 @cache
-def _pattern(p: str) -> re.Pattern:
+def _pattern(p: str) -> re.Pattern[str]:
     return re.compile(p)
 
 
@@ -67,7 +67,7 @@ def _invalid(path: str, shown: str, detail: str, reason: str = "FieldValueInvali
     return Cause(reason, f"Invalid value: {shown}: {detail}", path)
 
 
-def _check(v: Any, s: dict, path: str, causes: list[Cause]) -> Any:
+def _check(v: Any, s: dict[str, Any], path: str, causes: list[Cause]) -> Any:
     """Validate `v` against schema `s` (appending causes) and return its pruned copy."""
     if "anyOf" in s:  # int-or-string (quantities)
         t = _json_type(v)
@@ -99,10 +99,10 @@ def _check(v: Any, s: dict, path: str, causes: list[Cause]) -> Any:
     return v
 
 
-def _check_object(v: dict, s: dict, path: str, causes: list[Cause]) -> dict:
+def _check_object(v: dict[str, Any], s: dict[str, Any], path: str, causes: list[Cause]) -> dict[str, Any]:
     props = s.get("properties")
     addl = s.get("additionalProperties")
-    out: dict = {}
+    out: dict[str, Any] = {}
     for key, x in v.items():
         if x is None:
             continue  # nulls of non-nullable fields are pruned

@@ -57,17 +57,17 @@ _SHARED_NAME = re.compile(rf"-(?:{'|'.join(KIND_SHORT.values())})-[0-9a-f]{{{HAS
 _NOT_NAME_CHARS = re.compile(r"[^a-z0-9.-]+")
 
 
-def enabled(kubevirt: Mapping | None) -> bool:
+def enabled(kubevirt: Mapping[str, Any] | None) -> bool:
     """Whether the KubeVirt object opts in (the annotation's value is exactly "true")."""
     meta = kubevirt.get("metadata") if isinstance(kubevirt, Mapping) else None
     annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
     return isinstance(annotations, Mapping) and annotations.get(ANNOTATION_SHARED_REVISIONS) == "true"
 
 
-def content_hash(data: Mapping, upgraded_from: str | None = None) -> str:
+def content_hash(data: Mapping[str, Any], upgraded_from: str | None = None) -> str:
     """The hex digest naming a revision's `data` (a stored v1beta1 object): kind, name and spec
     (and, for the replacement of an old payload of the same name, that name)."""
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    meta = got if isinstance(got := data.get("metadata"), Mapping) else {}
     payload = {"kind": data.get("kind"), "name": meta.get("name") or "", "spec": data.get("spec") or {}}
     if upgraded_from:
         payload["upgradedFrom"] = upgraded_from
@@ -75,10 +75,10 @@ def content_hash(data: Mapping, upgraded_from: str | None = None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:HASH_HEX]
 
 
-def shared_name(data: Mapping, upgraded_from: str | None = None) -> str:
+def shared_name(data: Mapping[str, Any], upgraded_from: str | None = None) -> str:
     """`<object name>-<kind short>-<hash>` for a stored object, at most 253 characters."""
     kind = data["kind"]
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    meta = got if isinstance(got := data.get("metadata"), Mapping) else {}
     suffix = f"-{KIND_SHORT[kind]}-{content_hash(data, upgraded_from)}"
     # Object names are already DNS subdomains; the cleaning only guards the revision's own name.
     prefix = _NOT_NAME_CHARS.sub("-", str(meta.get("name") or "").lower())
@@ -91,13 +91,13 @@ def is_shared_name(name: Any) -> bool:
     return isinstance(name, str) and bool(_SHARED_NAME.search(name))
 
 
-def is_shared(cr: Mapping) -> bool:
+def is_shared(cr: Mapping[str, Any]) -> bool:
     meta = cr.get("metadata") if isinstance(cr, Mapping) else None
     labels = meta.get("labels") if isinstance(meta, Mapping) else None
     return isinstance(labels, Mapping) and labels.get(LABEL_SHARED_REVISION) == "true"
 
 
-def build_shared_revision(obj: Mapping, namespace: str, *, kind: str | None = None) -> dict:
+def build_shared_revision(obj: Mapping[str, Any], namespace: str, *, kind: str | None = None) -> dict[str, Any]:
     """The shared ControllerRevision holding `obj` for the VMs of `namespace`."""
     data = stored_object(obj, object_kind(obj, kind))
     labels = {**revision_labels(data), LABEL_SHARED_REVISION: "true"}
@@ -105,14 +105,14 @@ def build_shared_revision(obj: Mapping, namespace: str, *, kind: str | None = No
     return {"apiVersion": REVISION_API_VERSION, "kind": REVISION_KIND, "metadata": meta, "data": data, "revision": 0}
 
 
-def upgraded_shared_name(built: Mapping, old_name: str) -> str:
+def upgraded_shared_name(built: Mapping[str, Any], old_name: str) -> str:
     """The name of the shared revision replacing an old payload named `old_name`, `built` being
     the shared revision of its decoded object: `built`'s own name unless it is `old_name`."""
     name = built["metadata"]["name"]
     return name if name != old_name else shared_name(built["data"], upgraded_from=old_name)
 
 
-def upgraded_shared_revision(cr: Mapping, vm: Mapping | None, namespace: str) -> dict:
+def upgraded_shared_revision(cr: Mapping[str, Any], vm: Mapping[str, Any] | None, namespace: str) -> dict[str, Any]:
     """The shared revision replacing the old-payload shared revision `cr` (see the module's text)."""
     built = build_shared_revision(recovered_object(cr, vm), namespace)
     old_name = str((cr.get("metadata") or {}).get("name") or "")
@@ -120,14 +120,14 @@ def upgraded_shared_revision(cr: Mapping, vm: Mapping | None, namespace: str) ->
     return built
 
 
-def same_stored_spec(built: Mapping, existing: Mapping) -> bool:
+def same_stored_spec(built: Mapping[str, Any], existing: Mapping[str, Any]) -> bool:
     """The cheap check before `revisions.same_content`: the same kind and spec as stored JSON."""
     a, b = built.get("data"), existing.get("data")
     return isinstance(a, Mapping) and isinstance(b, Mapping) and a.get("kind") == b.get("kind") \
         and a.get("apiVersion") == b.get("apiVersion") and a.get("spec") == b.get("spec")
 
 
-def pinned_names(vm: Mapping) -> set[str]:
+def pinned_names(vm: Mapping[str, Any]) -> set[str]:
     """The revision names a VM's spec pins (`spec.instancetype/preference.revisionName`)."""
     spec = vm.get("spec") if isinstance(vm, Mapping) else None
     out = set()
@@ -139,7 +139,7 @@ def pinned_names(vm: Mapping) -> set[str]:
     return out
 
 
-def referenced_names(vm: Mapping) -> set[str]:
+def referenced_names(vm: Mapping[str, Any]) -> set[str]:
     """What a VM held: its spec pins and its status refs (a status ref outlives a spec edit until
     the controller syncs it)."""
     out = pinned_names(vm)

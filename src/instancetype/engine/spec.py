@@ -23,6 +23,7 @@ Errors: `DecodeError` naming the field for values Go's JSON decoder would refuse
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -39,7 +40,7 @@ def is_whole_object(x: Any) -> bool:
     return isinstance(x, dict) and ("spec" in x or "kind" in x or "metadata" in x)
 
 
-def unwrap(x: Any) -> dict | None:
+def unwrap(x: Any) -> dict[str, Any] | None:
     if x is None:
         return None
     if not isinstance(x, dict):
@@ -84,10 +85,10 @@ def _uint32(v: Any, field: str) -> int:
             raise DecodeError(f"{field}: cannot unmarshal {v!r} into a uint32")
     if v < 0 or v > _UINT32_MAX:
         raise DecodeError(f"{field}: cannot unmarshal number {v} into a uint32")
-    return v
+    return int(v)
 
 
-def _obj(v: Any, field: str) -> dict:
+def _obj(v: Any, field: str) -> dict[str, Any]:
     if v is None:
         return {}
     if not isinstance(v, dict):
@@ -95,7 +96,12 @@ def _obj(v: Any, field: str) -> dict:
     return v
 
 
-class NormalisedSpec(dict):
+# an instancetype field's applier (engine/instancetype): (instancetype, VMI spec, VMI metadata, field
+# root, preference) -> the conflicting paths
+Handler = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], str, dict[str, Any] | None], list[str]]
+
+
+class NormalisedSpec(dict[str, Any]):
     """A spec this module produced: a dict, plus what an answer depends on that its content
     cannot show. Passing one again returns it as is, so callers may normalise at every layer
     for free. Never mutated once built (the handlers copy what they put into a VM).
@@ -103,17 +109,19 @@ class NormalisedSpec(dict):
     `guest_format`: the quantity format of `memory.guest` as given (instancetypes only):
     canonical text can lose it ("1.5Ki" prints "1536", which reads back as DecimalSI), and the
     overcommitted memory request is printed in the guest's format.
-    `plan`: the instancetype handlers that have something to do (engine/apply.py), memoised."""
+    `plan`: the instancetype handlers that have something to do (engine/apply.py), memoised.
+    `steps`: a preference's compiled steps (engine/preference/plan.py), memoised."""
 
-    __slots__ = ("guest_format", "plan")
+    __slots__ = ("guest_format", "plan", "steps")
 
     def __init__(self, *args: Any, guest_format: str | None = None):
         super().__init__(*args)
         self.guest_format = guest_format
-        self.plan = None
+        self.plan: tuple[Handler, ...] | None = None
+        self.steps: tuple[Any, ...] | None = None
 
 
-def guest_format(it: dict) -> str | None:
+def guest_format(it: dict[str, Any]) -> str | None:
     """The quantity format of a normalised instancetype's `memory.guest` as it was given."""
     return it.guest_format if type(it) is NormalisedSpec else None
 
@@ -129,11 +137,11 @@ def _format_str(text: str) -> str:
 # same content, or the same dict) is read once. Built from a private copy (the decoded key), so
 # a caller mutating its input later cannot change a cached spec; an input msgpack cannot hold
 # is built from a deep copy every time, never cached.
-_BY_CONTENT = ContentCache(4096)
+_BY_CONTENT: ContentCache[NormalisedSpec] = ContentCache(4096)
 _PACK = msgspec.msgpack.Encoder().encode
 
 
-def _build_checked(tag: str, x: Any, build) -> dict | None:
+def _build_checked(tag: str, x: Any, build: Callable[[Any], NormalisedSpec | None]) -> NormalisedSpec | None:
     """`build(x)` once `x` is known to be JSON data (a Python caller can pass int keys, bytes,
     NaN, ...; paid once per distinct spec)."""
     problem = json_problem(x)
@@ -144,7 +152,7 @@ def _build_checked(tag: str, x: Any, build) -> dict | None:
     return build(x)
 
 
-def _cached(tag: str, x: Any, build) -> dict | None:
+def _cached(tag: str, x: Any, build: Callable[[Any], NormalisedSpec | None]) -> NormalisedSpec | None:
     if type(x) is NormalisedSpec:
         return x
     try:
@@ -161,15 +169,15 @@ def _cached(tag: str, x: Any, build) -> dict | None:
     return out
 
 
-def instancetype_spec(x: Any) -> dict | None:
+def instancetype_spec(x: Any) -> NormalisedSpec | None:
     return _cached("it", x, _build_instancetype) if x is not None else None
 
 
-def preference_spec(x: Any) -> dict | None:
+def preference_spec(x: Any) -> NormalisedSpec | None:
     return _cached("pref", x, _build_preference) if x is not None else None
 
 
-def _build_instancetype(x: Any) -> dict | None:
+def _build_instancetype(x: Any) -> NormalisedSpec | None:
     spec = unwrap(x)
     if spec is None:
         return None
@@ -197,7 +205,7 @@ def _build_instancetype(x: Any) -> dict | None:
     return NormalisedSpec(out, guest_format=fmt)
 
 
-def _build_preference(x: Any) -> dict | None:
+def _build_preference(x: Any) -> NormalisedSpec | None:
     spec = unwrap(x)
     if spec is None:
         return None

@@ -7,6 +7,8 @@ vms-admitter.go). Runs before the instancetype is applied, only in VM admission
 """
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.errors import DecodeError, SpreadError
 
 from .preference.cpu import SPREAD_TOPOLOGIES, preferred_topology, spread_options
@@ -20,7 +22,7 @@ def _fail(message: str) -> None:
     raise SpreadError(message, fields=[GUEST_PATH])
 
 
-def check_spread(instancetype: dict | None, preference: dict | None) -> None:
+def check_spread(instancetype: dict[str, Any] | None, preference: dict[str, Any] | None) -> None:
     """Raise SpreadError (field `instancetype.spec.cpu.guest`) when the vCPUs do not divide."""
     if instancetype is None or preferred_topology(preference) not in SPREAD_TOPOLOGIES:
         return

@@ -20,6 +20,8 @@ zero for the divided value (KubeVirt rejects such preferences at admission).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.preference.cpu import preferred_topology, spread_options
 
 __all__ = ["preferred_topology", "spread_options", "guest_topology"]
@@ -39,7 +41,7 @@ def _div(a: int, b: int) -> int:
     return a // b if b else 0
 
 
-def guest_topology(vcpus: int, preference: dict | None) -> tuple[int, int, int]:
+def guest_topology(vcpus: int, preference: dict[str, Any] | None) -> tuple[int, int, int]:
     if vcpus == 1:
         return 1, 1, 1
     topo = preferred_topology(preference)

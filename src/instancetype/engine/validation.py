@@ -53,7 +53,7 @@ _GO_TYPE = {
 
 
 # --- step 2: top-level schema ------------------------------------------------------------------
-def schema_causes(obj: dict) -> list[Cause]:
+def schema_causes(obj: dict[str, Any]) -> list[Cause]:
     """webhookutils.ValidateSchema: forbidden top-level keys, then the required `spec`."""
     causes = [Cause("", f".{k} in body is a forbidden property", "") for k in obj if k not in TOP_LEVEL_KEYS]
     if "spec" not in obj:
@@ -62,7 +62,7 @@ def schema_causes(obj: dict) -> list[Cause]:
 
 
 # --- step 4: instancetype rules ----------------------------------------------------------------
-def instancetype_causes(spec: dict) -> list[Cause]:
+def instancetype_causes(spec: dict[str, Any]) -> list[Cause]:
     """ValidateInstanceTypeSpec: overcommitPercent range, then overcommit with hugepages."""
     memory = spec.get("memory") or {}
     percent = memory.get("overcommitPercent", 0)
@@ -76,12 +76,12 @@ def instancetype_causes(spec: dict) -> list[Cause]:
     return causes
 
 
-def instancetype_warnings(spec: dict) -> list[str]:
+def instancetype_warnings(spec: dict[str, Any]) -> list[str]:
     return [LAUNCH_SECURITY_WARNING] if "launchSecurity" in spec else []
 
 
 # --- step 4: preference rules ------------------------------------------------------------------
-def preference_causes(spec: dict) -> list[Cause]:
+def preference_causes(spec: dict[str, Any]) -> list[Cause]:
     """ValidatePreferenceSpec: a known topology; for spread topologies a known `across` and
     ratio 2 with CoresThreads. At most one cause (the spread rule needs a known topology)."""
     topology = (spec.get("cpu") or {}).get("preferredCPUTopology")
@@ -99,7 +99,7 @@ def preference_causes(spec: dict) -> list[Cause]:
     return []
 
 
-def preference_warnings(spec: dict) -> list[str]:
+def preference_warnings(spec: dict[str, Any]) -> list[str]:
     topology = (spec.get("cpu") or {}).get("preferredCPUTopology")
     new = DEPRECATED_TOPOLOGIES.get(topology) if isinstance(topology, str) else None
     if new is None:

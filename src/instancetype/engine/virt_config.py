@@ -10,7 +10,10 @@ Public (stable):
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from instancetype.api.quantity import Quantity
 
 from instancetype.engine.cache import ContentCache, content_key, private_copy
 from instancetype.engine.spec import canonical_quantity
@@ -32,7 +35,7 @@ class ClusterConfig:
                  "permit_bridge_on_pod_network", "cpu_model", "rollout_live_update", "max_cpu_sockets",
                  "max_hotplug_ratio", "max_guest", "validation_context")
 
-    def __init__(self, config: dict | None = None):
+    def __init__(self, config: dict[str, Any] | None = None):
         c = config if isinstance(config, dict) else {}
         self.raw = c
         self.machine_type = c.get("machineType") or ""
@@ -65,7 +68,8 @@ class ClusterConfig:
         self.max_hotplug_ratio = live.get("maxHotplugRatio") or 4
         mg = live.get("maxGuest")
         self.max_guest = canonical_quantity(mg, "liveUpdateConfiguration.maxGuest") if mg is not None else None
-        self.validation_context = None     # engine/vm_validation/spec.context, memoised
+        # engine/vm_validation/spec.context's Context, memoised (typed there: it imports this module)
+        self.validation_context: object = None
 
     def machine_type_for(self, arch: str) -> str:
         """GetMachineType: the global machineType, else the per-architecture one: arm64 and s390x
@@ -79,7 +83,7 @@ class ClusterConfig:
 _DEFAULT = None
 # Read configurations by content (engine/cache.py), each read from a private copy: a caller
 # mutating its configuration after a call cannot change what a later call reads.
-_CACHE = ContentCache(256)
+_CACHE: ContentCache[ClusterConfig] = ContentCache(256)
 
 
 def cluster_config(config: Any = None) -> ClusterConfig:
@@ -106,12 +110,12 @@ def _read_checked(config: Any) -> ClusterConfig:
     return ClusterConfig(config)
 
 
-def _quantity(v: Any, field: str):
+def _quantity(v: Any, field: str) -> Quantity:
     from instancetype.api.quantity import Quantity
 
     return Quantity.parse(canonical_quantity(v, field))
 
 
 def _quantity_equal(a: str, b: str) -> bool:
-    return _quantity(a, "") == _quantity(b, "")
+    return bool(_quantity(a, "") == _quantity(b, ""))
 

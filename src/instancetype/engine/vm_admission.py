@@ -77,7 +77,7 @@ def conflict_cause(path: str) -> Cause:
     return Cause("FieldValueInvalid", conflict_message((path,)), path)
 
 
-def validate_template(template: Any, instancetype: dict | None, preference: dict | None,
+def validate_template(template: Any, instancetype: dict[str, Any] | None, preference: dict[str, Any] | None,
                       config: Any = None) -> Rejection | None:
     """Steps 2-4 of the validating webhook on a copy of `template` (`spec.template`).
 
@@ -86,8 +86,8 @@ def validate_template(template: Any, instancetype: dict | None, preference: dict
     return apply_to_template_copy(template, instancetype, preference, config)[0]
 
 
-def apply_to_template_copy(template: Any, instancetype: dict | None, preference: dict | None,
-                           config: Any = None) -> tuple[Rejection | None, dict, dict]:
+def apply_to_template_copy(template: Any, instancetype: dict[str, Any] | None, preference: dict[str, Any] | None,
+                           config: Any = None) -> tuple[Rejection | None, dict[str, Any], dict[str, Any]]:
     """validate_template, also returning the copy's spec and metadata (what KubeVirt's VM
     validating webhook goes on to validate)."""
     template = template if isinstance(template, dict) else {}
@@ -124,7 +124,7 @@ def apply_to_template_copy(template: Any, instancetype: dict | None, preference:
 _SIDES = (("instancetype", K.INSTANCETYPE_MATCHER_KINDS), ("preference", K.PREFERENCE_MATCHER_KINDS))
 
 
-def _stored(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
+def _stored(vm: dict[str, Any], instancetype: Any, preference: Any) -> list[dict[str, Any]]:
     """The given specs as stored objects (see the module docstring).
 
     A bare spec is stored under the kind and name its matcher names (nothing for a matcher
@@ -138,7 +138,7 @@ def _stored(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
         if given is None or not isinstance(matcher, dict):
             continue
         kind = kinds.get(str(matcher.get("kind") or "").lower())
-        name = matcher.get("name") if isinstance(matcher.get("name"), str) else ""
+        name = got if isinstance(got := matcher.get("name"), str) else ""
         if not is_whole_object(given):
             if kind is not None:
                 meta = {"name": name, "namespace": ns} if K.BY_KIND[kind].namespaced else {"name": name}
@@ -148,14 +148,14 @@ def _stored(vm: dict, instancetype: Any, preference: Any) -> list[dict]:
         obj = dict(given)
         if not isinstance(obj.get("kind"), str) or not obj["kind"]:
             obj["kind"] = kind or kinds[""]
-        meta = obj.get("metadata")
-        if not isinstance(meta, dict) or not meta.get("name"):
-            obj["metadata"] = {**(meta if isinstance(meta, dict) else {}), "name": name}
+        given_meta = obj.get("metadata")
+        if not isinstance(given_meta, dict) or not given_meta.get("name"):
+            obj["metadata"] = {**(given_meta if isinstance(given_meta, dict) else {}), "name": name}
         out.append(obj)
     return out
 
 
-def _check_object_names(obj: dict, key: str) -> None:
+def _check_object_names(obj: dict[str, Any], key: str) -> None:
     """A whole object's name and namespace must be strings (they key the lookups)."""
     from instancetype.errors import LoadError
 
@@ -169,8 +169,8 @@ def _check_object_names(obj: dict, key: str) -> None:
 
 
 @public("admit VirtualMachine")
-def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = None, instancetype: Any = None,
-             preference: Any = None, objects: Iterable[Mapping] = (), config: Any = None,
+def admit_vm(vm: Mapping[str, Any], *, operation: str = "CREATE", old: Mapping[str, Any] | None = None, instancetype: Any = None,
+             preference: Any = None, objects: Iterable[Mapping[str, Any]] = (), config: Any = None,
              whole: bool = True) -> AdmissionResult:
     """Admit `vm` as KubeVirt's VM mutating and validating webhooks do.
 
@@ -223,7 +223,7 @@ def admit_vm(vm: Mapping, *, operation: str = "CREATE", old: Mapping | None = No
         if rejection.kind == "defaults":
             return AdmissionResult.bad_request(rejection.message, stage="validate", vm=work)
         return AdmissionResult.refused(rejection.causes, stage="validate", vm=work)
-    warnings: list = []
+    warnings: list[Any] = []
     if whole:
         causes, warnings = validate_vm_after_apply(work, tspec, tmeta, operation=operation,
                                                    old=old_work if old_work is not None else work, config=config)

@@ -9,7 +9,7 @@ a decode error naming the field instead of failing deep inside a rule.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from instancetype.errors import DecodeError
@@ -107,18 +107,18 @@ def _bad(value: Any, path: str, schema: Any) -> DecodeError:
                        f"VirtualMachine.{path} of type {_go_type(schema)}")
 
 
-def _compile(schema: Any, path: str):
+def _compile(schema: Any, path: str) -> Callable[[Any], Any]:
     """A copier for `schema` at `path`, built once: it deep-copies a value while checking the
     shape of the fields the schema lists, in one walk (as cheap as a plain clone)."""
     if isinstance(schema, dict):
         fields = {key: _compile(sub, f"{path}.{key}" if path else key) for key, sub in schema.items()}
         get_field = fields.get
 
-        def copy_struct(value: Any) -> dict:
+        def copy_struct(value: Any) -> dict[str, Any]:
             if type(value) is not dict:
                 if not isinstance(value, Mapping):
                     raise _bad(value, path, schema)
-            out = {}
+            out: dict[str, Any] = {}
             for key, x in value.items():
                 if x is None:
                     out[key] = None
@@ -135,18 +135,18 @@ def _compile(schema: Any, path: str):
     if isinstance(schema, list):
         item = _compile(schema[0], path)
         # Go decodes a null item of a struct slice as the zero struct.
-        null_item = {} if isinstance(schema[0], dict) else None
+        null_item: dict[str, Any] | None = {} if isinstance(schema[0], dict) else None
 
-        def copy_slice(value: Any) -> list:
+        def copy_slice(value: Any) -> list[Any]:
             if type(value) is not list:
                 raise _bad(value, path, schema)
             return [(null_item if null_item is None else {}) if x is None else item(x) for x in value]
         return copy_slice
     if schema is MAP:
-        def copy_map(value: Any) -> dict:
+        def copy_map(value: Any) -> dict[str, Any]:
             if not isinstance(value, Mapping):
                 raise _bad(value, path, schema)
-            return clone(value)
+            return clone(value if type(value) is dict else dict(value))
         return copy_map
     if schema is UINT32:
         def copy_uint32(value: Any) -> Any:
@@ -176,20 +176,20 @@ def _compile(schema: Any, path: str):
 _copy_vm = _compile(_VM, "")
 
 
-def load_vm(vm: Any) -> dict:
+def load_vm(vm: Any) -> dict[str, Any]:
     """A private deep copy of `vm` with `spec` present, after checking the fields the engine reads.
 
     Raises `DecodeError` (with Go's json text naming the field) for a wrong shape.
     """
     if not isinstance(vm, Mapping):
         raise DecodeError(f"json: cannot unmarshal {_json_type(vm)} into Go value of type v1.VirtualMachine")
-    out = _copy_vm(vm)
+    out: dict[str, Any] = _copy_vm(vm)
     if not isinstance(out.get("spec"), dict):
         out["spec"] = {}
     return out
 
 
-def load_schema_checked_vm(vm: dict) -> dict:
+def load_schema_checked_vm(vm: dict[str, Any]) -> dict[str, Any]:
     """`load_vm` for a VM that passed the VirtualMachine schema check exactly as Go decodes it
     (schema.check_vm_schema_shaped): the schema has checked every field's type, so a plain
     copy is its decoded form once the uint32 CPU counts are in range (else `load_vm` says why)."""

@@ -11,20 +11,26 @@ The VM is one `vm_decode.load_vm` returned: a private copy whose read fields hav
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from instancetype.engine.spec import _canonical_str, canonical_quantity
 from instancetype.jsonutil import dict_items
 
 
 # --- the parts of a loaded VM ----------------------------------------------------------------
-def namespace(vm: dict) -> str:
+def namespace(vm: dict[str, Any]) -> str:
     meta = vm.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, dict) else None
     return ns or "default"
 
 
-def template_spec(vm_spec: dict, *, create: bool = False) -> dict | None:
+@overload
+def template_spec(vm_spec: dict[str, Any], *, create: Literal[True]) -> dict[str, Any]: ...
+@overload
+def template_spec(vm_spec: dict[str, Any], *, create: bool = False) -> dict[str, Any] | None: ...
+
+
+def template_spec(vm_spec: dict[str, Any], *, create: bool = False) -> dict[str, Any] | None:
     """`spec.template.spec` of a loaded VM's spec; created (empty) when asked."""
     template = vm_spec.get("template")
     if not isinstance(template, dict):
@@ -39,17 +45,17 @@ def template_spec(vm_spec: dict, *, create: bool = False) -> dict | None:
     return spec
 
 
-def volumes(vm_spec: dict) -> list[dict]:
+def volumes(vm_spec: dict[str, Any]) -> list[dict[str, Any]]:
     tspec = template_spec(vm_spec)
     vols = tspec.get("volumes") if tspec else None
     return dict_items(vols)
 
 
-def data_volume_templates(vm_spec: dict) -> list[dict]:
+def data_volume_templates(vm_spec: dict[str, Any]) -> list[dict[str, Any]]:
     return dict_items(vm_spec.get("dataVolumeTemplates"))
 
 
-def domain(vm_spec: dict) -> dict | None:
+def domain(vm_spec: dict[str, Any]) -> dict[str, Any] | None:
     tspec = template_spec(vm_spec)
     dom = tspec.get("domain") if tspec else None
     return dom if isinstance(dom, dict) else None
@@ -59,17 +65,18 @@ def domain(vm_spec: dict) -> dict | None:
 # On the hot path (every expand): field paths are only built for a badly typed value (`where`
 # is called then). Run ONCE per VM, before apply/defaults copy values around: canonical text is
 # not always a fixed point ("1953.125Ki" -> "2000000" (BinarySI) -> "2M").
-def _canon_key(node: dict, key: str, where) -> None:
+def _canon_key(node: dict[str, Any], key: str, path: str, at: str) -> None:
+    """node[key] in canonical form; `path` + `at` is node's field path (joined on error only)."""
     v = node.get(key)
     if v is not None:
-        node[key] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{where()}.{key}")
+        node[key] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{path}{at}.{key}")
 
 
-def _canon_map(m: Any, where) -> None:
+def _canon_map(m: Any, path: str, at: str) -> None:
     if type(m) is dict:
         for k, v in m.items():
             if v is not None:
-                m[k] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{where()}.{k}")
+                m[k] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{path}{at}.{k}")
 
 
 def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
@@ -81,33 +88,35 @@ def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
     if type(dom) is dict:
         mem = dom.get("memory")
         if type(mem) is dict:
-            _canon_key(mem, "guest", lambda: f"{path}.domain.memory")
-            _canon_key(mem, "maxGuest", lambda: f"{path}.domain.memory")
+            _canon_key(mem, "guest", path, ".domain.memory")
+            _canon_key(mem, "maxGuest", path, ".domain.memory")
             ro = mem.get("reservedOverhead")
             if type(ro) is dict:
-                _canon_key(ro, "addedOverhead", lambda: f"{path}.domain.memory.reservedOverhead")
+                _canon_key(ro, "addedOverhead", path, ".domain.memory.reservedOverhead")
         res = dom.get("resources")
         if type(res) is dict:
-            _canon_map(res.get("requests"), lambda: f"{path}.domain.resources.requests")
-            _canon_map(res.get("limits"), lambda: f"{path}.domain.resources.limits")
+            _canon_map(res.get("requests"), path, ".domain.resources.requests")
+            _canon_map(res.get("limits"), path, ".domain.resources.limits")
     vols = spec.get("volumes")
     if type(vols) is list:
         for i, vol in enumerate(vols):
             if type(vol) is not dict:
                 continue
-            for src in ("emptyDisk", "hostDisk"):
-                d = vol.get(src)
-                if type(d) is dict:
-                    _canon_key(d, "capacity", lambda i=i, src=src: f"{path}.volumes[{i}].{src}")
+            d = vol.get("emptyDisk")
+            if type(d) is dict:
+                _canon_key(d, "capacity", path, f".volumes[{i}].emptyDisk")
+            d = vol.get("hostDisk")
+            if type(d) is dict:
+                _canon_key(d, "capacity", path, f".volumes[{i}].hostDisk")
             dapi = vol.get("downwardAPI")
-            if type(dapi) is dict and type(dapi.get("fields")) is list:
+            if dapi is not None and type(dapi) is dict and type(dapi.get("fields")) is list:
                 for j, f in enumerate(dapi["fields"]):
                     ref = f.get("resourceFieldRef") if type(f) is dict else None
                     if type(ref) is dict:
-                        _canon_key(ref, "divisor", lambda i=i, j=j: f"{path}.volumes[{i}].downwardAPI.fields[{j}].resourceFieldRef")
+                        _canon_key(ref, "divisor", path, f".volumes[{i}].downwardAPI.fields[{j}].resourceFieldRef")
 
 
-def normalize_vm(vm: dict) -> dict:
+def normalize_vm(vm: dict[str, Any]) -> dict[str, Any]:
     """Rewrite the quantities of a VM (data volume templates, template spec) in canonical form,
     in place; returns `vm`. The VM's shape need not be checked first: wrong shapes are skipped."""
     spec = vm.get("spec")
@@ -123,9 +132,13 @@ def normalize_vm(vm: dict) -> dict:
                 c = dspec.get(claim)
                 res = c.get("resources") if type(c) is dict else None
                 if type(res) is dict:
-                    base = f"spec.dataVolumeTemplates[{i}].spec.{claim}.resources"
-                    _canon_map(res.get("requests"), lambda base=base: f"{base}.requests")
-                    _canon_map(res.get("limits"), lambda base=base: f"{base}.limits")
+                    for group in ("requests", "limits"):
+                        m = res.get(group)
+                        if type(m) is dict:
+                            for k, v in m.items():
+                                if v is not None:
+                                    m[k] = _canonical_str(v) if type(v) is str else canonical_quantity(
+                                        v, f"spec.dataVolumeTemplates[{i}].spec.{claim}.resources.{group}.{k}")
     template = spec.get("template")
     normalize_vmi_spec(template.get("spec") if type(template) is dict else None, "spec.template.spec")
     return vm

@@ -34,11 +34,11 @@ DATASOURCE_ARCH_LABEL = "template.kubevirt.io/architecture"
 _KNOWN_ARCHES = ("amd64", "arm64", "s390x")
 
 
-def _dict(v: Any) -> dict:
+def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
-def apply_preferred_vm_values(vm: dict, preference: dict | None) -> None:
+def apply_preferred_vm_values(vm: dict[str, Any], preference: dict[str, Any] | None) -> None:
     """Write the preference's architecture, machine type and storage class into the VM."""
     if not preference:
         return
@@ -62,7 +62,7 @@ def apply_preferred_vm_values(vm: dict, preference: dict | None) -> None:
                     c["storageClassName"] = storage_class
 
 
-def _architecture_from_datasource(vm: dict, index: ObjectIndex) -> str:
+def _architecture_from_datasource(vm: dict[str, Any], index: ObjectIndex) -> str:
     """KubeVirt's setDefaultArchitectureFromDataSource: the first dataVolumeTemplate whose
     sourceRef names a DataSource (any case) that exists and carries a known architecture label."""
     vm_ns = index.default_namespace
@@ -81,8 +81,8 @@ def _architecture_from_datasource(vm: dict, index: ObjectIndex) -> str:
             # namespace is taken as given, as KubeVirt does: an empty one is a GET in
             # namespace "", which finds nothing (and the template is skipped).
             target = _dict(source["dataSource"])
-            target_ns = target.get("namespace") if isinstance(target.get("namespace"), str) else ""
-            target_name = target.get("name") if isinstance(target.get("name"), str) else ""
+            target_ns = got if isinstance(got := target.get("namespace"), str) else ""
+            target_name = got if isinstance(got := target.get("name"), str) else ""
             ds = index.get("DataSource", target_name, target_ns) if target_ns else None
             if ds is None:
                 continue
@@ -90,12 +90,12 @@ def _architecture_from_datasource(vm: dict, index: ObjectIndex) -> str:
         if arch is None:
             continue
         if arch in _KNOWN_ARCHES:
-            return arch
+            return str(arch)
         # an unknown architecture label is ignored (logged by KubeVirt); try the next template
     return ""
 
 
-def set_vm_defaults(vm: dict, index: ObjectIndex, config: Any = None) -> None:
+def set_vm_defaults(vm: dict[str, Any], index: ObjectIndex, config: Any = None) -> None:
     """SetVirtualMachineDefaults: architecture (DataSource label, cluster default), machine type."""
     cfg = cluster_config(config)
     tspec = vm_fields.template_spec(vm["spec"], create=True)
@@ -107,7 +107,7 @@ def set_vm_defaults(vm: dict, index: ObjectIndex, config: Any = None) -> None:
         machine["type"] = cfg.machine_type_for(tspec["architecture"])
 
 
-def mutate_vm(vm: dict, index: ObjectIndex, *, operation: str = "CREATE", old: Mapping | None = None,
+def mutate_vm(vm: dict[str, Any], index: ObjectIndex, *, operation: str = "CREATE", old: Mapping[str, Any] | None = None,
               config: Any = None) -> list[Cause] | None:
     """The VM mutating webhook on `vm` in place: causes of a refusal, or None when it passes.
 

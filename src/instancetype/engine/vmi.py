@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from instancetype.api import kinds as K
@@ -68,11 +69,11 @@ class _Lookup:
 
     __slots__ = ("matcher", "spec", "error")
 
-    def __init__(self, vm: dict, key: str, given: Any, index: ObjectIndex,
-                 normalise: Callable[[Any], dict | None], find: Callable[[dict, ObjectIndex], dict | None]):
+    def __init__(self, vm: dict[str, Any], key: str, given: Any, index: ObjectIndex,
+                 normalise: Callable[[Any], dict[str, Any] | None], find: Callable[[dict[str, Any], ObjectIndex], dict[str, Any] | None]):
         m = vm["spec"].get(key)
         self.matcher = m if isinstance(m, dict) else None
-        self.spec: dict | None = None
+        self.spec: dict[str, Any] | None = None
         self.error: Error | None = None
         if self.matcher is None:
             return
@@ -84,11 +85,11 @@ class _Lookup:
         except Error as e:
             self.error = e
 
-    def found(self) -> dict | None:
+    def found(self) -> dict[str, Any] | None:
         """The spec for admission: a failed lookup counts as absent."""
         return self.spec if self.error is None else None
 
-    def required(self, stage: str) -> dict | None:
+    def required(self, stage: str) -> dict[str, Any] | None:
         """The spec for the controller: a failed lookup stops the start at `stage`."""
         if self.error is not None:
             raise VMIError(str(self.error), stage=stage, causes=[], requirements_error=None)
@@ -104,9 +105,15 @@ def _admit(template: Any, it: _Lookup, pref: _Lookup, config: Any) -> None:
                    requirements_error=rejection.requirements_error)
 
 
-def _setup_vmi(vm: dict) -> dict:
+@lru_cache(maxsize=4096)
+def _firmware_uuid(name: str) -> str:
+    """The VMI's firmware UUID: uuid5 of the VM's name (a pure function of it, kept per name)."""
+    return str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, name))
+
+
+def _setup_vmi(vm: dict[str, Any]) -> dict[str, Any]:
     """setupVMIFromVM: metadata and spec from the template (taken over: `vm` is a private copy)."""
-    vm_meta = vm.get("metadata") if isinstance(vm.get("metadata"), dict) else {}
+    vm_meta = got if isinstance(got := vm.get("metadata"), dict) else {}
     template = vm["spec"].get("template")
     template = template if isinstance(template, dict) else {}
     meta = template.get("metadata")
@@ -125,13 +132,13 @@ def _setup_vmi(vm: dict) -> dict:
     spec = spec if isinstance(spec, dict) else {}
     firmware = child(child(spec, "domain"), "firmware")
     if not firmware.get("uuid"):
-        firmware["uuid"] = str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, name))
+        firmware["uuid"] = _firmware_uuid(name)
     set_default_volume_disk(spec)
     return {"apiVersion": K.KUBEVIRT_API_VERSION, "kind": "VirtualMachineInstance", "metadata": meta,
             "spec": spec, "status": {}}
 
 
-def _name_annotations(annotations: dict, lookup: _Lookup, kinds: dict, names: dict) -> None:
+def _name_annotations(annotations: dict[str, Any], lookup: _Lookup, kinds: dict[str, Any], names: dict[str, Any]) -> None:
     """The annotation naming a matcher's object; an unknown kind gives none."""
     m = lookup.matcher
     if m is None:
@@ -142,8 +149,8 @@ def _name_annotations(annotations: dict, lookup: _Lookup, kinds: dict, names: di
 
 
 @public("build VirtualMachineInstance")
-def build_vmi(vm: Mapping, *, instancetype: Any = None, preference: Any = None,
-              objects: Iterable[Mapping] = (), config: Any = None, mutate: bool = True) -> dict:
+def build_vmi(vm: Mapping[str, Any], *, instancetype: Any = None, preference: Any = None,
+              objects: Iterable[Mapping[str, Any]] = (), config: Any = None, mutate: bool = True) -> dict[str, Any]:
     """The VMI KubeVirt creates when `vm` starts. Raises `VMIError` when the start stops."""
     work = vm_fields.normalize_vm(vm_decode.load_vm(vm))
     cfg = cluster_config(config)
@@ -158,7 +165,7 @@ def build_vmi(vm: Mapping, *, instancetype: Any = None, preference: Any = None,
     vmi = _setup_vmi(work)
     meta, spec = vmi["metadata"], vmi["spec"]
     annotations = child(meta, "annotations")
-    vm_meta = work.get("metadata") if isinstance(work.get("metadata"), dict) else {}
+    vm_meta = got if isinstance(got := work.get("metadata"), dict) else {}
     generation = vm_meta.get("generation")
     annotations[VM_GENERATION_ANNOTATION] = str(generation if isinstance(generation, int) else 0)
     if work["spec"].get("runStrategy") == "WaitAsReceiver":

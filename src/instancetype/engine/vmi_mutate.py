@@ -20,6 +20,12 @@ mutators/vmi-mutator.go) calling SetDefaultVirtualMachineInstance (pkg/defaults)
 """
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from instancetype.engine.virt_config import ClusterConfig
+
 from typing import Any
 
 from instancetype.engine.virt_config import DEFAULT_CPU_MODEL, cluster_config
@@ -49,7 +55,7 @@ def _enable_state(state: Any) -> None:
 
 
 # --- 3.3 API object defaults --------------------------------------------------------------------
-def _api_defaults(spec: dict, domain: dict) -> None:
+def _api_defaults(spec: dict[str, Any], domain: dict[str, Any]) -> None:
     child(domain, "firmware")
     features = child(domain, "features")
     devices = child(domain, "devices")
@@ -133,7 +139,7 @@ _HYPERV_DEPENDENCIES = (("evmcs", "vapic"), ("ipi", "vpindex"), ("tlbflush", "vp
                         ("synictimer", "synic"), ("synic", "vpindex"))
 
 
-def _hyperv_dependencies(domain: dict) -> None:
+def _hyperv_dependencies(domain: dict[str, Any]) -> None:
     features = domain.get("features")
     hyperv = features.get("hyperv") if isinstance(features, dict) else None
     if not isinstance(hyperv, dict):
@@ -155,7 +161,7 @@ def _hyperv_dependencies(domain: dict) -> None:
         _require_vmx(domain)
 
 
-def _require_vmx(domain: dict) -> None:
+def _require_vmx(domain: dict[str, Any]) -> None:
     """setEVMCSDependency: the CPU feature `vmx` with policy `require`."""
     cpu = child(domain, "cpu")
     features = cpu.get("features")
@@ -171,7 +177,7 @@ def _require_vmx(domain: dict) -> None:
 
 
 # --- 3.5 architecture defaults --------------------------------------------------------------------
-def _set_disk_buses(devices: dict, bus: str) -> None:
+def _set_disk_buses(devices: dict[str, Any], bus: str) -> None:
     for disk in dict_items(devices.get("disks")):
         for target in ("disk", "cdrom", "lun"):
             t = disk.get(target)
@@ -179,7 +185,7 @@ def _set_disk_buses(devices: dict, bus: str) -> None:
                 t["bus"] = bus
 
 
-def _set_watchdog(devices: dict, device: str) -> None:
+def _set_watchdog(devices: dict[str, Any], device: str) -> None:
     watchdog = devices.get("watchdog")
     if not isinstance(watchdog, dict):
         return
@@ -188,7 +194,7 @@ def _set_watchdog(devices: dict, device: str) -> None:
         dev["action"] = "reset"
 
 
-def _arch_defaults(spec: dict, domain: dict, cpu_model: str) -> None:
+def _arch_defaults(spec: dict[str, Any], domain: dict[str, Any], cpu_model: str) -> None:
     arch = spec.get("architecture") or ""
     devices = child(domain, "devices")
     if arch == "arm64":
@@ -220,7 +226,7 @@ def _u32(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
-def _cpu_hotplug(cpu: dict, cfg) -> None:
+def _cpu_hotplug(cpu: dict[str, Any], cfg: ClusterConfig) -> None:
     """setupCPUHotplug: maxSockets from the cluster limit, else sockets x ratio (capped)."""
     if _u32(cpu.get("maxSockets")):
         return
@@ -236,22 +242,34 @@ def _cpu_hotplug(cpu: dict, cfg) -> None:
         cpu["maxSockets"] = max_sockets & 0xFFFFFFFF
 
 
-def _memory_hotplug(spec: dict, domain: dict, cfg) -> None:
-    """setupMemoryHotplug + ValidateLiveUpdateMemory (pkg/liveupdate/memory): maxGuest when allowed."""
+@lru_cache(maxsize=1024)
+def _hotplug_sizes(guest_text: str | None, max_guest: str | None, ratio: int) -> tuple[Any, ...] | None:
+    """(guest bytes or None, maxGuest candidate bytes, its text, guest > candidate): the quantity
+    arithmetic of setupMemoryHotplug, a pure function of its texts, done once per triple."""
     from instancetype.api.quantity import Quantity
 
+    guest = Quantity.parse(guest_text) if guest_text is not None else None
+    if max_guest is not None:
+        candidate = Quantity.parse(max_guest)
+    elif guest is not None:
+        candidate = Quantity.from_int(guest.value() * ratio, "BinarySI")
+    else:
+        return None
+    if guest is None:
+        return None, candidate.value(), str(candidate), False
+    return guest.value(), candidate.value(), str(candidate), guest > candidate
+
+
+def _memory_hotplug(spec: dict[str, Any], domain: dict[str, Any], cfg: ClusterConfig) -> None:
+    """setupMemoryHotplug + ValidateLiveUpdateMemory (pkg/liveupdate/memory): maxGuest when allowed."""
     memory = domain.get("memory")
     if not isinstance(memory, dict) or memory.get("maxGuest") is not None:
         return
-    guest_text = memory.get("guest")
-    guest = Quantity.parse(guest_text) if guest_text is not None else None
-    if cfg.max_guest is not None:
-        candidate = Quantity.parse(cfg.max_guest)
-    elif guest is not None:
-        candidate = Quantity.from_int(guest.value() * _u32(cfg.max_hotplug_ratio), "BinarySI")
-    else:
+    sizes = _hotplug_sizes(memory.get("guest"), cfg.max_guest, _u32(cfg.max_hotplug_ratio))
+    if sizes is None:
         return
-    cpu = domain.get("cpu") if isinstance(domain.get("cpu"), dict) else {}
+    guest, candidate, candidate_text, too_big = sizes
+    cpu = got if isinstance(got := domain.get("cpu"), dict) else {}
     numa = cpu.get("numa")
     if cpu.get("realtime") is not None:
         return      # Memory hotplug is not compatible with realtime VMs
@@ -259,22 +277,22 @@ def _memory_hotplug(spec: dict, domain: dict, cfg) -> None:
         return      # ... with guest mapping passthrough
     if domain.get("launchSecurity") is not None:
         return      # ... with encrypted VMs
-    if guest is None or guest > candidate:
+    if guest is None or too_big:
         return      # guest memory must be set and not exceed maxGuest
     hugepages = memory.get("hugepages")
     page = hugepages.get("pageSize") if isinstance(hugepages, dict) else None
     align = _GI if page == "1Gi" else 2 * _MI
-    if guest.value() % align or candidate.value() % align:
+    if guest % align or candidate % align:
         return      # Guest memory / MaxGuest must be aligned
     if spec.get("architecture") != "amd64":
         return      # Memory hotplug is only available for x86_64 VMs
-    if guest.value() < _GI:
+    if guest < _GI:
         return      # ... only for VMs with at least 1Gi of guest memory
-    memory["maxGuest"] = str(candidate)
+    memory["maxGuest"] = candidate_text
 
 
 # --- the whole webhook ----------------------------------------------------------------------------
-def _pci_topology(vmi: dict, spec: dict, domain: dict) -> None:
+def _pci_topology(vmi: dict[str, Any], spec: dict[str, Any], domain: dict[str, Any]) -> None:
     arch = spec.get("architecture") or ""
     machine = domain.get("machine")
     mtype = machine.get("type") if isinstance(machine, dict) else ""
@@ -287,7 +305,7 @@ def _pci_topology(vmi: dict, spec: dict, domain: dict) -> None:
     annotations.setdefault(PCI_TOPOLOGY_ANNOTATION, PCI_TOPOLOGY_V3)
 
 
-def _tdx_qgs_socket(vmi: dict, domain: dict, raw_config: dict) -> None:
+def _tdx_qgs_socket(vmi: dict[str, Any], domain: dict[str, Any], raw_config: dict[str, Any]) -> None:
     """A TDX VMI is told where the host's Quote Generation Service listens (KubeVirt CR
     `confidentialCompute.tdx.attestation.qgsSocketPath`, by default the QGS daemon's own path)."""
     ls = domain.get("launchSecurity")
@@ -301,7 +319,7 @@ def _tdx_qgs_socket(vmi: dict, domain: dict, raw_config: dict) -> None:
     child(child(vmi, "metadata"), "annotations")[QGS_SOCKET_ANNOTATION] = path or DEFAULT_QGS_SOCKET_PATH
 
 
-def mutate_new_vmi(vmi: dict, config: Any = None) -> None:
+def mutate_new_vmi(vmi: dict[str, Any], config: Any = None) -> None:
     """Default a new VMI (its `spec`, `metadata` and `status`) in place, as virt-api does on CREATE.
 
     Raises `DefaultsError` when the pod network defaults fail.

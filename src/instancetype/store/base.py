@@ -84,6 +84,8 @@ class Invalid(APIError):
 
     code, reason = 422, "Invalid"
     causes: list = []
+    kind: str = ""          # the refused object's kind and name, where the refusal names them
+    name: str = ""
 
 
 class BadRequest(APIError):
@@ -336,7 +338,8 @@ def _go_json_type(v: Any) -> str:
         return "bool"
     if isinstance(v, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(v), "object")
 
 
 _SYSTEM_META = ("name", "namespace", "uid", "creationTimestamp", "generation", "resourceVersion")
@@ -453,7 +456,7 @@ class Store(ABC):
 
     def uids(self, kind: str) -> set[str]:
         """The uids of every object of a kind, in all namespaces."""
-        return {(o.get("metadata") or {}).get("uid") for o in self.list(kind)}
+        return {uid for o in self.list(kind) if isinstance(uid := (o.get("metadata") or {}).get("uid"), str)}
 
     @property
     def in_transaction(self) -> bool:

@@ -29,13 +29,14 @@ state file in a directory this user cannot write opens read-only: reads work, wr
 """
 from __future__ import annotations
 
+import builtins
 import os
 import secrets
 import sqlite3
 import time
 import urllib.parse
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -145,14 +146,14 @@ class SqliteStore(Store):
         explicit = path is not None
         if explicit and not isinstance(path, (str, os.PathLike)):
             raise StateFileError(f"the state file path must be a string, not {type(path).__name__}")
-        if explicit and not os.fspath(path):
+        if path is not None and not os.fspath(path):
             raise StateFileError("the state file path is empty: name a file (--state PATH), or leave the option "
                                  "out for the default")
         self.path = default_state_path(path)   # `~` expanded, as for $INSTANCETYPE_STATE
         self.lock_timeout = lock_timeout
         self.read_only = False
         self._depth = 0
-        self._pack = _dumps          # format 2 files: _packed (set on opening)
+        self._pack: Callable[[Any], str | bytes] = _dumps          # format 2 files: _packed (set on opening)
         if not explicit:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         if not _new:
@@ -395,6 +396,7 @@ class SqliteStore(Store):
         if res.namespaced and namespace:
             sql.append("o.namespace=?")
             params.append(namespace)
+        args: tuple[str | int, ...]
         for r in parse_label_selector(label_selector):
             if r.op in (">", "<"):
                 # Label values cannot carry a sign: digits only, compared as integers.
@@ -411,7 +413,8 @@ class SqliteStore(Store):
             params += [r.key, *args]
         rest = []
         for f in parse_field_selector(field_selector):
-            column = {("metadata", "name"): "o.name", ("metadata", "namespace"): "o.namespace"}.get(f.path)
+            columns: dict[tuple[str, ...], str] = {("metadata", "name"): "o.name", ("metadata", "namespace"): "o.namespace"}
+            column = columns.get(f.path)
             if column:
                 sql.append(f"{column}{'=' if f.equal else '!='}?")
                 params.append(f.value)
@@ -425,7 +428,7 @@ class SqliteStore(Store):
         return self._iterate(*self._where(res, namespace, label_selector, field_selector), kind=res.kind,
                              one_namespace=bool(res.namespaced and namespace))
 
-    def _iterate(self, where: str, params: list, rest: list, *, kind: str = "",
+    def _iterate(self, where: str, params: builtins.list, rest: builtins.list, *, kind: str = "",
                  one_namespace: bool = False) -> Iterator[dict]:
         # Within one namespace the page key is the name alone: a (namespace, name) row value there
         # makes SQLite sort all of the namespace's rows again for every page.
@@ -490,9 +493,11 @@ class SqliteStore(Store):
 
     def _log(self, typ: str, obj: dict, data: str | None = None) -> int:
         meta = obj["metadata"]
-        return self._db.execute("INSERT INTO changes (type, kind, namespace, name, uid, data) VALUES (?,?,?,?,?,?)",
-                                (typ, obj["kind"], meta.get("namespace", ""), meta["name"], meta["uid"],
-                                 data)).lastrowid
+        rowid = self._db.execute("INSERT INTO changes (type, kind, namespace, name, uid, data) VALUES (?,?,?,?,?,?)",
+                                 (typ, obj["kind"], meta.get("namespace", ""), meta["name"], meta["uid"],
+                                  data)).lastrowid
+        assert rowid is not None        # an INSERT sets it
+        return rowid
 
     def _index(self, oid: int, obj: dict, old: dict | None) -> None:
         """Keep the label and owner tables in step with the object (only what changed)."""
@@ -526,6 +531,7 @@ class SqliteStore(Store):
             oid = self._db.execute(
                 "INSERT INTO objects (kind, namespace, name, uid, rv, data) VALUES (?,?,?,?,?,?)",
                 (res.kind, meta.get("namespace", ""), meta["name"], meta["uid"], rv, self._pack(obj))).lastrowid
+            assert oid is not None
             self._index(oid, obj, None)
         return obj
 

@@ -214,8 +214,10 @@ def answer(path: str, request: dict, *, objects: Any, config: dict | None) -> tu
             f"the request holds {request[_TOO_LARGE]:,} JSON values, more than this webhook admits "
             f"({MAX_VALUES:,})")
         return _deny(webhook.name, uid, operation, obj, result)
-    kind = (request.get("kind") or {}).get("kind") or obj.get("kind")
-    kind = kind if isinstance(kind, str) else ""
+    request_kind = request.get("kind")
+    kind = (request_kind.get("kind") if isinstance(request_kind, dict) else None) or obj.get("kind")
+    if not isinstance(kind, str):
+        kind = ""       # a malformed review (a kind that is not a string) is the wrong kind, not a crash
     if kind != webhook.kind and kinds.FLAVOR_KINDS.get(kind) != webhook.kind:
         result = AdmissionResult.bad_request(f"expect resource to be '{webhook.resource.qualified}'")
         return _deny(webhook.name, uid, operation, obj, result)
@@ -238,7 +240,7 @@ def answer(path: str, request: dict, *, objects: Any, config: dict | None) -> tu
 
 
 def _deny(webhook: str, uid: str, operation: str, obj: dict, result: AdmissionResult) -> tuple[dict, Denial]:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = got if isinstance(got := obj.get("metadata"), dict) else {}
     status = _status(result)
     denial = Denial(webhook, uid, operation, str(obj.get("kind", "")), str(meta.get("namespace", "")),
                     str(meta.get("name", "") or meta.get("generateName", "")), status["code"],
@@ -262,7 +264,8 @@ def _type(webhook: str, uid: str, operation: str, obj: dict, old: dict | None) -
 
 def _vm(webhook: kinds.Webhook, uid: str, operation: str, obj: dict, old: dict | None, objects: Any,
         config: dict | None) -> tuple[dict, Denial | None]:
-    received, upgrade_warnings = obj, []
+    received = obj
+    upgrade_warnings: list[str] = []
     if needs_upgrade(obj):      # seed 002's `spec.flavor`: rewritten as the embedded store's admit does
         obj, upgrade_warnings = upgrade(obj)
     try:

@@ -67,8 +67,8 @@ class CertificateError(StoreError):
     """The serving certificate or key cannot be loaded (one line, naming the file)."""
 
 
-def _file_state(*paths: Path) -> tuple:
-    out = []
+def _file_state(*paths: Path) -> tuple[tuple[int, int, int] | None, ...]:
+    out: list[tuple[int, int, int] | None] = []
     for p in paths:
         try:
             st = p.stat()
@@ -220,8 +220,8 @@ class WebhookServer:
                      handshake_timeout=self.timeouts.handshake)
         await site.start()
         if self.port == 0:      # an ephemeral port: say which one
-            sockets = site._server.sockets if site._server else []
-            self.port = sockets[0].getsockname()[1] if sockets else 0
+            addresses = self._runner.addresses
+            self.port = addresses[0][1] if addresses else 0
         self._reloader = asyncio.create_task(self._reload_loop())
 
     async def _reload_loop(self) -> None:

@@ -4,39 +4,21 @@ Each rule test takes the clean VM, makes one targeted edit (as the conformance g
 and checks KubeVirt's cause: message, field, type, and the stage that decided."""
 from __future__ import annotations
 
-import copy
+from tests.builders import vm
 
 import instancetype as it
 
-CLEAN_VM = {
-    "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-    "metadata": {"name": "vm1", "namespace": "ns"},
-    "spec": {
-        "runStrategy": "Always",
-        "template": {
-            "metadata": {"labels": {"kubevirt.io/domain": "vm1"}},
-            "spec": {
-                "domain": {
-                    "memory": {"guest": "2Gi"},
-                    "devices": {
-                        "disks": [{"name": "rootdisk", "disk": {"bus": "virtio"}},
-                                  {"name": "cloudinitdisk", "disk": {"bus": "virtio"}}],
-                        "interfaces": [{"name": "default", "masquerade": {}}],
-                    },
-                },
-                "networks": [{"name": "default", "pod": {}}],
-                "volumes": [
-                    {"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}},
-                    {"name": "cloudinitdisk", "cloudInitNoCloud": {"userData": "#cloud-config\n"}},
-                ],
-            },
-        },
-    },
-}
-
 
 def clean_vm() -> dict:
-    return copy.deepcopy(CLEAN_VM)
+    """A fresh copy of the clean VM (each test edits its own)."""
+    return vm("vm1", {"networks": [{"name": "default", "pod": {}}]}, runStrategy="Always",
+              template_metadata={"labels": {"kubevirt.io/domain": "vm1"}},
+              domain={"memory": {"guest": "2Gi"},
+                      "devices": {"disks": [{"name": "rootdisk", "disk": {"bus": "virtio"}},
+                                            {"name": "cloudinitdisk", "disk": {"bus": "virtio"}}],
+                                  "interfaces": [{"name": "default", "masquerade": {}}]}},
+              volumes=[{"name": "rootdisk", "containerDisk": {"image": "quay.io/containerdisks/fedora:41"}},
+                       {"name": "cloudinitdisk", "cloudInitNoCloud": {"userData": "#cloud-config\n"}}])
 
 
 def tspec(vm: dict) -> dict:

@@ -53,7 +53,8 @@ def _int_from_digits(d: str) -> int:
     if len(d) <= 4000:
         return int(d)
     half = len(d) // 2
-    return _int_from_digits(d[:half]) * 10 ** (len(d) - half) + _int_from_digits(d[half:])
+    high: int = _int_from_digits(d[:half]) * 10 ** (len(d) - half)     # (int ** int is Any to a type checker)
+    return high + _int_from_digits(d[half:])
 
 
 def _digits(n: int) -> str:
@@ -92,7 +93,7 @@ def _strip10(m: int, e: int) -> tuple[int, int]:
 # int64Amount and inf.Dec scaling (amount.go / scale_int.go)
 
 
-def _scale_up_ok(v: int, k: int):
+def _scale_up_ok(v: int, k: int) -> int | None:
     """positiveScaleInt64 used as a checked multiply: v*10**k if it fits an int64, else None."""
     if k == 0 or v == 0:
         return v
@@ -109,7 +110,8 @@ def _go_pos_scale(base: int, k: int) -> int:
     if k in (1, 2, 3, 6, 9):
         # int64MultiplyScale10/100/1000/int64MultiplyScale: wrapped product on overflow
         if base in (0, 1):
-            return base * 10**k
+            scaled: int = base * 10**k
+            return scaled
         if base == _MINI:
             return 0
         return _wrap64(base * 10**k)
@@ -131,6 +133,7 @@ def _go_neg_scale(base: int, k: int) -> int:
     sign = 1 if base > 0 else -1
     if k > 19:
         return sign
+    q: int
     q, r = divmod(abs(base), 10**k)
     if q == 0:
         return sign
@@ -192,6 +195,8 @@ def _cmp_values(v1: int, e1: int, v2: int, e2: int) -> int:
     if m1 != m2:
         c = 1 if m1 > m2 else -1
         return c if s1 > 0 else -c
+    a: int
+    b: int
     if e1 > e2:
         a, b = v1 * 10 ** (e1 - e2), v2
     else:
@@ -202,12 +207,13 @@ def _cmp_values(v1: int, e1: int, v2: int, e2: int) -> int:
 # int64Amount / inf.Dec addition (amount.go / math.go)
 
 
-def _int_add(av: int, ae: int, bv: int, be: int):
+def _int_add(av: int, ae: int, bv: int, be: int) -> tuple[int, int] | None:
     """int64Amount.Add: the (value, scale) result, or None when Go falls back to inf.Dec."""
     if bv == 0:
         return av, ae
     if av == 0:
         return bv, be
+    c: int | None
     if ae == be:
         c = av + bv
         return (c, ae) if _fits64(c) else None

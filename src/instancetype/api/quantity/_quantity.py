@@ -8,7 +8,9 @@ one lookup.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from instancetype.api.quantity._amount import (
     _MINI,
@@ -26,6 +28,10 @@ from instancetype.api.quantity._amount import (
     _strip10,
 )
 from instancetype.api.quantity._format import _canonicalize
+
+if TYPE_CHECKING:
+    from fractions import Fraction
+
 from instancetype.api.quantity._scan import _GO_SPACE, ERR_FORMAT_WRONG, _error, scan_quantity
 
 
@@ -33,6 +39,11 @@ class Quantity:
     """An immutable Kubernetes resource.Quantity."""
 
     __slots__ = ("_v", "_e", "_dec", "_fmt", "_s")
+    _v: int             # the unscaled value: the amount is _v * 10**_e
+    _e: int
+    _dec: bool          # Go keeps the amount as an inf.Dec (not an int64Amount)
+    _fmt: str           # the Format: BinarySI, DecimalSI, DecimalExponent or ""
+    _s: str | None      # the canonical text, once computed
 
     def __new__(cls, x: str | int | float | Quantity = "0") -> Quantity:
         return cls.parse(x)
@@ -46,7 +57,7 @@ class Quantity:
         if t is str:
             return _parse_cached(x)
         if t is Quantity:
-            return x
+            return x  # type: ignore[return-value]  # type(x) is Quantity: the fast path's exact check
         if t is bool:
             raise _error(ERR_FORMAT_WRONG)
         if isinstance(x, int):
@@ -60,7 +71,7 @@ class Quantity:
         raise _error(ERR_FORMAT_WRONG)
 
     @classmethod
-    def from_json(cls, x) -> Quantity:
+    def from_json(cls, x: object) -> Quantity:
         """Quantity.UnmarshalJSON on a decoded JSON value: strings are trimmed (Go's
         strings.TrimSpace), numbers follow `parse`, None (JSON null) is a zero quantity."""
         if x is None:
@@ -68,7 +79,9 @@ class Quantity:
         if type(x) is str:
             s = x.strip(_GO_SPACE) if x[:1] in _GO_SPACE or x[-1:] in _GO_SPACE else x
             return _parse_cached(s)
-        return cls.parse(x)
+        if isinstance(x, (int, float, Quantity)):
+            return cls.parse(x)
+        raise _error(ERR_FORMAT_WRONG)
 
     @classmethod
     def from_int(cls, n: int, fmt: str = BINARY_SI) -> Quantity:
@@ -99,13 +112,13 @@ class Quantity:
     def __repr__(self) -> str:
         return "Quantity(%r, %s)" % (str(self), self._fmt or '""')
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., Quantity], tuple[int, int, bool, str, str | None]]:
         return (_new, (self._v, self._e, self._dec, self._fmt, self._s))
 
-    def __copy__(self):
+    def __copy__(self) -> Quantity:
         return self
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: object) -> Quantity:
         return self
 
     @property
@@ -177,7 +190,7 @@ class Quantity:
             return base
         return base * _pow10(e)
 
-    def as_fraction(self):
+    def as_fraction(self) -> Fraction:
         """The exact value as a fractions.Fraction (not in Go; for callers that need exact math)."""
         from fractions import Fraction
 
@@ -190,32 +203,32 @@ class Quantity:
         """Cmp(): -1, 0 or 1."""
         return _cmp_values(self._v, self._e, other._v, other._e)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if type(other) is not Quantity:
             return NotImplemented
         return _cmp_values(self._v, self._e, other._v, other._e) == 0
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         if type(other) is not Quantity:
             return NotImplemented
         return _cmp_values(self._v, self._e, other._v, other._e) != 0
 
-    def __lt__(self, other):
+    def __lt__(self, other: object) -> bool:
         if type(other) is not Quantity:
             return NotImplemented
         return _cmp_values(self._v, self._e, other._v, other._e) < 0
 
-    def __le__(self, other):
+    def __le__(self, other: object) -> bool:
         if type(other) is not Quantity:
             return NotImplemented
         return _cmp_values(self._v, self._e, other._v, other._e) <= 0
 
-    def __gt__(self, other):
+    def __gt__(self, other: object) -> bool:
         if type(other) is not Quantity:
             return NotImplemented
         return _cmp_values(self._v, self._e, other._v, other._e) > 0
 
-    def __ge__(self, other):
+    def __ge__(self, other: object) -> bool:
         if type(other) is not Quantity:
             return NotImplemented
         return _cmp_values(self._v, self._e, other._v, other._e) >= 0
@@ -228,7 +241,7 @@ class Quantity:
 
     # -- arithmetic -----------------------------------------------------------
 
-    def __add__(self, other):
+    def __add__(self, other: object) -> Quantity:
         """q.Add(other) on a copy of q."""
         if type(other) is not Quantity:
             return NotImplemented
@@ -244,13 +257,13 @@ class Quantity:
         v, e = _dec_add(self._v, self._e, other._v, other._e)
         return _new(v, e, True, fmt, None)
 
-    def __radd__(self, other):
+    def __radd__(self, other: object) -> Quantity:
         # lets sum() start from the int 0
         if type(other) is int and other == 0:
             return self
         return NotImplemented
 
-    def __sub__(self, other):
+    def __sub__(self, other: object) -> Quantity:
         """q.Sub(other) on a copy of q."""
         if type(other) is not Quantity:
             return NotImplemented
@@ -269,17 +282,17 @@ class Quantity:
         v, e = _dec_add(self._v, self._e, -other._v, other._e)
         return _new(v, e, True, fmt, None)
 
-    def __neg__(self):
+    def __neg__(self) -> Quantity:
         """Neg() on a copy."""
         v = self._v
         if not self._dec and v != _MINI:
             return _new(-v, self._e, False, self._fmt, None)
         return _new(-v, self._e, True, self._fmt, None)
 
-    def __pos__(self):
+    def __pos__(self) -> Quantity:
         return self
 
-    def __mul__(self, n):
+    def __mul__(self, n: object) -> Quantity:
         """Mul(n) on a copy (n an integer)."""
         if type(n) is not int:
             return NotImplemented
@@ -291,7 +304,7 @@ class Quantity:
     __rmul__ = __mul__
 
 
-def _new(v: int, e: int, dec: bool, fmt: str, s) -> Quantity:
+def _new(v: int, e: int, dec: bool, fmt: str, s: str | None) -> Quantity:
     q = object.__new__(Quantity)
     q._v = v
     q._e = e
@@ -316,7 +329,7 @@ def parse_cached(text: str) -> Quantity:
     return _parse_cached(text)
 
 
-def canonical(x) -> str:
+def canonical(x: str | int | float | Quantity) -> str:
     """The text Kubernetes prints for x (parsed with `Quantity.parse`)."""
     if type(x) is str:
         return str(_parse_cached(x))

@@ -25,9 +25,9 @@ metav1 types the specs and objects embed), `instancetype` (the instancetype spec
 """
 from __future__ import annotations
 
-# Re-exports; no __all__, as before the split (a second list of every name adds to the import time).
+# Re-exports, each named in __all__ (what a type checker takes as exported).
 # Private helpers api.v1alpha builds its Structs with (the module was one file before the split).
-from instancetype.api.v1beta1._base import (  # noqa: F401  # noqa: F401
+from instancetype.api.v1beta1._base import (
     _S,
     UID,
     Bool,
@@ -43,12 +43,11 @@ from instancetype.api.v1beta1._base import (  # noqa: F401  # noqa: F401
     UInt,
     UInt32,
     _go,
-    _named,
     openapi_schema,
     struct_fields,
     to_dict,
 )
-from instancetype.api.v1beta1.core import (  # noqa: F401
+from instancetype.api.v1beta1.core import (
     EFI,
     GPU,
     NUMA,
@@ -92,14 +91,14 @@ from instancetype.api.v1beta1.core import (  # noqa: F401
     VGPUDisplayOptions,
     VGPUOptions,
 )
-from instancetype.api.v1beta1.decode import decode_instancetype_spec, decode_preference_spec  # noqa: F401
-from instancetype.api.v1beta1.instancetype import (  # noqa: F401
+from instancetype.api.v1beta1.decode import decode_instancetype_spec, decode_preference_spec
+from instancetype.api.v1beta1.instancetype import (
     CPUInstancetype,
     MemoryInstancetype,
     VirtualMachineInstancetype,
     VirtualMachineInstancetypeSpec,
 )
-from instancetype.api.v1beta1.preference import (  # noqa: F401
+from instancetype.api.v1beta1.preference import (
     DEFAULT_SPREAD_ACROSS,
     DEFAULT_SPREAD_RATIO,
     DEPRECATED_TOPOLOGIES,
@@ -119,3 +118,90 @@ from instancetype.api.v1beta1.preference import (  # noqa: F401
     VirtualMachinePreferenceSpec,
     VolumePreferences,
 )
+
+__all__ = [
+    "_S",
+    "UID",
+    "Bool",
+    "Int",
+    "Int32",
+    "Int64",
+    "PreferredCPUTopologyStr",
+    "Quantity",
+    "SpreadAcrossStr",
+    "String",
+    "StringMap",
+    "Time",
+    "UInt",
+    "UInt32",
+    "_go",
+    "openapi_schema",
+    "struct_fields",
+    "to_dict",
+    "EFI",
+    "GPU",
+    "NUMA",
+    "SEV",
+    "SEVSNP",
+    "TDX",
+    "BlockSize",
+    "ClockOffset",
+    "ClockOffsetUTC",
+    "CPUFeature",
+    "CustomBlockSize",
+    "DiskIOThreads",
+    "FeatureAPIC",
+    "FeatureHyperv",
+    "FeatureKVM",
+    "FeatureSpinlocks",
+    "FeatureState",
+    "FeatureVendorID",
+    "FieldsV1",
+    "HostDevice",
+    "HPETTimer",
+    "Hugepages",
+    "HypervTimer",
+    "InterfaceMasquerade",
+    "KVMTimer",
+    "LaunchSecurity",
+    "ManagedFieldsEntry",
+    "NUMAGuestMappingPassthrough",
+    "ObjectMeta",
+    "OwnerReference",
+    "PITTimer",
+    "Realtime",
+    "Rng",
+    "RTCTimer",
+    "SEVAttestation",
+    "SEVPolicy",
+    "SyNICTimer",
+    "Timer",
+    "TLBFlush",
+    "TPMDevice",
+    "VGPUDisplayOptions",
+    "VGPUOptions",
+    "CPUInstancetype",
+    "MemoryInstancetype",
+    "VirtualMachineInstancetype",
+    "VirtualMachineInstancetypeSpec",
+    "DEFAULT_SPREAD_ACROSS",
+    "DEFAULT_SPREAD_RATIO",
+    "DEPRECATED_TOPOLOGIES",
+    "SPREAD_ACROSS",
+    "TOPOLOGIES",
+    "ClockPreferences",
+    "CPUPreferenceRequirement",
+    "CPUPreferences",
+    "DevicePreferences",
+    "FeaturePreferences",
+    "FirmwarePreferences",
+    "MachinePreferences",
+    "MemoryPreferenceRequirement",
+    "PreferenceRequirements",
+    "SpreadOptions",
+    "VirtualMachinePreference",
+    "VirtualMachinePreferenceSpec",
+    "VolumePreferences",
+    "decode_instancetype_spec",
+    "decode_preference_spec",
+]

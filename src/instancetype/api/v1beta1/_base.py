@@ -1,7 +1,8 @@
 """The shared pieces of the v1beta1 Structs: the `_S` base, Go-typed annotations, schemas.
 
-`_go`/`_named` tag a Python type with the Go type name KubeVirt's decoder prints; the
-scalar aliases (`UInt32`, `String`, `Quantity`, ...) are built with them.  Also here:
+`Annotated[T, _go("name")]` tags a Python type with the Go type name KubeVirt's decoder
+prints (a Go named string type, `type DiskBus string`, is `Annotated[str, _go("v1.DiskBus")]`);
+the scalar aliases (`UInt32`, `String`, `Quantity`, ...) are built so.  Also here:
 `to_dict`, `struct_fields` and the OpenAPI v3 schema generator `openapi_schema`, which
 work on any of the Structs.
 """
@@ -16,34 +17,30 @@ from instancetype.errors import DecodeError
 
 
 # --- scalar types, each tagged with the Go type name Go's decoder prints ------------------------
-def _go(base: Any, go: str, schema: dict | None = None, **meta: Any) -> Any:
-    """`base` tagged with its Go type name; `schema` adds CRD schema keywords (kubebuilder markers)."""
-    return Annotated[base, Meta(extra={"go": go}, extra_json_schema=schema, **meta)]
+def _go(go: str, schema: dict[str, Any] | None = None, **meta: Any) -> Meta:
+    """The msgspec Meta of a field whose Go type is `go` (used as `Annotated[T, _go(...)]`, a
+    form type checkers read as T); `schema` adds CRD schema keywords (kubebuilder markers)."""
+    return Meta(extra={"go": go}, extra_json_schema=schema, **meta)
 
 
-UInt32 = _go(int, "uint32", ge=0, le=4294967295)
-UInt = _go(int, "uint", ge=0)  # msgspec bounds stop at int64; godecode checks the full range
-Int32 = _go(int, "int32", ge=-2147483648, le=2147483647)
-Int = _go(int, "int", ge=-9223372036854775808, le=9223372036854775807)
-Int64 = _go(int, "int64", ge=-9223372036854775808, le=9223372036854775807)
-Bool = _go(bool, "bool")
-String = _go(str, "string")
+UInt32 = Annotated[int, _go("uint32", ge=0, le=4294967295)]
+UInt = Annotated[int, _go("uint", ge=0)]  # msgspec bounds stop at int64; godecode checks the full range
+Int32 = Annotated[int, _go("int32", ge=-2147483648, le=2147483647)]
+Int = Annotated[int, _go("int", ge=-9223372036854775808, le=9223372036854775807)]
+Int64 = Annotated[int, _go("int64", ge=-9223372036854775808, le=9223372036854775807)]
+Bool = Annotated[bool, _go("bool")]
+String = Annotated[str, _go("string")]
 # resource.Quantity: kept as its canonical text; validated by instancetype.api.quantity.
-Quantity = _go(str, "resource.Quantity")
+Quantity = Annotated[str, _go("resource.Quantity")]
 # metav1.Time: RFC 3339 text.
-Time = _go(str, "v1.Time")
-UID = _go(str, "types.UID")
+Time = Annotated[str, _go("v1.Time")]
+UID = Annotated[str, _go("types.UID")]
 
 
-def _named(go: str) -> Any:
-    """A Go named string type (`type DiskBus string`): a string whose Go name shows in errors."""
-    return _go(str, go)
-
-
-PreferredCPUTopologyStr = _named("v1beta1.PreferredCPUTopology")
-SpreadAcrossStr = _named("v1beta1.SpreadAcross")
+PreferredCPUTopologyStr = Annotated[str, _go("v1beta1.PreferredCPUTopology")]
+SpreadAcrossStr = Annotated[str, _go("v1beta1.SpreadAcross")]
 _ATOMIC = {"x-kubernetes-list-type": "atomic"}
-StringMap = _go(dict[str, String], "map[string]string")
+StringMap = Annotated[dict[str, String], _go("map[string]string")]
 
 
 class _S(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=False):
@@ -71,8 +68,8 @@ _QUANTITY_PATTERN = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[num
 _INT_FORMAT = {"uint32": "int32", "int32": "int32", "int64": "int64"}
 
 
-def _schema_of(t: Any) -> dict:
-    extra: dict = {}
+def _schema_of(t: Any) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
     go = None
     if isinstance(t, msgspec.inspect.UnionType):
         t = next(x for x in t.types if not isinstance(x, msgspec.inspect.NoneType))
@@ -106,16 +103,16 @@ def _schema_of(t: Any) -> dict:
     return out
 
 
-def openapi_schema(cls: type) -> dict:
+def openapi_schema(cls: type) -> dict[str, Any]:
     """The structural schema of a Struct as controller-gen writes it (without descriptions):
     properties by wire name, `required` = the fields Go always writes (no omitempty)."""
-    props: dict = {}
-    required: list = []
+    props: dict[str, Any] = {}
+    required: list[Any] = []
     for _attr, wire, t, always in struct_fields(cls):
         props[wire] = _schema_of(t)
         if always:
             required.append(wire)
-    out: dict = {"type": "object"}
+    out: dict[str, Any] = {"type": "object"}
     if props:
         out["properties"] = props
     if required:

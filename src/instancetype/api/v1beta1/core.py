@@ -1,7 +1,7 @@
 """The kubevirt.io/v1 and metav1 types the v1beta1 specs and objects embed, as Structs."""
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from msgspec import field
 
@@ -17,7 +17,6 @@ from instancetype.api.v1beta1._base import (
     UInt,
     UInt32,
     _go,
-    _named,
 )
 
 
@@ -128,26 +127,26 @@ class ClockOffsetUTC(_S):
 class ClockOffset(_S):
     go_type: ClassVar[str] = "v1.ClockOffset"
     utc: ClockOffsetUTC | None = None
-    timezone: _named("v1.ClockOffsetTimezone") | None = None
+    timezone: Annotated[str, _go("v1.ClockOffsetTimezone")] | None = None
 
 
 class HPETTimer(_S):
     go_type: ClassVar[str] = "v1.HPETTimer"
-    tick_policy: _named("v1.HPETTickPolicy") = field(default="", name="tickPolicy")
+    tick_policy: Annotated[str, _go("v1.HPETTickPolicy")] = field(default="", name="tickPolicy")
     present: Bool | None = None
 
 
 class PITTimer(_S):
     go_type: ClassVar[str] = "v1.PITTimer"
-    tick_policy: _named("v1.PITTickPolicy") = field(default="", name="tickPolicy")
+    tick_policy: Annotated[str, _go("v1.PITTickPolicy")] = field(default="", name="tickPolicy")
     present: Bool | None = None
 
 
 class RTCTimer(_S):
     go_type: ClassVar[str] = "v1.RTCTimer"
-    tick_policy: _named("v1.RTCTickPolicy") = field(default="", name="tickPolicy")
+    tick_policy: Annotated[str, _go("v1.RTCTickPolicy")] = field(default="", name="tickPolicy")
     present: Bool | None = None
-    track: _named("v1.RTCTimerTrack") = ""
+    track: Annotated[str, _go("v1.RTCTimerTrack")] = ""
 
 
 class KVMTimer(_S):
@@ -275,7 +274,7 @@ class FieldsV1(_S):
 class ManagedFieldsEntry(_S):
     go_type: ClassVar[str] = "v1.ManagedFieldsEntry"
     manager: String = ""
-    operation: _named("v1.ManagedFieldsOperationType") = ""
+    operation: Annotated[str, _go("v1.ManagedFieldsOperationType")] = ""
     api_version: String = field(default="", name="apiVersion")
     time: Time | None = None
     fields_type: String = field(default="", name="fieldsType")
@@ -297,8 +296,8 @@ class ObjectMeta(_S):
     deletion_grace_period_seconds: Int64 | None = field(default=None, name="deletionGracePeriodSeconds")
     labels: StringMap | None = None
     annotations: StringMap | None = None
-    owner_references: _go(list[OwnerReference], "[]v1.OwnerReference") | None = field(
+    owner_references: Annotated[list[OwnerReference], _go("[]v1.OwnerReference")] | None = field(
         default=None, name="ownerReferences")
-    finalizers: _go(list[String], "[]string") | None = None
-    managed_fields: _go(list[ManagedFieldsEntry], "[]v1.ManagedFieldsEntry") | None = field(
+    finalizers: Annotated[list[String], _go("[]string")] | None = None
+    managed_fields: Annotated[list[ManagedFieldsEntry], _go("[]v1.ManagedFieldsEntry")] | None = field(
         default=None, name="managedFields")

@@ -1,15 +1,17 @@
 """Spec dicts into the v1beta1 spec Structs, failing as KubeVirt's Go decoder fails."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from instancetype.api.v1beta1.instancetype import VirtualMachineInstancetype, VirtualMachineInstancetypeSpec
 from instancetype.api.v1beta1.preference import VirtualMachinePreference, VirtualMachinePreferenceSpec
 
+S = TypeVar("S")
 
-def _decode(data: Any, cls: type, root: type) -> Any:
+
+def _decode(data: Any, cls: type[S], root: type) -> S:
     from instancetype.api.godecode import decode_value
 
     if data is None:

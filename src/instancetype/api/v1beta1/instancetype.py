@@ -1,11 +1,11 @@
 """VirtualMachineInstancetypeSpec (instancetype.kubevirt.io/v1beta1) and its object wrapper."""
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from msgspec import field
 
-from instancetype.api.v1beta1._base import _ATOMIC, _S, Bool, Quantity, String, StringMap, UInt32, _go, _named
+from instancetype.api.v1beta1._base import _ATOMIC, _S, Bool, Quantity, String, StringMap, UInt32, _go
 from instancetype.api.v1beta1.core import (
     GPU,
     NUMA,
@@ -35,7 +35,7 @@ class MemoryInstancetype(_S):
     guest: Quantity = field(default_factory=lambda: "0")
     hugepages: Hugepages | None = None
     # +kubebuilder:validation:Minimum=0 / Maximum=100: enforced by the CRD schema, not by the webhook
-    overcommit_percent: _go(int, "int", {"minimum": 0, "maximum": 100}) = field(default=0, name="overcommitPercent")
+    overcommit_percent: Annotated[int, _go("int", {"minimum": 0, "maximum": 100})] = field(default=0, name="overcommitPercent")
     max_guest: Quantity | None = field(default=None, name="maxGuest")
 
 
@@ -45,9 +45,9 @@ class VirtualMachineInstancetypeSpec(_S):
     scheduler_name: String = field(default="", name="schedulerName")
     cpu: CPUInstancetype = field(default_factory=CPUInstancetype)
     memory: MemoryInstancetype = field(default_factory=MemoryInstancetype)
-    gpus: _go(list[GPU], "[]v1.GPU", _ATOMIC) | None = None
-    host_devices: _go(list[HostDevice], "[]v1.HostDevice", _ATOMIC) | None = field(default=None, name="hostDevices")
-    io_threads_policy: _named("v1.IOThreadsPolicy") | None = field(default=None, name="ioThreadsPolicy")
+    gpus: Annotated[list[GPU], _go("[]v1.GPU", _ATOMIC)] | None = None
+    host_devices: Annotated[list[HostDevice], _go("[]v1.HostDevice", _ATOMIC)] | None = field(default=None, name="hostDevices")
+    io_threads_policy: Annotated[str, _go("v1.IOThreadsPolicy")] | None = field(default=None, name="ioThreadsPolicy")
     io_threads: DiskIOThreads | None = field(default=None, name="ioThreads")
     launch_security: LaunchSecurity | None = field(default=None, name="launchSecurity")
     annotations: StringMap | None = None

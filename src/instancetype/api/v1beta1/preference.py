@@ -2,7 +2,7 @@
 accepted preferred CPU topology and spread values."""
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from msgspec import field
 
@@ -17,7 +17,6 @@ from instancetype.api.v1beta1._base import (
     StringMap,
     UInt32,
     _go,
-    _named,
 )
 from instancetype.api.v1beta1.core import (
     EFI,
@@ -63,7 +62,7 @@ class CPUPreferences(_S):
     go_type: ClassVar[str] = "v1beta1.CPUPreferences"
     preferred_cpu_topology: PreferredCPUTopologyStr | None = field(default=None, name="preferredCPUTopology")
     spread_options: SpreadOptions | None = field(default=None, name="spreadOptions")
-    preferred_cpu_features: _go(list[CPUFeature], "[]v1.CPUFeature") | None = field(
+    preferred_cpu_features: Annotated[list[CPUFeature], _go("[]v1.CPUFeature")] | None = field(
         default=None, name="preferredCPUFeatures")
 
 
@@ -78,14 +77,14 @@ class DevicePreferences(_S):
     preferred_virtual_gpu_options: VGPUOptions | None = field(default=None, name="preferredVirtualGPUOptions")
     preferred_sound_model: String = field(default="", name="preferredSoundModel")
     preferred_use_virtio_transitional: Bool | None = field(default=None, name="preferredUseVirtioTransitional")
-    preferred_input_bus: _named("v1.InputBus") = field(default="", name="preferredInputBus")
-    preferred_input_type: _named("v1.InputType") = field(default="", name="preferredInputType")
-    preferred_disk_bus: _named("v1.DiskBus") = field(default="", name="preferredDiskBus")
-    preferred_lun_bus: _named("v1.DiskBus") = field(default="", name="preferredLunBus")
-    preferred_cdrom_bus: _named("v1.DiskBus") = field(default="", name="preferredCdromBus")
+    preferred_input_bus: Annotated[str, _go("v1.InputBus")] = field(default="", name="preferredInputBus")
+    preferred_input_type: Annotated[str, _go("v1.InputType")] = field(default="", name="preferredInputType")
+    preferred_disk_bus: Annotated[str, _go("v1.DiskBus")] = field(default="", name="preferredDiskBus")
+    preferred_lun_bus: Annotated[str, _go("v1.DiskBus")] = field(default="", name="preferredLunBus")
+    preferred_cdrom_bus: Annotated[str, _go("v1.DiskBus")] = field(default="", name="preferredCdromBus")
     preferred_disk_dedicated_io_thread: Bool | None = field(default=None, name="preferredDiskDedicatedIoThread")
-    preferred_disk_cache: _named("v1.DriverCache") = field(default="", name="preferredDiskCache")
-    preferred_disk_io: _named("v1.DriverIO") = field(default="", name="preferredDiskIO")
+    preferred_disk_cache: Annotated[str, _go("v1.DriverCache")] = field(default="", name="preferredDiskCache")
+    preferred_disk_io: Annotated[str, _go("v1.DriverIO")] = field(default="", name="preferredDiskIO")
     preferred_disk_block_size: BlockSize | None = field(default=None, name="preferredDiskBlockSize")
     preferred_interface_model: String = field(default="", name="preferredInterfaceModel")
     preferred_rng: Rng | None = field(default=None, name="preferredRng")
@@ -95,7 +94,7 @@ class DevicePreferences(_S):
     preferred_tpm: TPMDevice | None = field(default=None, name="preferredTPM")
     preferred_interface_masquerade: InterfaceMasquerade | None = field(
         default=None, name="preferredInterfaceMasquerade")
-    preferred_panic_device_model: _named("v1.PanicDeviceModel") | None = field(
+    preferred_panic_device_model: Annotated[str, _go("v1.PanicDeviceModel")] | None = field(
         default=None, name="preferredPanicDeviceModel")
     preferred_video_type: String | None = field(default=None, name="preferredVideoType")
 

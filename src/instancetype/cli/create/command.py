@@ -175,7 +175,7 @@ def _default_text(f: Flag) -> str:
     if f.kind == BOOL:
         return "true" if d else ""
     if f.kind == STRING:
-        return goparse.quote(d) if d else ""
+        return goparse.quote(str(d)) if d else ""
     if isinstance(d, list):
         return "[" + ",".join(d) + "]" if d else ""
     return str(d) if d else ""

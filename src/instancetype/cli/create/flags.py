@@ -8,6 +8,8 @@ as given, StringSlice flags read each value as one CSV record.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from . import goparse
 
 STRING, BOOL, INT64, UINT32, GOINT, STRING_ARRAY, STRING_SLICE = (
@@ -32,7 +34,8 @@ class Flag:
         self.reset()
 
     def reset(self) -> None:
-        self.value = list(self.default) if isinstance(self.default, list) else self.default
+        # a Go flag's value: bool, int, str or list[str], by `kind`
+        self.value: Any = list(self.default) if isinstance(self.default, list) else self.default
         self.changed = False
 
     @property
@@ -102,7 +105,7 @@ class FlagSet:
         f = self.flags.get(name)
         return bool(f and f.changed)
 
-    def value(self, name: str) -> object:
+    def value(self, name: str) -> Any:
         return self.flags[name].value
 
     def set(self, name: str, raw: str) -> None:

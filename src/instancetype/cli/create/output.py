@@ -4,9 +4,9 @@ from __future__ import annotations
 import yaml
 
 try:
-    _Base = yaml.CSafeDumper
-except AttributeError:  # PyYAML without libyaml
-    _Base = yaml.SafeDumper
+    from yaml import CSafeDumper as _Base
+except ImportError:  # PyYAML without libyaml
+    from yaml import SafeDumper as _Base  # type: ignore[assignment]  # the same interface, in Python
 
 
 class _Dumper(_Base):

@@ -193,7 +193,7 @@ class VMBuilder:
                 raise flag_err("volume-import", "params may not be empty")
             # prepended "to keep the documented boot order" (which it does not)
             self.volume_import.insert(0, f"type:{vol_type},{vol}")
-        self.ctx.flags.lookup("volume-import").changed = True
+        self.ctx.flags.flags["volume-import"].changed = True
 
     def option_functions(self):
         return (

@@ -15,6 +15,10 @@ order (vmi.go): the conflicts of all of them are concatenated in that order.
 """
 from __future__ import annotations
 
+from typing import Any
+
+from instancetype.engine.spec import Handler
+
 from .annotations import apply as _annotations
 from .cpu import apply as _cpu
 from .gpus import apply as _gpus
@@ -43,7 +47,7 @@ _TABLE = (
 HANDLERS = tuple(h for h, _ in _TABLE)
 
 
-def handlers_for(it: dict) -> tuple:
+def handlers_for(it: dict[str, Any]) -> tuple[Handler, ...]:
     """The handlers that can do anything for this instancetype spec, in KubeVirt's order.
 
     A handler whose instancetype field is absent neither applies nor conflicts, so skipping

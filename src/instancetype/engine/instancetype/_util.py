@@ -1,15 +1,17 @@
 """Small helpers shared by the instancetype handlers."""
 from __future__ import annotations
 
+from typing import Any
 
-def domain(spec: dict) -> dict:
+
+def domain(spec: dict[str, Any]) -> dict[str, Any]:
     d = spec.get("domain")
     if d is None:
         d = spec["domain"] = {}
     return d
 
 
-def child(parent: dict, key: str) -> dict:
+def child(parent: dict[str, Any], key: str) -> dict[str, Any]:
     """parent[key], created as {} when absent (Go's `if x == nil { x = &T{} }`).
 
     Unlike jsonutil.child, a present value of the wrong type is returned as is: expand does
@@ -21,8 +23,10 @@ def child(parent: dict, key: str) -> dict:
     return v
 
 
-def resources_has(spec: dict, group: str, name: str) -> bool:
-    """Whether domain.resources.<group> (a ResourceList) has the key `name`."""
-    res = (spec.get("domain") or {}).get("resources") or {}
-    lst = res.get(group)
-    return isinstance(lst, dict) and name in lst
+def resource_lists(spec: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """domain.resources' (requests, limits), each None unless it is an object."""
+    res = (spec.get("domain") or {}).get("resources")
+    if not res:
+        return None, None
+    requests, limits = res.get("requests"), res.get("limits")
+    return (requests if isinstance(requests, dict) else None), (limits if isinstance(limits, dict) else None)

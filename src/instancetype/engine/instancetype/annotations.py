@@ -7,8 +7,10 @@ several conflicts in the instancetype's key order (stable).
 """
 from __future__ import annotations
 
+from typing import Any
 
-def apply(it: dict, spec: dict, metadata: dict, root: str, preference: dict | None = None) -> list[str]:
+
+def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
     wanted = it.get("annotations")
     if not wanted:
         return []

@@ -1,12 +1,14 @@
 """gpus (pkg/instancetype/apply/gpu.go): an empty list on either side counts as unset."""
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.jsonutil import clone
 
 from ._util import child, domain
 
 
-def apply(it: dict, spec: dict, metadata: dict, root: str, preference: dict | None = None) -> list[str]:
+def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
     want = it.get("gpus")
     if not want:
         return []

@@ -1,10 +1,12 @@
 """IO threads (pkg/instancetype/apply/iothreads.go, iothreadpolicy.go)."""
 from __future__ import annotations
 
+from typing import Any
+
 from ._util import child, domain
 
 
-def apply_supplemental_pool(it: dict, spec: dict, metadata: dict, root: str, preference: dict | None = None) -> list[str]:
+def apply_supplemental_pool(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
     count = (it.get("ioThreads") or {}).get("supplementalPoolThreadCount")
     if count is None:
         return []
@@ -16,7 +18,7 @@ def apply_supplemental_pool(it: dict, spec: dict, metadata: dict, root: str, pre
     return []
 
 
-def apply_policy(it: dict, spec: dict, metadata: dict, root: str, preference: dict | None = None) -> list[str]:
+def apply_policy(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
     policy = it.get("ioThreadsPolicy")
     if policy is None:
         return []

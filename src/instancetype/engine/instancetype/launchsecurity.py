@@ -1,12 +1,14 @@
 """launchSecurity (pkg/instancetype/apply/launchsecurity.go): instancetype wins unless the VM set it."""
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.jsonutil import clone
 
 from ._util import domain
 
 
-def apply(it: dict, spec: dict, metadata: dict, root: str, preference: dict | None = None) -> list[str]:
+def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
     ls = it.get("launchSecurity")
     if ls is None:
         return []

@@ -14,12 +14,17 @@ period, architecture, annotations, launch security.
 """
 from __future__ import annotations
 
+from typing import Any
+
+from instancetype.engine.spec import NormalisedSpec
+
 from .clock import apply_clock
 from .cpu import apply_cpu, preferred_topology, spread_options  # noqa: F401  (re-exported)
 from .devices import apply_autoattach_block, apply_devices
 from .features import apply_features
 from .firmware import apply_firmware
 from .machine import apply_machine
+from .plan import compile_preference
 from .toplevel import apply_annotations, apply_architecture, apply_toplevel  # noqa: F401
 
 __all__ = [
@@ -32,7 +37,7 @@ _BLOCKS = (("cpu", apply_cpu), ("devices", apply_devices), ("features", apply_fe
            ("firmware", apply_firmware), ("machine", apply_machine), ("clock", apply_clock))
 
 
-def apply_preference(preference: dict | None, spec: dict, *, metadata: dict | None = None,
+def apply_preference(preference: dict[str, Any] | None, spec: dict[str, Any], *, metadata: dict[str, Any] | None = None,
                      for_vmi: bool = False) -> None:
     """Apply `preference` (a preference spec) to the VMI spec `spec` in place.
 
@@ -45,6 +50,14 @@ def apply_preference(preference: dict | None, spec: dict, *, metadata: dict | No
     """
     if not preference:
         return
+    if type(preference) is NormalisedSpec:
+        # Compiled once per (never mutated) normalised spec: only the steps with work to do.
+        steps = preference.steps
+        if steps is None:
+            steps = preference.steps = compile_preference(preference)
+        for step in steps:
+            step(spec, metadata)
+        return
     for key, apply_block in _BLOCKS:
         block = preference.get(key)
         if type(block) is dict:
@@ -54,7 +67,7 @@ def apply_preference(preference: dict | None, spec: dict, *, metadata: dict | No
         apply_annotations(preference, metadata)
 
 
-def apply_autoattach(preference: dict | None, spec: dict) -> None:
+def apply_autoattach(preference: dict[str, Any] | None, spec: dict[str, Any]) -> None:
     """Only the five `preferredAutoattach*` values (the VM controller's step before
     the default pod network; ApplyAutoAttachPreferences)."""
     if not preference:

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.jsonutil import child, clone, dict_items  # noqa: F401  (shared by the appliers)
+from instancetype.jsonutil import child, clone, dict_items
+
+__all__ = ["child", "copy_value", "devices", "dict_items", "domain"]     # (child, dict_items: shared by the appliers)
 
 
-def domain(spec: dict) -> dict:
+def domain(spec: dict[str, Any]) -> dict[str, Any]:
     return child(spec, "domain")
 
 
-def devices(spec: dict) -> dict:
+def devices(spec: dict[str, Any]) -> dict[str, Any]:
     return child(child(spec, "domain"), "devices")
 
 

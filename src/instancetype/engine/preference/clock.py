@@ -1,10 +1,12 @@
 """Clock preferences (the `clock` block). KubeVirt: pkg/instancetype/preference/apply/clock.go."""
 from __future__ import annotations
 
+from typing import Any
+
 from ._util import child, copy_value, domain
 
 
-def apply_clock(pref_clock: dict, spec: dict) -> None:
+def apply_clock(pref_clock: dict[str, Any], spec: dict[str, Any]) -> None:
     clock = child(domain(spec), "clock")
     offset = pref_clock.get("preferredClockOffset")
     # The whole offset is replaced, and only when the VM sets no offset at all

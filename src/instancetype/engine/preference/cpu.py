@@ -7,6 +7,8 @@ GetPreferredTopology, GetSpreadOptions).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ._util import child, copy_value, dict_items, domain
 
 DEFAULT_TOPOLOGY = "sockets"
@@ -16,18 +18,18 @@ DEFAULT_SPREAD_ACROSS = "SocketsCores"
 SPREAD_TOPOLOGIES = frozenset(("spread", "preferSpread"))
 
 
-def preferred_topology(preference: dict | None) -> str:
+def preferred_topology(preference: dict[str, Any] | None) -> str:
     """preference.cpu.preferredCPUTopology, `sockets` when absent (GetPreferredTopology)."""
     if preference:
         cpu = preference.get("cpu")
         if type(cpu) is dict:
             t = cpu.get("preferredCPUTopology")
-            if t is not None:
+            if isinstance(t, str):     # (a decoded preference's is)
                 return t
     return DEFAULT_TOPOLOGY
 
 
-def spread_options(preference: dict | None) -> tuple[int, str]:
+def spread_options(preference: dict[str, Any] | None) -> tuple[int, str]:
     """(ratio, across) as GetSpreadOptions computes them.
 
     ratio: spreadOptions.ratio when present (even 0), else a non-zero
@@ -52,7 +54,7 @@ def spread_options(preference: dict | None) -> tuple[int, str]:
     return ratio, across
 
 
-def apply_cpu(pref_cpu: dict, spec: dict) -> None:
+def apply_cpu(pref_cpu: dict[str, Any], spec: dict[str, Any]) -> None:
     """Append each preferred CPU feature whose name the VM does not list yet.
 
     Go dereferences domain.cpu without creating it (a nil-pointer panic when the VM

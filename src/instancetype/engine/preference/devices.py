@@ -7,6 +7,8 @@ ApplyAutoAttachPreferences).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ._util import child, copy_value, devices, dict_items
 from .disks import apply_disks
 from .interfaces import apply_interfaces
@@ -28,7 +30,7 @@ AUTOATTACH = (
 )
 
 
-def apply_autoattach_block(pref_devices: dict, spec: dict) -> None:
+def apply_autoattach_block(pref_devices: dict[str, Any], spec: dict[str, Any]) -> None:
     """Each preferred auto-attach bool (true or false) fills a VM value left unset."""
     devs = None
     for pkey, vkey in AUTOATTACH:
@@ -41,7 +43,7 @@ def apply_autoattach_block(pref_devices: dict, spec: dict) -> None:
             devs[vkey] = v
 
 
-def apply_devices(pref_devices: dict, spec: dict) -> None:
+def apply_devices(pref_devices: dict[str, Any], spec: dict[str, Any]) -> None:
     devs = devices(spec)
     for pkey, vkey in _FILL_IF_ABSENT:
         v = pref_devices.get(pkey)
@@ -77,7 +79,7 @@ def apply_devices(pref_devices: dict, spec: dict) -> None:
     _apply_panic(pref_devices, devs)
 
 
-def _apply_inputs(pref_devices: dict, devs: dict) -> None:
+def _apply_inputs(pref_devices: dict[str, Any], devs: dict[str, Any]) -> None:
     bus = pref_devices.get("preferredInputBus")
     typ = pref_devices.get("preferredInputType")
     if not bus and not typ:
@@ -89,7 +91,7 @@ def _apply_inputs(pref_devices: dict, devs: dict) -> None:
             inp["type"] = typ
 
 
-def _apply_panic(pref_devices: dict, devs: dict) -> None:
+def _apply_panic(pref_devices: dict[str, Any], devs: dict[str, Any]) -> None:
     model = pref_devices.get("preferredPanicDeviceModel")
     if model is None:
         return

@@ -5,6 +5,8 @@ applyHyperVFeaturePreferences).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ._util import child, copy_value, domain
 
 _FILL_IF_ABSENT = (
@@ -20,7 +22,7 @@ HYPERV_FEATURES = (
 )
 
 
-def apply_features(pref_features: dict, spec: dict) -> None:
+def apply_features(pref_features: dict[str, Any], spec: dict[str, Any]) -> None:
     feats = child(domain(spec), "features")
     # Go: Features.ACPI is a plain struct, so a preferred ACPI always overrides the VM's.
     acpi = pref_features.get("preferredAcpi")

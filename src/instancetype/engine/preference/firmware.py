@@ -4,10 +4,12 @@ KubeVirt: pkg/instancetype/preference/apply/firmware.go (applyFirmwarePreference
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ._util import child, copy_value, domain
 
 
-def apply_firmware(pref_fw: dict, spec: dict) -> None:
+def apply_firmware(pref_fw: dict[str, Any], spec: dict[str, Any]) -> None:
     # The firmware and bootloader objects are created even if nothing else applies.
     boot = child(child(domain(spec), "firmware"), "bootloader")
 

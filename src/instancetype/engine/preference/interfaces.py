@@ -4,6 +4,8 @@ KubeVirt: pkg/instancetype/preference/apply/interface.go (applyInterfacePreferen
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ._util import copy_value, dict_items
 
 # Every member of Go's InterfaceBindingMethod, plus the plugin `binding`: an
@@ -11,14 +13,14 @@ from ._util import copy_value, dict_items
 _BINDINGS = ("bridge", "slirp", "masquerade", "sriov", "macvtap", "passt", "passtBinding", "binding")
 
 
-def _binding_unset(iface: dict) -> bool:
+def _binding_unset(iface: dict[str, Any]) -> bool:
     for b in _BINDINGS:
         if iface.get(b) is not None:
             return False
     return True
 
 
-def _on_pod_network(name, spec: dict) -> bool:
+def _on_pod_network(name: str, spec: dict[str, Any]) -> bool:
     # Go: the first network with the same name decides.
     for net in dict_items(spec.get("networks")):
         if (net.get("name") or "") == name:
@@ -26,7 +28,7 @@ def _on_pod_network(name, spec: dict) -> bool:
     return False
 
 
-def apply_interfaces(pref_devices: dict, devs: dict, spec: dict) -> None:
+def apply_interfaces(pref_devices: dict[str, Any], devs: dict[str, Any], spec: dict[str, Any]) -> None:
     model = pref_devices.get("preferredInterfaceModel")
     masquerade = pref_devices.get("preferredInterfaceMasquerade")
     if not model and masquerade is None:

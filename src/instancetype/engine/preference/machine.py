@@ -1,10 +1,12 @@
 """Machine preference. KubeVirt: pkg/instancetype/preference/apply/machine.go."""
 from __future__ import annotations
 
+from typing import Any
+
 from ._util import child, domain
 
 
-def apply_machine(pref_machine: dict, spec: dict) -> None:
+def apply_machine(pref_machine: dict[str, Any], spec: dict[str, Any]) -> None:
     mtype = pref_machine.get("preferredMachineType")
     if not mtype:
         return

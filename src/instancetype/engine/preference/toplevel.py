@@ -6,10 +6,12 @@ architecture.go, annotations.go, launchsecurity.go.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ._util import copy_value, domain
 
 
-def apply_toplevel(preference: dict, spec: dict) -> None:
+def apply_toplevel(preference: dict[str, Any], spec: dict[str, Any]) -> None:
     sub = preference.get("preferredSubdomain")
     if sub is not None and not spec.get("subdomain"):
         spec["subdomain"] = sub
@@ -28,14 +30,14 @@ def apply_toplevel(preference: dict, spec: dict) -> None:
             dom["launchSecurity"] = copy_value(ls)
 
 
-def apply_architecture(preference: dict, spec: dict) -> None:
+def apply_architecture(preference: dict[str, Any], spec: dict[str, Any]) -> None:
     """preferredArchitecture (non-empty) fills an empty VM architecture (ApplyArchitecturePreferences)."""
     arch = preference.get("preferredArchitecture")
     if arch and not spec.get("architecture"):
         spec["architecture"] = arch
 
 
-def apply_annotations(preference: dict, metadata: dict | None) -> None:
+def apply_annotations(preference: dict[str, Any], metadata: dict[str, Any] | None) -> None:
     """Preference annotations are added where the key is missing; never overwrite, never conflict."""
     ann = preference.get("annotations")
     if not ann or type(ann) is not dict or metadata is None:

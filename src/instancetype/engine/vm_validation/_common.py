@@ -7,6 +7,11 @@ decoded by vm_decode.load_vm, so every present field has its Go type: the rules 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from instancetype.api.quantity import Quantity
+
 import re
 from functools import lru_cache
 from typing import Any
@@ -24,10 +29,10 @@ NOT_FOUND_FMT = "{} '{}' not found."
 # valueMustBePositiveMessagePattern
 MUST_BE_POSITIVE_FMT = "{} '{}': must be greater than or equal to 0."
 
-_EMPTY: dict = {}
+_EMPTY: dict[str, Any] = {}
 
 
-def d(v: Any) -> dict:
+def d(v: Any) -> dict[str, Any]:
     """`v` when it is an object, else an empty one (a nil Go struct pointer read as its zero)."""
     return v if type(v) is dict else _EMPTY
 
@@ -38,13 +43,13 @@ def cause(reason: str, message: str, field: str) -> Cause:
 
 # --- quantities ------------------------------------------------------------------------------
 @lru_cache(maxsize=4096)
-def _parse(text: str):
+def _parse(text: str) -> Quantity:
     from instancetype.api.quantity import Quantity
 
     return Quantity.parse(text)
 
 
-def quantity(v: Any):
+def quantity(v: Any) -> Quantity | None:
     """The Quantity of a (canonical) quantity value, or None when absent or unreadable."""
     if v is None:
         return None
@@ -54,13 +59,13 @@ def quantity(v: Any):
         return None
 
 
-def resource(resources: dict, group: str, name: str):
+def resource(resources: dict[str, Any], group: str, name: str) -> Quantity:
     """ResourceList.Memory()/Cpu(): the quantity, or zero when the key is absent."""
     q = quantity(d(resources.get(group)).get(name))
     return q if q is not None else _parse("0")
 
 
-def zero():
+def zero() -> Quantity:
     return _parse("0")
 
 

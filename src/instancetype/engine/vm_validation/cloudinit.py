@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
+from typing import Any
 
 from instancetype.engine.vm_validation._common import _E, INVALID, cause
 
@@ -20,7 +22,7 @@ def _b64(text: str) -> bytes | None:
         return None
 
 
-def plain_user_data(vol: dict) -> bool:
+def plain_user_data(vol: dict[str, Any]) -> bool:
     """A cloud-init volume with only inline user data within the limit: nothing to refuse."""
     src = vol.get("cloudInitNoCloud")
     if src is None:
@@ -31,7 +33,7 @@ def plain_user_data(vol: dict) -> bool:
     return type(data) is str and 0 < len(data) and len(data.encode()) <= CLOUD_INIT_USER_MAX_LEN
 
 
-def validate_cloud_init_volume(at: str, vol: dict) -> list:
+def validate_cloud_init_volume(at: str, vol: dict[str, Any]) -> list[Any]:
     """The cloud-init checks of one volume at `at` (`<spec>.volumes[i]`)."""
     if vol.get("cloudInitNoCloud") is not None:
         kind = "cloudInitNoCloud"
@@ -89,7 +91,7 @@ def validate_cloud_init_volume(at: str, vol: dict) -> list:
     return causes
 
 
-def validate_access_credentials(field: str, creds: list, volumes: list) -> list:
+def validate_access_credentials(field: str, creds: Sequence[Any], volumes: Sequence[Any] | None) -> list[Any]:
     """validateAccessCredentials: `field` is `<spec>.accessCredentials`."""
     vols = (volumes or ())
     has_no_cloud = any(v.get("cloudInitNoCloud") is not None for v in vols)

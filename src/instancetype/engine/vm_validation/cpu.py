@@ -5,6 +5,8 @@ validateCPUFeaturePolicies, validateCPUHotplug, validateRealtime; vms-admitter.g
 validateLiveUpdateCPU)."""
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.vm_validation._common import (
     _E,
     INVALID,
@@ -21,7 +23,7 @@ _FEATURE_POLICIES = ("", "force", "require", "optional", "disable", "forbid")
 MAX_SOCKETS_MESSAGE = "Number of sockets in CPU topology is greater than the maximum sockets allowed"
 
 
-def vcpus(cpu: dict) -> int:
+def vcpus(cpu: dict[str, Any]) -> int:
     """hwutil.GetNumberOfVCPUs: cores x sockets x threads, zeros skipped."""
     n = cpu.get("cores") or 0
     for k in ("sockets", "threads"):
@@ -31,7 +33,7 @@ def vcpus(cpu: dict) -> int:
     return n
 
 
-def validate_cpu_resources(field: str, spec: dict) -> list:
+def validate_cpu_resources(field: str, spec: dict[str, Any]) -> list[Any]:
     """validateCPURequestNotNegative, validateCPULimitNotNegative, validateCpuRequestDoesNotExceedLimit."""
     res = ((spec.get("domain") or _E).get("resources") or _E)
     req = resource(res, "requests", "cpu")
@@ -48,7 +50,7 @@ def validate_cpu_resources(field: str, spec: dict) -> list:
     return causes
 
 
-def validate_cpu_pinning(field: str, spec: dict, default_arch: str) -> list:
+def validate_cpu_pinning(field: str, spec: dict[str, Any], default_arch: str) -> list[Any]:
     """validateCpuPinning: the checks of a VMI with dedicated CPUs."""
     domain = (spec.get("domain") or _E)
     cpu = domain.get("cpu")
@@ -98,7 +100,7 @@ def validate_cpu_pinning(field: str, spec: dict, default_arch: str) -> list:
     return causes
 
 
-def validate_numa(field: str, spec: dict, gates: Gates) -> list:
+def validate_numa(field: str, spec: dict[str, Any], gates: Gates) -> list[Any]:
     """validateNUMA."""
     domain = (spec.get("domain") or _E)
     cpu = domain.get("cpu")
@@ -117,7 +119,7 @@ def validate_numa(field: str, spec: dict, gates: Gates) -> list:
     return causes
 
 
-def validate_cpu_misc(field: str, spec: dict) -> list:
+def validate_cpu_misc(field: str, spec: dict[str, Any]) -> list[Any]:
     """validateCPUIsolatorThread, validateCPUFeaturePolicies, validateCPUHotplug."""
     cpu = ((spec.get("domain") or _E).get("cpu") or _E)
     causes = []
@@ -135,7 +137,7 @@ def validate_cpu_misc(field: str, spec: dict) -> list:
     return causes
 
 
-def validate_realtime(field: str, spec: dict) -> list:
+def validate_realtime(field: str, spec: dict[str, Any]) -> list[Any]:
     """validateRealtime: validateCPURealtime, validateMemoryRealtime."""
     cpu = ((spec.get("domain") or _E).get("cpu") or _E)
     if cpu.get("realtime") is None:
@@ -150,7 +152,7 @@ def validate_realtime(field: str, spec: dict) -> list:
     return causes
 
 
-def validate_live_update_cpu(spec: dict) -> list:
+def validate_live_update_cpu(spec: dict[str, Any]) -> list[Any]:
     """validateLiveUpdateCPU (VM spec, rollout strategy LiveUpdate)."""
     cpu = ((spec.get("domain") or _E).get("cpu") or _E)
     sockets, max_sockets = cpu.get("sockets") or 0, cpu.get("maxSockets") or 0

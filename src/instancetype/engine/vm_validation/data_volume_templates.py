@@ -3,12 +3,14 @@ with validateDataVolume and validateNumberOfSources, and the storage admitter's
 validateVirtualMachineDataVolumeTemplateNamespace)."""
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.vm_validation._common import _E, INVALID, REQUIRED, cause
 
 _CDI_SOURCES = ("http", "s3", "gcs", "registry", "pvc", "upload", "blank", "imageio", "vddk", "snapshot")
 
 
-def validate_data_volume_templates(vm_spec: dict) -> list:
+def validate_data_volume_templates(vm_spec: dict[str, Any]) -> list[Any]:
     """ValidateDataVolumeTemplate (paths as KubeVirt writes them: `spec.dataVolumeTemplate[i]`)."""
     volumes = (((vm_spec.get("template") or _E).get("spec") or _E).get("volumes") or ())
     causes = []
@@ -26,7 +28,7 @@ def validate_data_volume_templates(vm_spec: dict) -> list:
     return causes
 
 
-def _validate_data_volume(at: str, dvt: dict) -> list:
+def _validate_data_volume(at: str, dvt: dict[str, Any]) -> list[Any]:
     if not ((dvt.get("metadata") or _E).get("name") or ""):
         return [cause(REQUIRED, f"'name' field must not be empty for DataVolumeTemplate entry {at}.name.", f"{at}.name")]
     spec = (dvt.get("spec") or _E)
@@ -54,7 +56,7 @@ def _validate_data_volume(at: str, dvt: dict) -> list:
     return []
 
 
-def validate_data_volume_template_namespaces(vm: dict, operation: str, old: dict | None) -> list:
+def validate_data_volume_template_namespaces(vm: dict[str, Any], operation: str, old: dict[str, Any] | None) -> list[Any]:
     """The storage admitter: an embedded DataVolume lives in the VM's namespace (on UPDATE only
     when the templates changed)."""
     spec = (vm.get("spec") or _E)

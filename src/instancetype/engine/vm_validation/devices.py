@@ -5,6 +5,8 @@ validateFilesystemsWithVirtIOFSEnabled, validateVideoConfig, validatePanicDevice
 pkg/dra/admitter ValidateCreation for GPUs)."""
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.vm_validation._common import _E, INVALID, REQUIRED, Gates, cause
 
 _PANIC_MODELS = ("hyperv", "isa", "pvpanic")
@@ -12,11 +14,11 @@ _CONFIG_VOLUMES = ("configMap", "secret", "serviceAccount", "downwardAPI")
 _STORAGE_VOLUMES = ("persistentVolumeClaim", "dataVolume")
 
 
-def _devices(spec: dict) -> dict:
+def _devices(spec: dict[str, Any]) -> dict[str, Any]:
     return ((spec.get("domain") or _E).get("devices") or _E)
 
 
-def validate_input_devices(field: str, spec: dict) -> list:
+def validate_input_devices(field: str, spec: dict[str, Any]) -> list[Any]:
     """validateInputDevices."""
     causes = []
     for idx, inp in enumerate(_devices(spec).get("inputs") or ()):
@@ -28,7 +30,7 @@ def validate_input_devices(field: str, spec: dict) -> list:
     return causes
 
 
-def validate_gpus(field: str, spec: dict, gates: Gates) -> list:
+def validate_gpus(field: str, spec: dict[str, Any], gates: Gates) -> list[Any]:
     """pkg/dra/admitter ValidateCreation: the GPU part (a GPU names a device plugin resource or,
     with GPUsWithDRA, a claim)."""
     gpus = (_devices(spec).get("gpus") or ())
@@ -49,7 +51,7 @@ def validate_gpus(field: str, spec: dict, gates: Gates) -> list:
     return causes
 
 
-def _ramfb_displays(spec: dict) -> int:
+def _ramfb_displays(spec: dict[str, Any]) -> int:
     n = 0
     for gpu in (_devices(spec).get("gpus") or ()):
         display = (gpu.get("virtualGPUOptions") or _E).get("display")
@@ -62,7 +64,7 @@ def _ramfb_displays(spec: dict) -> int:
     return n
 
 
-def validate_device_gates(field: str, spec: dict, gates: Gates, default_arch: str) -> list:
+def validate_device_gates(field: str, spec: dict[str, Any], gates: Gates, default_arch: str) -> list[Any]:
     """The device checks after validateLiveMigration, in KubeVirt's order (MDEV ramfb, host
     devices, sound; launch security is firmware.py's; VSOCK, persistent reservation, downward
     metrics, virtiofs, video, panic devices)."""
@@ -82,7 +84,7 @@ def validate_device_gates(field: str, spec: dict, gates: Gates, default_arch: st
     return causes
 
 
-def validate_device_gates_late(field: str, spec: dict, gates: Gates, default_arch: str) -> list:
+def validate_device_gates_late(field: str, spec: dict[str, Any], gates: Gates, default_arch: str) -> list[Any]:
     """validateVSOCK .. validatePanicDevices."""
     devices = _devices(spec)
     causes = []
@@ -140,7 +142,7 @@ _DISCONTINUED = (
 )
 
 
-def validate_discontinued_gates(config: dict, spec: dict) -> list:
+def validate_discontinued_gates(config: dict[str, Any], spec: dict[str, Any]) -> list[Any]:
     """featuregate.ValidateFeatureGates (VM CREATE): an enabled discontinued gate whose API the
     template uses is refused with the gate's message (a cause without a field)."""
     enabled = ((config.get("developerConfiguration") or _E).get("featureGates") or ())

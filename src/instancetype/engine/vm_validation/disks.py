@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 from instancetype.engine.vm_validation import cloudinit
 from instancetype.engine.vm_validation._common import (
@@ -38,7 +40,7 @@ _PLAIN_SOURCES = frozenset(("persistentVolumeClaim", "sysprep", "containerDisk",
                             "dataVolume", "downwardAPI"))
 
 
-def _target(disk: dict) -> tuple[str, str]:
+def _target(disk: dict[str, Any]) -> tuple[str, str]:
     """getDiskType / getDiskBus: the first device target set, and its bus."""
     for kind in ("disk", "lun", "cdrom"):
         t = disk.get(kind)
@@ -52,11 +54,11 @@ _PLAIN_TARGET_KEYS = frozenset(("bus", "readonly"))
 
 
 @lru_cache(maxsize=4096)
-def _name_errors(name: str) -> tuple:
+def _name_errors(name: str) -> tuple[Any, ...]:
     return tuple(dns1123_label_errors(name))
 
 
-def _plain(disk: dict) -> bool:
+def _plain(disk: dict[str, Any]) -> bool:
     """A disk no rule of ValidateDisks but the name ones can refuse: only a name, at most one
     target (a known bus, no read-only SATA disk) and a positive boot order."""
     if not _PLAIN_DISK_KEYS.issuperset(disk):
@@ -78,11 +80,11 @@ def _plain(disk: dict) -> bool:
     return boot is None or boot >= 1
 
 
-def validate_disks(field: str, disks: list) -> list:
+def validate_disks(field: str, disks: Sequence[Any]) -> list[Any]:
     """ValidateDisks: `field` is `<spec>.domain.devices.disks`."""
     causes = []
     nested = f"{field}.domain.devices.disks"
-    names: dict = {}
+    names: dict[str, Any] = {}
     for idx, disk in enumerate(disks):
         name = disk.get("name") or ""
         if name not in names and _plain(disk):
@@ -95,7 +97,7 @@ def validate_disks(field: str, disks: list) -> list:
     return causes
 
 
-def _validate_disk(field: str, nested: str, disks: list, idx: int, disk: dict, name: str) -> list:
+def _validate_disk(field: str, nested: str, disks: Sequence[Any], idx: int, disk: dict[str, Any], name: str) -> list[Any]:
     causes = []
     at = f"{field}[{idx}]"
     for other in range(idx):     # validateDiskName
@@ -141,7 +143,7 @@ def _validate_disk(field: str, nested: str, disks: list, idx: int, disk: dict, n
     return causes
 
 
-def _bus_support(field: str, nested: str, idx: int, disk: dict) -> list:
+def _bus_support(field: str, nested: str, idx: int, disk: dict[str, Any]) -> list[Any]:
     """validateBusSupport."""
     kind, bus = _target(disk)
     if not bus:
@@ -164,7 +166,7 @@ def _bus_support(field: str, nested: str, idx: int, disk: dict) -> list:
     return causes
 
 
-def _block_size(at: str, disk: dict) -> list:
+def _block_size(at: str, disk: dict[str, Any]) -> list[Any]:
     """validateBlockSize."""
     bs = disk.get("blockSize")
     custom = (bs or _E).get("custom")
@@ -191,7 +193,7 @@ def _block_size(at: str, disk: dict) -> list:
     return causes
 
 
-def validate_boot_order(field: str, spec: dict, gates: Gates) -> list:
+def validate_boot_order(field: str, spec: dict[str, Any], gates: Gates) -> list[Any]:
     """validateBootOrder with validateInterfaceBootOrder: disks name volumes, LUNs and downward
     metrics map to the right volumes, and boot orders are unique across disks and interfaces."""
     causes = []
@@ -199,7 +201,7 @@ def validate_boot_order(field: str, spec: dict, gates: Gates) -> list:
     volumes = {}
     for vol in (spec.get("volumes") or ()):
         volumes[(vol.get("name") or "")] = vol
-    seen: set = set()
+    seen: set[Any] = set()
     disks_at = f"{field}.domain.devices.disks"
     for idx, disk in enumerate(devices.get("disks") or ()):
         name = (disk.get("name") or "")
@@ -246,10 +248,10 @@ def validate_boot_order(field: str, spec: dict, gates: Gates) -> list:
     return causes
 
 
-def validate_volumes(field: str, volumes: list, gates: Gates) -> list:
+def validate_volumes(field: str, volumes: Sequence[Any], gates: Gates) -> list[Any]:
     """validateVolumes: `field` is `<spec>.volumes`."""
     causes = []
-    names: dict = {}
+    names: dict[str, Any] = {}
     counts = {"serviceAccount": 0, "downwardMetrics": 0, "memoryDump": 0}
     for idx, vol in enumerate(volumes):
         name = (vol.get("name") or "")
@@ -306,7 +308,7 @@ def validate_volumes(field: str, volumes: list, gates: Gates) -> list:
     return causes
 
 
-def validate_path(field: str, path: str) -> list:
+def validate_path(field: str, path: str) -> list[Any]:
     """ValidatePath: an absolute path to a file, without relative components."""
     if path == "/":
         return [cause(INVALID, f"{field} must not point to root", field)]
@@ -318,7 +320,7 @@ def validate_path(field: str, path: str) -> list:
     return []
 
 
-def validate_container_disks(field: str, spec: dict) -> list:
+def validate_container_disks(field: str, spec: dict[str, Any]) -> list[Any]:
     """ValidateContainerDisks."""
     causes = []
     for idx, vol in enumerate(spec.get("volumes") or ()):

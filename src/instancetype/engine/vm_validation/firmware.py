@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 from functools import lru_cache
+from typing import Any
 
 from instancetype.engine.vm_validation._common import _E, INVALID, REQUIRED, Gates, cause
 from instancetype.engine.vm_validation.disks import validate_path
@@ -14,7 +15,7 @@ from instancetype.engine.vm_validation.disks import validate_path
 DEFAULT_EMULATED_MACHINES = {"amd64": ["q35*", "pc-q35*"], "arm64": ["virt*"], "s390x": ["s390-ccw-virtio*"]}
 
 
-def validate_acpi(field: str, spec: dict) -> list:
+def validate_acpi(field: str, spec: dict[str, Any]) -> list[Any]:
     """validateFirmwareACPI: `field` is `<spec>.acpi` (KubeVirt's own path)."""
     acpi = ((spec.get("domain") or _E).get("firmware") or _E).get("acpi")
     if acpi is None:
@@ -36,7 +37,7 @@ def validate_acpi(field: str, spec: dict) -> list:
     return causes
 
 
-def validate_firmware(field: str, firmware) -> list:
+def validate_firmware(field: str, firmware: Any) -> list[Any]:
     """validateFirmware: `field` is `<spec>.domain.firmware`."""
     if firmware is None:
         return []
@@ -52,7 +53,7 @@ def validate_firmware(field: str, firmware) -> list:
     return causes
 
 
-def _kernel_boot(field: str, kernel: dict) -> list:
+def _kernel_boot(field: str, kernel: dict[str, Any]) -> list[Any]:
     """validateKernelBoot."""
     container = kernel.get("container")
     if container is None:
@@ -76,16 +77,16 @@ def _kernel_boot(field: str, kernel: dict) -> list:
     return causes
 
 
-def efi_boot(firmware) -> bool:
+def efi_boot(firmware: Any) -> bool:
     return ((firmware or _E).get("bootloader") or _E).get("efi") is not None
 
 
-def secure_boot(firmware) -> bool:
+def secure_boot(firmware: Any) -> bool:
     """secureBootEnabled: an EFI bootloader whose secureBoot is unset or true."""
     return efi_boot(firmware) and (((firmware or _E).get("bootloader") or _E).get("efi") or _E).get("secureBoot") is not False
 
 
-def validate_secure_boot_smm(field: str, domain: dict) -> list:
+def validate_secure_boot_smm(field: str, domain: dict[str, Any]) -> list[Any]:
     """validateDomainSpec's check: SecureBoot needs SMM (`field` is `<spec>.domain`)."""
     smm = (domain.get("features") or _E).get("smm")
     smm_on = smm is not None and (smm or _E).get("enabled") is not False
@@ -95,7 +96,7 @@ def validate_secure_boot_smm(field: str, domain: dict) -> list:
     return []
 
 
-def emulated_machines(config: dict, arch: str) -> list:
+def emulated_machines(config: dict[str, Any], arch: str) -> list[Any]:
     """ClusterConfig.GetEmulatedMachines."""
     old = config.get("emulatedMachines")
     if isinstance(old, list):
@@ -107,12 +108,12 @@ def emulated_machines(config: dict, arch: str) -> list:
 
 
 @lru_cache(maxsize=1024)
-def _machine_matches(machine_type: str, patterns: tuple) -> bool:
+def _machine_matches(machine_type: str, patterns: tuple[Any, ...]) -> bool:
     """filepath.Match against any of the patterns."""
     return any(fnmatch.fnmatchcase(machine_type, p) for p in patterns if type(p) is str)
 
 
-def validate_emulated_machine(field: str, spec: dict, config: dict) -> list:
+def validate_emulated_machine(field: str, spec: dict[str, Any], config: dict[str, Any]) -> list[Any]:
     """validateEmulatedMachine."""
     machine_type = (((spec.get("domain") or _E).get("machine") or _E).get("type") or "")
     if not machine_type:
@@ -124,7 +125,7 @@ def validate_emulated_machine(field: str, spec: dict, config: dict) -> list:
     return [cause(INVALID, f"{at} is not supported: {machine_type} (allowed values: [{' '.join(supported)}])", at)]
 
 
-def validate_launch_security(field: str, spec: dict, gates: Gates) -> list:
+def validate_launch_security(field: str, spec: dict[str, Any], gates: Gates) -> list[Any]:
     """validateLaunchSecurity (SEV: UEFI without SecureBoot, paused start for attestation,
     no bootable NICs; s390x Secure Execution needs its gate)."""
     domain = (spec.get("domain") or _E)

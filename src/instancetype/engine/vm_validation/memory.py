@@ -4,23 +4,30 @@ validateHugepagesMemoryRequests, validateGuestMemoryLimit; pkg/liveupdate/memory
 ValidateLiveUpdateMemory for the VM's live-update check)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from instancetype.api.quantity import Quantity
+
+from typing import Any
+
 from instancetype.engine.vm_validation._common import _E, INVALID, MUST_BE_POSITIVE_FMT, cause, quantity, resource
 
-_ONE_M = None
+_ONE_M: Quantity | None = None
 HOTPLUG_BLOCK_ALIGNMENT = 0x200000           # 2Mi
 HOTPLUG_1G_HUGEPAGES_BLOCK_ALIGNMENT = 0x40000000   # 1Gi
 REQUIRED_MIN_GUEST_MEMORY = 0x40000000
 QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
-def _one_m():
+def _one_m() -> Quantity:
     global _ONE_M
     if _ONE_M is None:
-        _ONE_M = quantity("1M")
+        _ONE_M = resource({"requests": {"memory": "1M"}}, "requests", "memory")
     return _ONE_M
 
 
-def validate_memory(field: str, spec: dict, live_update: bool) -> list:
+def validate_memory(field: str, spec: dict[str, Any], live_update: bool) -> list[Any]:
     """The memory checks of ValidateVirtualMachineInstanceSpec, in KubeVirt's order."""
     domain = (spec.get("domain") or _E)
     res = (domain.get("resources") or _E)
@@ -53,7 +60,7 @@ def validate_memory(field: str, spec: dict, live_update: bool) -> list:
     return causes
 
 
-def _hugepages(field: str, domain: dict, req, req_at: str) -> list:
+def _hugepages(field: str, domain: dict[str, Any], req: Quantity, req_at: str) -> list[Any]:
     """validateHugepagesMemoryRequests."""
     memory = domain.get("memory")
     hugepages = (memory or _E).get("hugepages")
@@ -77,7 +84,7 @@ def _hugepages(field: str, domain: dict, req, req_at: str) -> list:
     return []
 
 
-def live_update_memory_error(spec: dict) -> str | None:
+def live_update_memory_error(spec: dict[str, Any]) -> str | None:
     """ValidateLiveUpdateMemory for a template whose `domain.memory.maxGuest` is set: the error
     text, or None."""
     domain = (spec.get("domain") or _E)

@@ -3,6 +3,8 @@ reserved kubevirt.io labels are for KubeVirt's own service accounts, and the ign
 sidecar annotations need their feature gates."""
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.vm_validation._common import _E, INVALID, NOT_SUPPORTED, Gates, cause
 
 # restrictedVmiLabels
@@ -14,7 +16,7 @@ IGNITION_ANNOTATION = "kubevirt.io/ignitiondata"
 SIDECAR_ANNOTATION = "hooks.kubevirt.io/hookSidecars"
 
 
-def validate_metadata(field: str, meta: dict, gates: Gates, kubevirt_service_account: bool = False) -> list:
+def validate_metadata(field: str, meta: dict[str, Any], gates: Gates, kubevirt_service_account: bool = False) -> list[Any]:
     """`field` is `spec.template.metadata` for a VM."""
     causes = []
     labels = (meta.get("labels") or _E)

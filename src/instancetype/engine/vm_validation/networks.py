@@ -6,6 +6,8 @@ validateInterfacesAssignedToNetworks, validateInterfacesFields, validateDisconti
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 from instancetype.engine.vm_validation._common import (
     _E,
@@ -47,11 +49,11 @@ def _port_name_ok(name: str) -> bool:
             and any(c.isalpha() for c in name))
 
 
-def validate_networks(field: str, spec: dict, permit_bridge_on_pod: bool) -> list:
+def validate_networks(field: str, spec: dict[str, Any], permit_bridge_on_pod: bool) -> list[Any]:
     """Validator.Validate: one pass over the networks and one over the interfaces, the causes
     of each rule kept apart and joined in KubeVirt's order."""
-    networks = (spec.get("networks") or ())
-    ifaces = (((spec.get("domain") or _E).get("devices") or _E).get("interfaces") or ())
+    networks: Sequence[Any] = (spec.get("networks") or ())
+    ifaces: Sequence[Any] = (((spec.get("domain") or _E).get("devices") or _E).get("interfaces") or ())
     if len(networks) == 1 and len(ifaces) == 1:
         # The common VM: one pod network and its interface with one core binding.
         net, iface = networks[0], ifaces[0]
@@ -64,10 +66,12 @@ def validate_networks(field: str, spec: dict, permit_bridge_on_pod: bool) -> lis
                               f"{field}.domain.devices.interfaces[0].name")]
             return []
     ifaces_at = f"{field}.domain.devices.interfaces"
-    by_name: dict = {}
+    by_name: dict[str, Any] = {}
     pods = multus_default = 0
     default_net = None
-    source_causes, multus_causes, unique_net_causes = [], [], []
+    source_causes: list[Any] = []
+    multus_causes: list[Any] = []
+    unique_net_causes: list[Any] = []
     for idx, net in enumerate(networks):
         name = (net.get("name") or "")
         pod, multus = net.get("pod") is not None, net.get("multus")
@@ -102,7 +106,7 @@ def validate_networks(field: str, spec: dict, permit_bridge_on_pod: bool) -> lis
     causes += source_causes
     causes += multus_causes
     state_causes, binding_causes, unique_iface_causes, assigned_causes, field_causes = [], [], [], [], []
-    iface_names: set = set()
+    iface_names: set[Any] = set()
     for idx, iface in enumerate(ifaces):
         name, state = (iface.get("name") or ""), (iface.get("state") or "")
         net = by_name.get(name)
@@ -157,7 +161,7 @@ def validate_networks(field: str, spec: dict, permit_bridge_on_pod: bool) -> lis
 _PLAIN_IFACE_KEYS = frozenset(("name", "bridge", "masquerade", "sriov", "binding", "passtBinding", "bootOrder"))
 
 
-def _interface_fields(ifaces_at: str, idx: int, iface: dict, net: dict) -> list:
+def _interface_fields(ifaces_at: str, idx: int, iface: dict[str, Any], net: dict[str, Any]) -> list[Any]:
     """validateInterfacesFields for one interface."""
     if _PLAIN_IFACE_KEYS.issuperset(iface) and _IFACE_NAME_RE.match(iface.get("name") or ""):
         return []   # no model, MAC, PCI address or ports to check
@@ -184,7 +188,7 @@ def _interface_fields(ifaces_at: str, idx: int, iface: dict, net: dict) -> list:
     ports = iface.get("ports")
     if net.get("pod") is not None and ports is not None:
         ports = (ports or ())
-        names: set = set()
+        names: set[Any] = set()
         for pidx, port in enumerate(ports):     # validateForwardPortName
             pname = (port.get("name") or "")
             if not pname:
@@ -206,7 +210,7 @@ def _interface_fields(ifaces_at: str, idx: int, iface: dict, net: dict) -> list:
     return causes
 
 
-def validate_network_creation(field: str, spec: dict) -> list:
+def validate_network_creation(field: str, spec: dict[str, Any]) -> list[Any]:
     """Validator.ValidateCreation: validateDiscontinuedBindings."""
     causes = []
     ifaces_at = f"{field}.domain.devices.interfaces"

@@ -2,12 +2,14 @@
 appendStatusCauseForProbeNotAllowedWithNoPodNetworkPresent)."""
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.vm_validation._common import _E, INVALID, REQUIRED, cause
 
 _HANDLERS = ("httpGet", "tcpSocket", "exec", "guestAgentPing")
 
 
-def validate_probes(field: str, spec: dict) -> list:
+def validate_probes(field: str, spec: dict[str, Any]) -> list[Any]:
     """The readiness then liveness probe: exactly one handler each; HTTP and TCP probes need the
     pod network."""
     causes = []

@@ -2,6 +2,8 @@
 validateRunStrategy, validateLiveUpdateFeatures)."""
 from __future__ import annotations
 
+from typing import Any
+
 from instancetype.engine.vm_validation import cpu, memory
 from instancetype.engine.vm_validation._common import _E, INVALID, Gates, cause
 
@@ -9,7 +11,7 @@ VALID_RUN_STRATEGIES = ("Halted", "Manual", "Always", "RerunOnFailure", "Once")
 RUNNING_DEPRECATED_WARNING = "spec.running is deprecated, please use spec.runStrategy instead."
 
 
-def validate_run_strategy(vm_spec: dict, gates: Gates) -> list:
+def validate_run_strategy(vm_spec: dict[str, Any], gates: Gates) -> list[Any]:
     causes = []
     running, strategy = vm_spec.get("running"), vm_spec.get("runStrategy")
     if running is not None and strategy is not None:
@@ -27,7 +29,7 @@ def validate_run_strategy(vm_spec: dict, gates: Gates) -> list:
     return causes
 
 
-def validate_live_update(vm_spec: dict, live_update: bool) -> list:
+def validate_live_update(vm_spec: dict[str, Any], live_update: bool) -> list[Any]:
     """validateLiveUpdateFeatures: with the LiveUpdate rollout strategy, the sockets within
     maxSockets and a maxGuest the memory hotplug rules accept."""
     if not live_update:

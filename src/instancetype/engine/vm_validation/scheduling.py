@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
+from instancetype.engine.results import Cause
 from instancetype.engine.vm_validation._common import (
     _E,
     INVALID,
@@ -30,20 +32,20 @@ _NAME_PART_ERROR = ("name part must consist of alphanumeric characters, '-', '_'
                     f"validation is {_NAME_FMT})")
 
 
-def _value(v) -> str:
+def _value(v: object) -> str:
     """How field.Invalid prints a value: strings quoted, numbers bare."""
     return json.dumps(v) if isinstance(v, str) else str(v)
 
 
-def _invalid(path: str, value, detail: str):
+def _invalid(path: str, value: object, detail: str) -> Cause:
     return cause(INVALID, f"{path}: Invalid value: {_value(value)}: {detail}", path)
 
 
-def _required(path: str, detail: str):
+def _required(path: str, detail: str) -> Cause:
     return cause(INVALID, f"{path}: Required value: {detail}", path)
 
 
-def _forbidden(path: str, detail: str):
+def _forbidden(path: str, detail: str) -> Cause:
     return cause(INVALID, f"{path}: Forbidden: {detail}", path)
 
 
@@ -68,11 +70,11 @@ def qualified_name_errors(value: str) -> list[str]:
     return errs
 
 
-def _label_name(key: str, path: str) -> list:
+def _label_name(key: str, path: str) -> list[Any]:
     return [_invalid(path, key, e) for e in qualified_name_errors(key)]
 
 
-def _node_selector_requirement(rq: dict, path: str) -> list:
+def _node_selector_requirement(rq: dict[str, Any], path: str) -> list[Any]:
     causes = []
     op, values = rq.get("operator") or "", rq.get("values") or ()
     if op in ("In", "NotIn"):
@@ -92,7 +94,7 @@ def _node_selector_requirement(rq: dict, path: str) -> list:
     return causes
 
 
-def _node_field_requirement(rq: dict, path: str) -> list:
+def _node_field_requirement(rq: dict[str, Any], path: str) -> list[Any]:
     causes = []
     if (rq.get("operator") or "") in ("In", "NotIn"):
         if len(rq.get("values") or ()) != 1:
@@ -110,7 +112,7 @@ def _node_field_requirement(rq: dict, path: str) -> list:
     return causes
 
 
-def _node_selector_term(term: dict, path: str) -> list:
+def _node_selector_term(term: dict[str, Any], path: str) -> list[Any]:
     causes = []
     for j, rq in enumerate(term.get("matchExpressions") or ()):
         causes.extend(_node_selector_requirement(rq, f"{path}.matchExpressions[{j}]"))
@@ -119,7 +121,7 @@ def _node_selector_term(term: dict, path: str) -> list:
     return causes
 
 
-def _label_selector(sel, path: str) -> list:
+def _label_selector(sel: Any, path: str) -> list[Any]:
     """ValidateLabelSelector: expressions' operators and values, keys and label values."""
     if sel is None:
         return []
@@ -142,7 +144,7 @@ def _label_selector(sel, path: str) -> list:
     return causes
 
 
-def _pod_affinity_term(term: dict, path: str) -> list:
+def _pod_affinity_term(term: dict[str, Any], path: str) -> list[Any]:
     causes = _label_selector(term.get("labelSelector"), f"{path}.labelSelector")
     causes += _label_selector(term.get("namespaceSelector"), f"{path}.namespaceSelector")
     for name in term.get("namespaces") or ():
@@ -155,7 +157,7 @@ def _pod_affinity_term(term: dict, path: str) -> list:
     return causes
 
 
-def _pod_affinity(pa: dict, path: str) -> list:
+def _pod_affinity(pa: dict[str, Any], path: str) -> list[Any]:
     causes = []
     for i, term in enumerate(pa.get("requiredDuringSchedulingIgnoredDuringExecution") or ()):
         causes.extend(_pod_affinity_term(term, f"{path}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"))
@@ -168,7 +170,7 @@ def _pod_affinity(pa: dict, path: str) -> list:
     return causes
 
 
-def validate_affinity(field: str, spec: dict) -> list:
+def validate_affinity(field: str, spec: dict[str, Any]) -> list[Any]:
     """validateSpecAffinity (paths from the spec: KubeVirt passes the spec's path)."""
     affinity = spec.get("affinity")
     if affinity is None:
@@ -197,7 +199,7 @@ def validate_affinity(field: str, spec: dict) -> list:
     return causes
 
 
-def validate_topology_spread_constraints(field: str, spec: dict) -> list:
+def validate_topology_spread_constraints(field: str, spec: dict[str, Any]) -> list[Any]:
     """validateSpecTopologySpreadConstraints: a positive maxSkew, a topology key, a known
     whenUnsatisfiable, each {topologyKey, whenUnsatisfiable} pair once."""
     constraints = spec.get("topologySpreadConstraints")
@@ -205,7 +207,7 @@ def validate_topology_spread_constraints(field: str, spec: dict) -> list:
         return []
     at = f"{field}.topologySpreadConstraints"
     causes = []
-    seen: set = set()
+    seen: set[Any] = set()
     for i, c in enumerate(constraints):
         sub = f"{at}[{i}]"
         skew = c.get("maxSkew") or 0

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from instancetype.api.kubevirt_types import NOT_REQUIRED, kubevirt_types
 from instancetype.engine.results import Cause
@@ -47,7 +47,9 @@ ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("kv.VirtualMachineInstanceSpec", "dnsPolicy"): ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"),
 }
 
-Checker = Callable[[Any, str, list], None]
+# A field's path is a string, or (parent path, key) pairs joined only for a cause (`_text`).
+Path = Any
+Checker = Callable[[Any, Path, list[Any]], None]
 
 
 def _json_type(v: Any) -> str:
@@ -64,8 +66,22 @@ def _json_type(v: Any) -> str:
     return "object" if isinstance(v, dict) else "null"
 
 
-def _wrong(path: str, want: str, v: Any) -> Cause:
-    return Cause("", f'{path} in body must be of type {want}: "{_json_type(v)}"', "")
+def _text(path: Any) -> str:
+    """A field path as printed. The checkers pass a nested field's path as (parent, key) pairs,
+    joined only here, when a cause is built: a conforming VM builds no path text at all."""
+    if type(path) is str:
+        return path
+    keys = []
+    while type(path) is tuple:
+        path, key = path
+        keys.append(key)
+    if path:
+        keys.append(path)
+    return ".".join(reversed(keys))
+
+
+def _wrong(path: Any, want: str, v: Any) -> Cause:
+    return Cause("", f'{_text(path)} in body must be of type {want}: "{_json_type(v)}"', "")
 
 
 class _Compiler:
@@ -74,7 +90,7 @@ class _Compiler:
     Scalars are checked inline by their Python types; only structs, slices and maps recurse
     (and only they build the path of the field)."""
 
-    def __init__(self, types: dict, *, open_all: bool = False):
+    def __init__(self, types: dict[str, Any], *, open_all: bool = False):
         self.types = types
         self.open_all = open_all        # unknown fields allowed everywhere (the status schema)
         self.structs: dict[str, Checker] = {}
@@ -84,45 +100,42 @@ class _Compiler:
         if checker is not None:
             return checker
         spec = self.types.get(name, {})
-        scalars: dict[str, tuple] = {}      # key -> (accepted Python types, schema type name)
-        nested: dict[str, Checker] = {}
+        # key -> (accepted Python types, schema type name) for a scalar checked inline, else the
+        # field's checker: one lookup per key
+        fields: dict[str, tuple[Any, ...] | Checker] = {}
         required = tuple(f for f, t in spec.items() if not t[2] and (name, f) not in NOT_REQUIRED)
         open_struct = self.open_all or name in OPEN_STRUCTS
 
-        def check_struct(v: Any, path: str, out: list) -> None:
+        def check_struct(v: Any, path: Path, out: list[Any]) -> None:
             if type(v) is not dict:
                 out.append(_wrong(path, "object", v))
                 return
             for key in required:
                 if v.get(key) is None:
-                    out.append(Cause("", f"{path}.{key} in body is required" if path else f"{key} in body is required",
-                                     ""))
+                    out.append(Cause("", f"{_text((path, key))} in body is required", ""))
             for key, x in v.items():
                 if x is None:
                     continue
-                scalar = scalars.get(key)
-                if scalar is not None:
-                    if type(x) not in scalar[0]:
-                        if scalar[1] != "integer" or not (type(x) is float and x.is_integer()):
-                            out.append(_wrong(f"{path}.{key}" if path else key, scalar[1], x))
+                field = fields.get(key)     # (accepted Python types, schema type name) or a checker
+                if field is None:
+                    if not open_struct:
+                        out.append(Cause("", f"{_text((path, key))} in body is a forbidden property", ""))
+                elif type(field) is tuple:
+                    if type(x) not in field[0]:
+                        if field[1] != "integer" or not (type(x) is float and x.is_integer()):
+                            out.append(_wrong((path, key), field[1], x))
                         else:
                             out.append(NOT_GO_SHAPED)     # 3.0: the schema's integer, not Go's
-                    continue
-                check = nested.get(key)
-                if check is None:
-                    if not open_struct:
-                        out.append(Cause("", f"{path}.{key} in body is a forbidden property" if path
-                                         else f"{key} in body is a forbidden property", ""))
                 else:
-                    check(x, f"{path}.{key}" if path else key, out)
+                    cast(Checker, field)(x, (path, key), out)
 
         self.structs[name] = check_struct
         for f, t in spec.items():
             kind = t[0]
             if (name, f) not in ENUMS and kind in _SCALAR_TYPES:
-                scalars[f] = _SCALAR_TYPES[kind]
+                fields[f] = _SCALAR_TYPES[kind]
             else:
-                nested[f] = self.field(kind, name, f)
+                fields[f] = self.field(kind, name, f)
         return check_struct
 
     def field(self, kind: str, struct: str, name: str) -> Checker:
@@ -145,7 +158,7 @@ class _Compiler:
 
     @staticmethod
     def slice_of(item: Checker) -> Checker:
-        def check_slice(v: Any, path: str, out: list) -> None:
+        def check_slice(v: Any, path: Path, out: list[Any]) -> None:
             if type(v) is not list:
                 out.append(_wrong(path, "array", v))
                 return
@@ -158,33 +171,33 @@ class _Compiler:
 
 
 def _map_of(value: Checker) -> Checker:
-    def check_map(v: Any, path: str, out: list) -> None:
+    def check_map(v: Any, path: Path, out: list[Any]) -> None:
         if type(v) is not dict:
             out.append(_wrong(path, "object", v))
             return
         for k, x in v.items():
             if x is not None:
-                value(x, f"{path}.{k}", out)
+                value(x, (path, k), out)
     return check_map
 
 
 def _enum(values: tuple[str, ...]) -> Checker:
-    def check_enum(v: Any, path: str, out: list) -> None:
+    def check_enum(v: Any, path: Path, out: list[Any]) -> None:
         if type(v) is not str:
             out.append(_wrong(path, "string", v))
         elif v not in values:
-            out.append(Cause("", f"{path} in body should be one of [{' '.join(values)}]", ""))
+            out.append(Cause("", f"{_text(path)} in body should be one of [{' '.join(values)}]", ""))
     return check_enum
 
 
 def _scalar(want: str, ok: Callable[[Any], bool]) -> Checker:
-    def check_scalar(v: Any, path: str, out: list) -> None:
+    def check_scalar(v: Any, path: Path, out: list[Any]) -> None:
         if not ok(v):
             out.append(_wrong(path, want, v))
     return check_scalar
 
 
-def _any(v: Any, path: str, out: list) -> None:
+def _any(v: Any, path: Path, out: list[Any]) -> None:
     return None
 
 
@@ -192,13 +205,13 @@ def _int_ok(v: Any) -> bool:
     return (type(v) is int) or (type(v) is float and v.is_integer())
 
 
-def _check_int(v: Any, path: str, out: list) -> None:
+def _check_int(v: Any, path: Path, out: list[Any]) -> None:
     if type(v) is not int:
         out.append(NOT_GO_SHAPED if _int_ok(v) else _wrong(path, "integer", v))
 
 
 # Scalars checked inline by check_struct: accepted Python types and the schema's type name.
-_SCALAR_TYPES: dict[str, tuple] = {
+_SCALAR_TYPES: dict[str, tuple[Any, ...]] = {
     "string": ((str,), "string"), "time": ((str,), "string"), "bool": ((bool,), "boolean"),
     "int": ((int,), "integer"), "quantity": ((str, int, float), "string"),
     "any": ((str, int, float, bool, dict, list), "string"),
@@ -230,7 +243,7 @@ def _body_checkers() -> tuple[Checker, Checker]:
 TOP_LEVEL_KEYS = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
 
 
-def check_vm_body(vm: dict) -> list[Cause]:
+def check_vm_body(vm: dict[str, Any]) -> list[Cause]:
     """KubeVirt's `Validator.Validate` (pkg/util/openapi) of a decoded JSON object, as virt-api's
     `expand-vm-spec` runs it on the posted VM: a top-level key other than apiVersion, kind,
     metadata, spec and status is `.<key> in body is a forbidden property` (PropertyNotAllowed with
@@ -239,7 +252,7 @@ def check_vm_body(vm: dict) -> list[Cause]:
     fields; a `null` or missing spec is `spec in body must be of type object: "null"`) and
     `status` against the VirtualMachineStatus schema, which keeps unknown fields and may be null.
     Metadata is not looked at."""
-    out: list = [Cause("", f".{k} in body is a forbidden property", "") for k in sorted(vm) if k not in TOP_LEVEL_KEYS]
+    out: list[Any] = [Cause("", f".{k} in body is a forbidden property", "") for k in sorted(vm) if k not in TOP_LEVEL_KEYS]
     if "spec" not in vm:
         out.append(Cause("", "spec in body is required", ""))
     spec_check, status_check = _body_checkers()
@@ -266,7 +279,7 @@ def check_vm_schema(vm: Any) -> list[Cause]:
 def check_vm_schema_shaped(vm: Any) -> tuple[list[Cause], bool]:
     """The schema causes, and whether the object is also exactly as Go decodes it (no null
     list items, no integers written as floats): then a plain copy of it is its decoded form."""
-    out: list = []
+    out: list[Any] = []
     _root()(vm, "", out)
     if not out:
         return out, True
@@ -276,7 +289,7 @@ def check_vm_schema_shaped(vm: Any) -> tuple[list[Cause], bool]:
 
 # --- unknown fields: what the API server's strict field validation reports and what its
 # structural pruning drops (kubectl --validate=strict|warn|ignore) -----------------------------
-def _walk_unknown(kind: str, v: Any, path: str, out: list, prune: bool) -> Any:
+def _walk_unknown(kind: str, v: Any, path: str, out: list[Any], prune: bool) -> Any:
     """`v` (of type `kind`) with the fields its type does not have removed when `prune`; the
     paths of those fields (`a.b[0].c`, as the API server prints them) appended to `out`."""
     types = kubevirt_types()
@@ -286,7 +299,7 @@ def _walk_unknown(kind: str, v: Any, path: str, out: list, prune: bool) -> Any:
             return v
         # (object metadata too: the API server decodes ObjectMeta strictly)
         fields = types.get(name, {})
-        kept = {} if prune else None
+        kept: dict[str, Any] = {}
         for key, x in v.items():
             sub = f"{path}.{key}" if path else key
             spec = fields.get(key)
@@ -306,9 +319,9 @@ def _walk_unknown(kind: str, v: Any, path: str, out: list, prune: bool) -> Any:
     if kind.startswith("map:"):
         if type(v) is not dict:
             return v
-        items = {k: _walk_unknown(kind[4:], x, f"{path}[{k}]", out, prune) if x is not None else x
-                 for k, x in v.items()}
-        return items if prune else v
+        pruned = {k: _walk_unknown(kind[4:], x, f"{path}[{k}]", out, prune) if x is not None else x
+                  for k, x in v.items()}
+        return pruned if prune else v
     return v
 
 
@@ -353,7 +366,7 @@ def _zero_nulls(kind: str, v: Any) -> None:
                     _zero_nulls(kind[4:], x)
 
 
-def zero_null_items(vm: dict) -> dict:
+def zero_null_items(vm: dict[str, Any]) -> dict[str, Any]:
     """Replace, in place, every null list item by its type's zero value, as Go's decoder reads
     it (a null Disk is the zero Disk): the rules then see what KubeVirt sees."""
     _zero_nulls("struct:" + ROOT, vm)

@@ -44,12 +44,12 @@ def context(config: Any) -> Context:
     from a private copy: engine/virt_config.cluster_config)."""
     cfg = cluster_config(config)
     ctx = cfg.validation_context
-    if ctx is None:
+    if not isinstance(ctx, Context):        # (None until the first call)
         ctx = cfg.validation_context = Context(cfg)
     return ctx
 
 
-def validate_vmi_spec(field: str, spec: dict, ctx: Context) -> list:
+def validate_vmi_spec(field: str, spec: dict[str, Any], ctx: Context) -> list[Any]:
     """ValidateVirtualMachineInstanceSpec on a VMI spec (a VM's defaulted template copy).
 
     A rule group whose fields are all absent cannot refuse: it is skipped (the hot path is a
@@ -113,7 +113,7 @@ def validate_vmi_spec(field: str, spec: dict, ctx: Context) -> list:
     return causes
 
 
-def validate_vm_spec(vm_spec: dict, ctx: Context) -> list:
+def validate_vm_spec(vm_spec: dict[str, Any], ctx: Context) -> list[Any]:
     """ValidateVirtualMachineSpec (for a user, not a KubeVirt service account)."""
     template = vm_spec.get("template")
     if template is None:

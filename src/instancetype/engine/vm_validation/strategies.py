@@ -5,6 +5,7 @@ validateLiveMigration)."""
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
 
 from instancetype.engine.vm_validation._common import (
     _E,
@@ -21,7 +22,7 @@ _EVICTION_STRATEGIES = ("LiveMigrate", "LiveMigrateIfPossible", "None", "Externa
 _DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", "")
 
 
-def validate_names(field: str, spec: dict) -> list:
+def validate_names(field: str, spec: dict[str, Any]) -> list[Any]:
     """The hostname (a DNS label) and the subdomain (a DNS subdomain)."""
     causes = []
     hostname = (spec.get("hostname") or "")
@@ -39,7 +40,7 @@ def validate_names(field: str, spec: dict) -> list:
     return causes
 
 
-def validate_start_strategy(field: str, spec: dict) -> list:
+def validate_start_strategy(field: str, spec: dict[str, Any]) -> list[Any]:
     strategy = spec.get("startStrategy")
     if strategy is None:
         return []
@@ -52,7 +53,7 @@ def validate_start_strategy(field: str, spec: dict) -> list:
     return []
 
 
-def validate_io_threads_policy(field: str, spec: dict) -> list:
+def validate_io_threads_policy(field: str, spec: dict[str, Any]) -> list[Any]:
     domain = (spec.get("domain") or _E)
     policy = domain.get("ioThreadsPolicy")
     if policy is None:
@@ -67,7 +68,7 @@ def validate_io_threads_policy(field: str, spec: dict) -> list:
     return causes
 
 
-def validate_dns(field: str, spec: dict) -> list:
+def validate_dns(field: str, spec: dict[str, Any]) -> list[Any]:
     """validateDNSPolicy (when set) and validatePodDNSConfig."""
     causes = []
     policy = (spec.get("dnsPolicy") or "")
@@ -109,7 +110,7 @@ def validate_dns(field: str, spec: dict) -> list:
     return causes
 
 
-def validate_eviction_strategy(field: str, spec: dict, config_strategy) -> list:
+def validate_eviction_strategy(field: str, spec: dict[str, Any], config_strategy: str | None) -> list[Any]:
     """validateLiveMigration: the VMI's eviction strategy, else the cluster's, must be known."""
     strategy = spec.get("evictionStrategy")
     effective = strategy if strategy is not None else config_strategy

@@ -9,8 +9,8 @@ from instancetype.engine.vm_validation._common import _E
 from instancetype.engine.vm_validation.spec import context, validate_vm_spec, validate_vmi_spec
 
 
-def validate_vm_after_apply(vm: dict, tspec: dict, tmeta: dict, *, operation: str = "CREATE",
-                            old: dict | None = None, config: Any = None) -> tuple[list, list]:
+def validate_vm_after_apply(vm: dict[str, Any], tspec: dict[str, Any], tmeta: dict[str, Any], *, operation: str = "CREATE",
+                            old: dict[str, Any] | None = None, config: Any = None) -> tuple[list[Any], list[Any]]:
     """`vm` is the VM as the mutating webhook left it; `tspec`/`tmeta` the validating webhook's
     copy of its template after apply and defaults. Returns (causes, warnings): the causes of
     the first step that refuses (empty when admitted) and, when admitted, the warnings."""

@@ -2,12 +2,20 @@
 storage admitters ValidateHotplugDiskConfiguration), without a running VMI to compare with."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from instancetype.engine.vm_validation.spec import Context
+
+from typing import Any
+
 from instancetype.engine.vm_validation._common import _E, INVALID, cause
 
 FIELD = "Status.volumeRequests"
 
 
-def _hotplug_disk(disk, name: str) -> list:
+def _hotplug_disk(disk: Any, name: str) -> list[Any]:
     prefix = "AddVolume request"
     if disk is None:
         return [cause(INVALID, f"{prefix} for [{name}] requires the disk field to be set.", FIELD)]
@@ -36,14 +44,15 @@ def _hotplug_disk(disk, name: str) -> list:
     return []
 
 
-def validate_volume_requests(vm: dict, ctx, validate_vmi_spec) -> list:
+def validate_volume_requests(vm: dict[str, Any], ctx: Context,
+                             validate_vmi_spec: Callable[[str, dict[str, Any], Context], list[Any]]) -> list[Any]:
     requests = ((vm.get("status") or _E).get("volumeRequests") or ())
     if not requests:
         return []
     tspec = (((vm.get("spec") or _E).get("template") or _E).get("spec") or _E)
     vm_volumes = {(v.get("name") or ""): v for v in (tspec.get("volumes") or ())}
-    added: set = set()
-    removed: set = set()
+    added: set[Any] = set()
+    removed: set[Any] = set()
     new_volumes = [dict(v) for v in (tspec.get("volumes") or ())]
     new_disks = [dict(x) for x in (((tspec.get("domain") or _E).get("devices") or _E).get("disks") or ())]
     for req in requests:

@@ -80,7 +80,7 @@ _VERBS = ["delete", "deletecollection", "get", "global_list", "global_watch", "l
 
 
 @cache
-def resource_class(res: Resource) -> type:
+def resource_class(res: Resource) -> type[Any]:
     """lightkube's description of `res` for its request builder (`prepare_request`): the API info
     of `lightkube.generic_resource`'s classes, its `.Status` the status subresource. The store
     decodes answers itself (msgspec, plain dicts), so no generic model class is made (that module
@@ -91,8 +91,8 @@ def resource_class(res: Resource) -> type:
                        action="status")
     base, sub = (r.NamespacedResourceG, r.NamespacedResourceG) if res.namespaced else (r.GlobalResource,
                                                                                        r.GlobalSubResource)
-    cls = type(res.kind, (base,), {"_api_info": info})
-    cls.Status = type(f"{res.kind}Status", (sub,), {"_api_info": status})     # type: ignore[attr-defined]
+    cls: type[Any] = type(res.kind, (base,), {"_api_info": info})
+    cls.Status = type(f"{res.kind}Status", (sub,), {"_api_info": status})
     return cls
 
 
@@ -181,7 +181,7 @@ def generic(client: Any) -> GenericSyncClient:
 
 # --- errors -----------------------------------------------------------------------------------
 
-_BY_CODE = {404: NotFound, 400: BadRequest, 403: Forbidden, 410: Gone}
+_BY_CODE: dict[int, type[APIError]] = {404: NotFound, 400: BadRequest, 403: Forbidden, 410: Gone}
 
 
 def api_error(status: Any) -> APIError:
@@ -195,8 +195,8 @@ def api_error(status: Any) -> APIError:
     details = status.get("details") or {}
     attrs = {"kind": details.get("kind", ""), "name": details.get("name", ""), "status_body": dict(status)}
     if code == 409:
-        cls = AlreadyExists if reason == "AlreadyExists" else Conflict
-        return cls(message, **attrs)
+        conflict = AlreadyExists if reason == "AlreadyExists" else Conflict
+        return conflict(message, **attrs)
     if code == 422:
         raw = [c for c in details.get("causes") or () if isinstance(c, Mapping)]
         causes = [names.FieldError(c.get("field", ""), c.get("message", "")) for c in raw]
@@ -247,14 +247,14 @@ def api_errors(server: str, res: Resource | None = None) -> Iterator[None]:
         if resp.status_code == 401:
             raise Unreachable(f"the Kubernetes API server at {server} refused the credentials "
                               "(401 Unauthorized)") from None
-        status = _status_body(resp)
-        if status is not None:
-            raise api_error(status) from None
+        body = _status_body(resp)
+        if body is not None:
+            raise api_error(body) from None
         if resp.status_code == 404:
             what = f" ({res.qualified}/{res.version})" if res is not None else ""
             raise NotFound(f"the server could not find the requested resource{what}") from None
-        body = resp.text.strip().splitlines()
-        raise api_error({"code": resp.status_code, "message": body[0] if body else resp.reason_phrase}) from None
+        lines = resp.text.strip().splitlines()
+        raise api_error({"code": resp.status_code, "message": lines[0] if lines else resp.reason_phrase}) from None
     except httpx2.TransportError as e:
         detail = str(e) or type(e).__name__
         raise Unreachable(f"cannot reach the Kubernetes API server at {server}: {detail}") from None

@@ -28,18 +28,22 @@ the open stream (a blocked read returns at once) and closes the client.
 """
 from __future__ import annotations
 
+import builtins
 import logging
 import sys
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from instancetype.errors import StoreError
 from instancetype.store.base import NotFound
+
+if TYPE_CHECKING:
+    from instancetype.store.kube.store import WatchStream
 
 from .client import Gone, Unreachable, resource_of
 from .flavor import FLAVOR_INFORMER_KINDS, split_key
@@ -82,6 +86,7 @@ class Packer:
 
     def unpack(self, data: bytes) -> dict:
         """A fresh dict of a packed object."""
+        assert self._zdict is not None     # set by the first pack, before any data exists
         return _unpack(zlib.decompressobj(zdict=self._zdict).decompress(data))
 
 
@@ -127,7 +132,7 @@ class Informer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._client = None
-        self._stream = None
+        self._stream: WatchStream | None = None
         self._next_version: str | None = None
         self.resource_version = ""     # the last resourceVersion seen (list, event or bookmark)
         self.lists = 0                 # how many times the kind was listed (1 + relists)
@@ -199,11 +204,11 @@ class Informer:
         unpack = self._packer.unpack
         return (unpack(raw) for _, raw in self._items(namespace))
 
-    def keys(self, namespace: str | None = None) -> list[tuple[str, str]]:
+    def keys(self, namespace: str | None = None) -> builtins.list[tuple[str, str]]:
         """(namespace, name) of the cached objects, ordered; nothing is decoded."""
         return [k for k, _ in self._items(namespace)]
 
-    def _items(self, namespace: str | None) -> list[tuple[tuple[str, str], bytes]]:
+    def _items(self, namespace: str | None) -> builtins.list[tuple[tuple[str, str], bytes]]:
         with self._lock:
             items = [(k, v) for k, v in self._cache.items() if namespace is None or k[0] == namespace]
         items.sort(key=lambda kv: kv[0])
@@ -217,6 +222,7 @@ class Informer:
     def _run(self) -> None:
         backoff = self.backoff_start
         need_list = True
+        error: Exception
         while not self._stop.is_set():
             try:
                 if need_list:
@@ -266,7 +272,7 @@ class Informer:
         items, rv = self.store.list_at(self.kind, self.namespace, label_selector=self.label_selector,
                                        api_version=self.api_version,
                                        convert=lambda o: (key_of(o), self._packer.pack(o)))
-        fresh = dict(items)
+        fresh: dict[tuple[str, str], bytes] = dict(items)
         del items
         with self._lock:
             old = self._cache

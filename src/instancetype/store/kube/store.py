@@ -11,6 +11,7 @@ cluster: `transaction()` is a no-op context that yields the store itself.
 """
 from __future__ import annotations
 
+import builtins
 import gc as collector  # `gc` is lightkube's generic client below
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -212,7 +213,7 @@ class KubeStore(Store):
 
     def list_at(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
                 field_selector: Any = None, api_version: str | None = None,
-                convert: Callable[[dict], Any] | None = None) -> tuple[list, str]:
+                convert: Callable[[dict], Any] | None = None) -> tuple[builtins.list[Any], str]:
         """Every object of `kind` (paged), ordered by namespace then name as the API server keeps
         them, and the list's resourceVersion (where a watch of the same kind starts). `convert`
         maps each object as its page arrives (an informer keeps a compact form, never the whole
@@ -336,7 +337,7 @@ class KubeStore(Store):
         return self._send("patch", res, name=name, namespace=self._ns(res, namespace), body=dict(patch),
                           content_type=MERGE_PATCH, subresource=subresource)
 
-    def json_patch(self, kind: str, name: str, operations: list, namespace: str | None = None, *,
+    def json_patch(self, kind: str, name: str, operations: builtins.list[Any], namespace: str | None = None, *,
                    subresource: str | None = None) -> dict:
         """RFC 6902 JSON patch (a `test` operation is a precondition)."""
         res = resource_of(kind)

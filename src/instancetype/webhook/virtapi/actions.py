@@ -243,9 +243,10 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes)
         vmctl.check_not_running(store, vm)
         options = decode_options(body, struct)
     dry = dry_run_of(options)
-    kwargs = {"start": {"paused": bool(options.get("paused"))},
-              "stop": {"grace_period": options.get("gracePeriod")},
-              "restart": {"grace_period": options.get("gracePeriodSeconds")}}[action]
+    by_action: dict[str, dict[str, Any]] = {"start": {"paused": bool(options.get("paused"))},
+                                            "stop": {"grace_period": options.get("gracePeriod")},
+                                            "restart": {"grace_period": options.get("gracePeriodSeconds")}}
+    kwargs = by_action[action]
     # On the embedded store the controller runs inside the request's transaction; on an API
     # server the controller watching it carries the request out (as virt-controller does
     # virt-api's patch), and the request is retried from a fresh read when another writer

@@ -72,7 +72,9 @@ class VirtAPI:
 
     def _store_now(self) -> Store:
         if self._store is None:
-            self._store = self._store_arg()        # type: ignore[operator]
+            make = self._store_arg
+            assert not isinstance(make, Store)      # a store given as is was kept in __init__
+            self._store = make()
         return self._store
 
     async def _on_store(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -90,13 +92,14 @@ class VirtAPI:
         """None when the request may go on, else the 401/403 answer."""
         if self.insecure:
             return None
+        assert self.requestheader is not None and self.authorize is not None     # (checked in __init__)
         peercert = request.transport.get_extra_info("peercert") if request.transport is not None else None
-        user = authenticate(self.requestheader, peercert, request.headers)   # type: ignore[arg-type]
+        user = authenticate(self.requestheader, peercert, request.headers)
         if user is None:
             return _json(401, unauthorized_status())
         loop = asyncio.get_running_loop()
         try:
-            allowed, reason = await loop.run_in_executor(None, self.authorize, user, attrs)  # type: ignore[arg-type]
+            allowed, reason = await loop.run_in_executor(None, self.authorize, user, attrs)
         except Exception as e:       # the review could not be made: fail closed
             log.error("SubjectAccessReview failed: %s", e)
             return _json(500, actions.InternalError("internal server error").status())

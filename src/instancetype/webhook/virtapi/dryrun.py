@@ -8,15 +8,19 @@ request; what the API server's own admission would say of the written objects is
 """
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator, Mapping
 from contextlib import nullcontext
 from typing import Any
 
+from instancetype.api.selectors import FieldRequirement, Requirement
 from instancetype.jsonutil import clone
 from instancetype.store.base import (
     DEFAULT_NAMESPACE,
     AlreadyExists,
+    Event,
     NotFound,
+    ResourceVersion,
     Store,
     already_exists,
     fields_match,
@@ -70,21 +74,21 @@ class DryRunStore(Store):
             key = (res.kind, meta.get("namespace") or "", meta.get("name") or "")
             seen.add(key)
             if key in self._written:
-                obj = self._written[key]
-                if obj is None or not self._matches(obj, labels, fields):
+                written = self._written[key]
+                if written is None or not self._matches(written, labels, fields):
                     continue
-                obj = clone(obj)
+                obj = clone(written)
             yield obj
-        for key, obj in sorted(self._written.items(), key=lambda kv: kv[0]):
-            if key[0] != res.kind or key in seen or obj is None:
+        for key, written in sorted(self._written.items(), key=lambda kv: kv[0]):
+            if key[0] != res.kind or key in seen or written is None:
                 continue
             if namespace is not None and res.namespaced and key[1] != namespace:
                 continue
-            if self._matches(obj, labels, fields):
-                yield clone(obj)
+            if self._matches(written, labels, fields):
+                yield clone(written)
 
     @staticmethod
-    def _matches(obj: Mapping, labels: list, fields: list) -> bool:
+    def _matches(obj: Mapping, labels: builtins.list[Requirement], fields: builtins.list[FieldRequirement]) -> bool:
         return labels_match((obj.get("metadata") or {}).get("labels"), labels) and fields_match(obj, fields)
 
     def count(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
@@ -125,7 +129,8 @@ class DryRunStore(Store):
         self._written[self._key(kind, name, namespace)] = None
         return obj
 
-    def changes(self, since: int = 0, *, kind: str | None = None, namespace: str | None = None):
+    def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
+                namespace: str | None = None) -> Iterator[Event]:
         return iter(())
 
     def resource_version(self) -> int:
