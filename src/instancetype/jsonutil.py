@@ -105,7 +105,7 @@ def json_problem(v: Any, root: str = "") -> tuple[str, str] | None:
     any nesting is answered rather than overflowing the stack."""
     # Linear in the data: the containers on the current path are a set, left on an exit marker.
     on_path: set[int] = set()
-    stack: list[tuple[Any, str, int]] = [(v, root, 0)]
+    stack: list[tuple[Any, Any, int]] = [(v, root, 0)]     # (value, path or _EXIT, depth)
     while stack:
         x, path, depth = stack.pop()
         if path is _EXIT:

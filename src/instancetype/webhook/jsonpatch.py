@@ -45,7 +45,7 @@ def diff(old: Any, new: Any, path: list[str] | None = None) -> list[dict]:
 
 
 def _root(path: list[str] | None) -> Any:
-    at = None
+    at: Any = None
     for p in path or ():
         at = (at, p)
     return at

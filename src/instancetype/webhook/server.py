@@ -250,8 +250,10 @@ class _Site(web.TCPSite):
     async def start(self) -> None:
         await web.BaseSite.start(self)
         loop = asyncio.get_running_loop()
+        server = self._runner.server
+        assert server is not None
         self._server = await loop.create_server(
-            self._runner.server, self._host, self._port, ssl=self._ssl_context, backlog=self._backlog,
+            server, self._host, self._port, ssl=self._ssl_context, backlog=self._backlog,
             reuse_address=self._reuse_address, reuse_port=self._reuse_port,
             ssl_handshake_timeout=self._handshake_timeout if self._ssl_context else None)
         self._bound_port = self._server.sockets[0].getsockname()[1] if self._server.sockets else self._port
