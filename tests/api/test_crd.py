@@ -36,5 +36,6 @@ def test_cluster_schema_equals_namespaced_but_for_description():
     assert schema("VirtualMachineInstancetype") == schema("VirtualMachineClusterInstancetype")
     assert schema("VirtualMachinePreference") == schema("VirtualMachineClusterPreference")
     spec = schema("VirtualMachinePreference")["properties"]["spec"]["properties"]
-    assert spec["devices"]["properties"]["preferredRng"] == {"type": "object"}
+    rng = spec["devices"]["properties"]["preferredRng"]
+    assert rng["type"] == "object" and set(rng) == {"type", "description"}
     assert "preferredLaunchSecurity" in spec

@@ -53,3 +53,42 @@ def test_deleting_the_dv_removes_its_pvc(tmp_path):
     assert run(state, "get", "pvc", "d1").code == 0
     assert run(state, "delete", "dv", "d1").out == 'datavolume.cdi.kubevirt.io "d1" deleted from default namespace\n'
     assert run(state, "get", "pvc", "d1").code == 1
+
+
+def test_a_sparse_image_stays_sparse_and_piped_output_has_no_blank_lines(tmp_path):
+    """A 1 GiB image with 8 KiB of data: the stored copy holds the same bytes and about as many
+    allocated blocks as the source (holes kept), and the piped output is the messages alone."""
+    import os
+
+    state, image = tmp_path / "state.db", tmp_path / "sparse.img"
+    with open(image, "wb") as f:
+        f.truncate(1 << 30)
+        f.seek(300 << 20)
+        f.write(b"\x01" * 4096)
+        f.seek((1 << 30) - 4096)
+        f.write(b"\x02" * 4096)
+    source_blocks = os.stat(image).st_blocks
+    r = run(state, "image-upload", "dv", "sparse", "--size=2Gi", f"--image-path={image}")
+    assert r.code == 0, r.err
+    assert "" not in r.out.splitlines()
+    pvc = get_json(state, "pvc", "sparse")
+    stored = tmp_path / "state.db.images" / pvc["metadata"]["uid"]
+    st = os.stat(stored)
+    assert st.st_size == 1 << 30
+    assert st.st_blocks <= source_blocks + 64, (st.st_blocks, source_blocks)   # 512-byte blocks: a few KiB
+    with open(stored, "rb") as f:
+        f.seek(300 << 20)
+        assert f.read(4096) == b"\x01" * 4096
+        f.seek((1 << 30) - 4096)
+        assert f.read() == b"\x02" * 4096
+        f.seek(0)
+        assert f.read(4096) == bytes(4096)
+
+
+def test_size_is_required_to_create_the_claim(target, tmp_path):
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"x" * 4096)
+    for kind in ("dv", "pvc"):
+        r = run(target, "image-upload", kind, "nosize", f"--image-path={image}")
+        assert r.code == 1
+        assert r.err == "when creating a resource, the size must be specified\n", r.err

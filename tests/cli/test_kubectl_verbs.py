@@ -269,11 +269,13 @@ def test_api_resources(state):
 def test_explain_field_layout(state):
     r = run(state, "explain", "vm.spec.runStrategy")
     assert r.out == ("GROUP:      kubevirt.io\nKIND:       VirtualMachine\nVERSION:    v1\n\n"
-                     "FIELD: runStrategy <string>\n\n\nDESCRIPTION:\n    <empty>\n\n")
+                     "FIELD: runStrategy <string>\n\n\nDESCRIPTION:\n    When the VM runs: Always, RerunOnFailure, "
+                     "Once, Manual or Halted (virtctl\n    start and stop change it).\n    \n\n")
     r = run(state, "explain", "vm")
     assert r.out.startswith("GROUP:      kubevirt.io\nKIND:       VirtualMachine\nVERSION:    v1\n\nDESCRIPTION:\n"
                             "    VirtualMachine handles the VirtualMachines that are not running\n")
-    assert "FIELDS:\n  apiVersion\t<string>\n    <no description>\n\n" in r.out
+    assert "FIELDS:\n  apiVersion\t<string>\n    APIVersion defines the versioned schema" in r.out
+    assert "  status\t<Object>\n    <no description>\n\n" in r.out      # a field no instancetype touches
     assert "  spec\t<Object> -required-\n" in r.out
     r = run(state, "explain", "vmf.spec.cpu.guest")
     assert r.out.startswith("GROUP:      instancetype.kubevirt.io\nKIND:       VirtualMachineInstancetype\n"

@@ -159,15 +159,15 @@ def subresource_api_served(kube, work: Path, *, controller: bool = True) -> Iter
     `instancetype controller` inside `kube` (kube_netns), both as the ServiceAccount install made.
     On exit the VMs go while the controller runs (without `controller`, the caller's must have let
     their VMIs go: controller_env.release_vmis), then `uninstall`, then the processes stop."""
-    from tests.kube.certs import make_webhook_certs
     from tests.kube.controller_env import until
 
     address = kube.netns.address
-    # The aggregator verifies the serving certificate for the Service's DNS name.
-    certs = make_webhook_certs(work, [address, f"virt-api.{SYSTEM_NS}.svc"])
+    # No certificate is made here: install makes them (virt-operator's part), for the address and
+    # the aggregated API's Service name, and serve uses its directory.
+    cert_dir = work / "certs"
     env = cli_env(kube)
     r = subprocess.run([sys.executable, "-m", "instancetype", "install", "--kubeconfig", str(kube.kubeconfig),
-                        "--webhook-url", f"https://{address}:{SUBRESOURCE_PORT}", "--ca-bundle", str(certs.ca)],
+                        "--webhook-url", f"https://{address}:{SUBRESOURCE_PORT}", "--cert-dir", str(cert_dir)],
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "apiservice.apiregistration.k8s.io/v1.subresources.kubevirt.io created" in r.stdout
@@ -175,7 +175,7 @@ def subresource_api_served(kube, work: Path, *, controller: bool = True) -> Iter
     names = ("serve", "controller") if controller else ("serve",)
     logs = {name: work / f"{name}.log" for name in names}
     argv = {"serve": ["serve", "--kubeconfig", sa, "--bind-address", address, "--secure-port", str(SUBRESOURCE_PORT),
-                      "--tls-cert-file", str(certs.cert), "--tls-private-key-file", str(certs.key)],
+                      "--cert-dir", str(cert_dir)],
             "controller": ["controller", "--kubeconfig", sa, "--no-catalog", "-v"]}
     procs: dict = {}
     try:

@@ -176,11 +176,21 @@ def test_expand_file_equals_offline_expand(clients, subresource_api, vm_namespac
     posted = _vm("posted", ns)
     del posted["metadata"]["namespace"]
     (tmp_path / "vm.yaml").write_text(yaml.safe_dump(posted))
-    by_file = yaml.safe_load(virtctl("expand", "--file", str(tmp_path / "vm.yaml"), "-n", ns).stdout)
+    text = virtctl("expand", "--file", str(tmp_path / "vm.yaml"), "-n", ns).stdout
+    by_file = yaml.safe_load(text)
+    assert _keys_sorted(by_file)        # virtctl marshals through JSON: keys sorted, as instancetype prints
     offline = _offline_expand(subresource_api, ns, _vm("posted", ns), tmp_path)
     assert _without_go_zero_time(by_file["spec"]) == offline["spec"]
     missing = virtctl("expand", "--file", str(tmp_path / "nope.yaml"), "-n", ns, check=False)
     assert missing.stderr.splitlines()[-1] == f"error reading file open {tmp_path / 'nope.yaml'}: no such file or directory"
+
+
+def _keys_sorted(value) -> bool:
+    if isinstance(value, dict):
+        return list(value) == sorted(value) and all(_keys_sorted(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_keys_sorted(v) for v in value)
+    return True
 
 
 def test_rbac_on_the_subresources(subresource_api, vm_namespace):

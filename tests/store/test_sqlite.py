@@ -393,3 +393,43 @@ def test_default_state_path(monkeypatch, tmp_path):
     assert default_state_path() == tmp_path / "home" / ".local" / "share" / "instancetype" / "state.db"
     with open_store() as s:                         # the directory is made on first use
         assert s.path.exists()
+
+
+def test_watch_sleeps_on_the_file_until_another_process_writes(tmp_path, monkeypatch):
+    """The embedded change feed is followed without polling: between changes the watcher waits on
+    the kernel (inotify) with no timeout, and reads the table again only after the file was written."""
+    import threading
+
+    from instancetype.store import file_events
+
+    path = tmp_path / "s.db"
+    SqliteStore(path).close()
+    waits: list = []
+    waiting = threading.Event()
+    real_wait = file_events.FileEvents.wait
+
+    def wait(self, timeout):
+        waits.append(timeout)
+        waiting.set()
+        return real_wait(self, timeout)
+
+    monkeypatch.setattr(file_events.FileEvents, "wait", wait)
+    got: list = []
+
+    def follow():
+        with SqliteStore(path) as s:
+            for ev in s.watch("VirtualMachine"):
+                got.append(ev)
+                return
+
+    t = threading.Thread(target=follow)
+    t.start()
+    assert waiting.wait(60)
+    with SqliteStore(path) as writer:
+        writer.create(vm("w"))
+    t.join(60)
+    assert not t.is_alive()
+    assert [(e.type, e.name) for e in got] == [("ADDED", "w")]
+    # Every wait has no timer: the watcher wakes only when the file or its WAL is written (a commit
+    # is several writes, so a few wake-ups may find nothing new yet).
+    assert waits and set(waits) == {None}

@@ -4,7 +4,8 @@ pkg/virt-operator/resource/generate/components/crds.go (NewVirtualMachineInstanc
 its three siblings) at v1.9: label `kubevirt.io: ""`, conversion strategy None, exactly one
 version (v1beta1, served and storage), no subresources, no printer columns, category `all`
 only on the namespaced kinds, and the structural schema of the Go types (the cluster kinds'
-schemas equal their namespaced twins' except for the top-level description).
+schemas equal their namespaced twins' except for the top-level description), every field
+described in our words (`api/field_docs.py`).
 
 Public: `generate_crds() -> list[dict]`, `crd_for(kind) -> dict`, `object_schema(kind) -> dict`.
 """
@@ -36,7 +37,9 @@ _SPEC_TYPES = {
 
 @cache
 def _object_schema(kind: str) -> dict[str, Any]:
-    return {
+    from instancetype.api.field_docs import INSTANCETYPE_DOCS, PREFERENCE_DOCS, describe
+
+    schema: dict[str, Any] = {
         "description": _DESCRIPTIONS[kind],
         "type": "object",
         "properties": {
@@ -47,6 +50,11 @@ def _object_schema(kind: str) -> dict[str, Any]:
         },
         "required": ["spec"],
     }
+    # Every spec field described (kubectl explain reads them from the CRD); apiVersion, kind and
+    # metadata are described by the API server itself, as for every CRD.
+    docs = INSTANCETYPE_DOCS if kind in (kinds.INSTANCETYPE, kinds.CLUSTER_INSTANCETYPE) else PREFERENCE_DOCS
+    describe(schema, {k: v for k, v in docs.items() if k.startswith("spec")})
+    return schema
 
 
 def object_schema(kind: str) -> dict[str, Any]:

@@ -67,7 +67,7 @@ def invalid_failure(kind: str, name: str, causes: Any, *, verb: str, source: str
 
 
 def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
-    """A `webhook.admission.Refused` as kubectl reports it."""
+    """A `lifecycle.admission.Refused` as kubectl reports it."""
     from .output import refusal_text
 
     result, webhook = e.result, getattr(e, "webhook", "")
@@ -134,10 +134,10 @@ def apply_cmd(ctx, filenames, namespace, recursive, dry_run, validate):
 
 
 def _apply_chunk(cluster: Any, docs: list, namespace: str, failures: list[Failure], suffix: str,
-                 show: Any = None, fields: str = "strict") -> list[tuple[str, str]]:
+                 show: Any = None, fields: str = "strict", create_only: bool = False) -> list[tuple[str, str]]:
     pending: list[tuple[str, str]] = []
     for d in docs:
-        failure = _apply_one(cluster, d, namespace, pending, suffix, fields)
+        failure = _apply_one(cluster, d, namespace, pending, suffix, fields, create_only)
         if failure is not None:
             failures.append(failure)
     if show is not None:
@@ -156,12 +156,11 @@ def _show(pending: list[tuple[str, str]], warn: Any) -> None:
 
 
 def _apply_one(cluster: Any, d: Any, namespace: str, pending: list[tuple[str, str]],
-               suffix: str, fields: str = "strict") -> Failure | None:
-    from instancetype.errors import Error, StoreError
-    from instancetype.store.base import APIError, Invalid, StateFileError
-    from instancetype.webhook.admission import Refused
-
-    from .manifests import resource_name
+               suffix: str, fields: str = "strict", create_only: bool = False) -> Failure | None:
+    """Apply one document; `create_only` is kubectl create's: a plain create (no
+    last-applied annotation), an existing object the API server's AlreadyExists."""
+    from instancetype.errors import StoreError
+    from instancetype.store.base import StateFileError
 
     source = source_name(d.source)
     meta = got if isinstance(got := d.obj.get("metadata"), dict) else {}
@@ -170,6 +169,8 @@ def _apply_one(cluster: Any, d: Any, namespace: str, pending: list[tuple[str, st
     mapping = mapping_error(d, ns)
     if mapping is not None:
         return Failure(f"error: {mapping}", mapping)
+    if create_only:
+        return _create_one(cluster, d, ns, pending, suffix, fields, source)
     if not meta.get("name") or not isinstance(meta["name"], str):   # unstructured GetName: "" unless a string
         res_ = res or kinds.BY_KIND.get(stored_kind(d.obj))
         text = ("error when retrieving current configuration of:\n" + (_info(res_, "", ns) if res_ else "") +
@@ -188,8 +189,31 @@ def _apply_one(cluster: Any, d: Any, namespace: str, pending: list[tuple[str, st
     if refused is not None:
         return refused
     pending.extend(("warn", w) for w in field_warnings)
+    return _write(lambda: cluster.apply(obj, namespace=ns), d, pending, suffix, verb, source)
+
+
+def _create_one(cluster: Any, d: Any, ns: str | None, pending: list[tuple[str, str]], suffix: str, fields: str,
+                source: str) -> Failure | None:
+    from .field_validation import check_fields
+
+    obj, field_warnings, refused = check_fields(d.obj, fields, verb="creating", source=source)
+    if refused is not None:
+        return refused
+    pending.extend(("warn", w) for w in field_warnings)
+    return _write(lambda: cluster.create(obj, namespace=ns), d, pending, suffix, "creating", source)
+
+
+def _write(write: Any, d: Any, pending: list[tuple[str, str]], suffix: str, verb: str, source: str
+           ) -> Failure | None:
+    """Run one write and turn its refusal into kubectl's failure texts."""
+    from instancetype.errors import Error
+    from instancetype.lifecycle.admission import Refused
+    from instancetype.store.base import APIError, Invalid, StateFileError
+
+    from .manifests import resource_name
+
     try:
-        result = cluster.apply(obj, namespace=ns)
+        result = write()
     except Refused as e:
         return refusal_failure(e, verb=verb, source=source, obj=d.obj)
     except StateFileError:

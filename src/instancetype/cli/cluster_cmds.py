@@ -1,7 +1,8 @@
 """`instancetype install` and `instancetype uninstall`: virt-operator's part on a real cluster.
 
     instancetype install --kubeconfig PATH [--context NAME] [--namespace instancetype-system]
-                         --webhook-url https://HOST:PORT --ca-bundle CA.pem
+                         --webhook-url https://HOST:PORT --cert-dir DIR
+    instancetype install ... --webhook-url https://HOST:PORT --ca-bundle CA.pem [--tls-cert-file CERT]
     instancetype install --print [--service NS/NAME | --webhook-url URL] [--ca-bundle CA.pem]
     instancetype uninstall --kubeconfig PATH [--context NAME] [--namespace instancetype-system]
 
@@ -11,11 +12,12 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
 
-from instancetype.deploy.rbac import DEFAULT_NAMESPACE
+from instancetype.api.kinds import INSTALL_NAMESPACE
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
@@ -80,7 +82,7 @@ def _target(webhook_url: str | None, service: str | None, ca_bundle: str | None,
 _cluster_options = [
     click.option("--kubeconfig", metavar="PATH", help="The kubeconfig file of the cluster."),
     click.option("--context", metavar="NAME", help="The kubeconfig context (default: its current context)."),
-    click.option("--namespace", "-n", default=DEFAULT_NAMESPACE, show_default=True,
+    click.option("--namespace", "-n", default=INSTALL_NAMESPACE, show_default=True,
                  help="The namespace of the controller's ServiceAccount and RBAC."),
 ]
 
@@ -94,13 +96,24 @@ def _with_cluster_options(f):
 @click.command("install")
 @_with_cluster_options
 @click.option("--webhook-url", metavar="https://HOST:PORT", help="Where the API server reaches `instancetype serve`.")
-@click.option("--ca-bundle", metavar="CA.pem", help="The CA of the webhook server's certificate (PEM).")
+@click.option("--ca-bundle", metavar="CA.pem", help="The CA of the webhook server's certificate (PEM); "
+                                                    "without it, --cert-dir makes one.")
+@click.option("--cert-dir", metavar="DIR", type=click.Path(file_okay=False),
+              help="Without --ca-bundle: make a CA and a serving certificate for every name the API server "
+                   "verifies, in DIR, for `serve --cert-dir DIR`. With --ca-bundle: check DIR/tls.crt covers them.")
+@click.option("--tls-cert-file", metavar="CERT", help="With --ca-bundle: the serving certificate `serve` will use, "
+                                                      "checked to cover every name the API server verifies.")
 @click.option("--service", metavar="NAMESPACE/NAME", help="Reach the webhooks through this in-cluster Service (port 443).")
 @click.option("--print", "print_only", is_flag=True, help="Write the manifests as YAML to stdout; touch no cluster.")
-def install_cmd(kubeconfig, context, namespace, webhook_url, ca_bundle, service, print_only):
+def install_cmd(kubeconfig, context, namespace, webhook_url, ca_bundle, cert_dir, tls_cert_file, service, print_only):
     """Install the CRDs, webhooks, RBAC, KubeVirt object and catalogue on a cluster (virt-operator)."""
     namespace = _namespace(namespace)
+    if cert_dir and not ca_bundle:
+        target = _target(webhook_url, service, None, need_ca=False)
+        ca_bundle = _make_certs(cert_dir, namespace, target)
     target = _target(webhook_url, service, ca_bundle, need_ca=not print_only)
+    if ca_bundle and (tls_cert_file or cert_dir):
+        _check_names(namespace, target, tls_cert_file or str(Path(cert_dir) / "tls.crt"))
     if print_only:
         import yaml
 
@@ -114,6 +127,42 @@ def install_cmd(kubeconfig, context, namespace, webhook_url, ca_bundle, service,
     with _client(kubeconfig, context) as client:
         install(client, namespace=namespace, target=target, echo=click.echo)
     return 0
+
+
+def _make_certs(cert_dir: str, namespace: str, target) -> str:
+    """virt-operator's part: a CA and `serve`'s certificate for every name the API server verifies;
+    returns the CA's path (the caBundle of the webhooks and the APIService)."""
+    from instancetype.deploy.certs import CertDir, CertificateError, required_names
+
+    names = required_names(namespace, target)
+    directory = CertDir(Path(cert_dir))
+    try:
+        directory.create(names)
+    except CertificateError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"certificates for {', '.join(names)} written in {cert_dir} (serve --cert-dir {cert_dir})", err=True)
+    return str(directory.ca)
+
+
+def _check_names(namespace: str, target, cert_path: str) -> None:
+    """A user's certificate: every name the API server verifies must be in it, and the CA given
+    must have signed it; else one line saying what is missing."""
+    from instancetype.deploy.certs import CertificateError, missing_names, required_names, signed_by
+
+    try:
+        with open(cert_path, "rb") as f:
+            pem = f.read(1 << 20)
+        missing = missing_names(pem, required_names(namespace, target))
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {cert_path}: {exc.strerror or exc}") from None
+    except CertificateError as exc:
+        raise click.ClickException(f"{cert_path}: {exc}") from None
+    if missing:
+        raise click.ClickException(f"the serving certificate {cert_path} is not valid for {', '.join(missing)}: the "
+                                   "API server verifies serve by these names (install --cert-dir DIR without "
+                                   "--ca-bundle makes a certificate for all of them)")
+    if not signed_by(pem, target.ca_bundle):
+        raise click.ClickException(f"the serving certificate {cert_path} was not signed by the --ca-bundle given")
 
 
 @click.command("uninstall")

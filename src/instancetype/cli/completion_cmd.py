@@ -4,7 +4,11 @@
 Resource arguments complete as kubectl's do: the first word to a resource type, the next ones to
 the names of the objects of that type in the embedded store (read only; nothing when there is no
 state file yet, or the file cannot be read), or on the cluster `--kubeconfig`/`--cluster`/`--context`
-names, in the namespace the command would use.
+names, in the namespace the command would use. As kubectl's scripts also do: the options that
+take files complete to file names (`-f`, `--image-path`, `--kubeconfig`, ...; directories for
+`--cert-dir`), `-o` to the command's output formats, `-n` to namespaces, and `create vm|
+instancetype|preference` to virtctl's flags. The bash script is click's with file names
+completed by `compgen -f` (so `compgen`-driven tests and plain bash see them), zsh's is click's.
 """
 from __future__ import annotations
 
@@ -30,9 +34,8 @@ def completion_cmd(shell):
             raise CommandError("error: Shell not specified.\nSee 'instancetype completion -h' for help and examples")
         if shell not in SHELLS:
             raise CommandError(f'error: Unsupported shell type "{shell}".')
-        from .main import cli
-
-        cls = get_completion_class(shell)
+        cli = click.get_current_context().find_root().command     # the group (not imported: main imports us)
+        cls = get_completion_class(shell)      # ours (registered below), as kubectl's scripts complete
         assert cls is not None      # every shell of SHELLS has one
         comp = cls(cli, {}, "instancetype", "_INSTANCETYPE_COMPLETE")
         sys.stdout.write(comp.source())
@@ -141,3 +144,87 @@ def complete_vm_names(ctx: click.Context, param: click.Parameter, incomplete: st
 
     ns = _namespace(ctx, BY_KIND["VirtualMachine"])
     return [CompletionItem(n) for n in _names(ctx, "VirtualMachine", ns) if n.startswith(incomplete)]
+
+
+# --- the shells: click's protocol, with the values of options click cannot know ---------------------
+
+_FILE_OPTIONS = {"-f", "--filename", "--file", "--image-path", "--archive-path", "--kubeconfig", "--state",
+                 "--ca-bundle", "--tls-cert-file", "--tls-private-key-file", "--kubevirt-config", "--template"}
+_DIR_OPTIONS = {"--cert-dir"}
+# `-o` per command where its help does not list them (else the formats its help names).
+OUTPUTS = {
+    "get": ("json", "yaml", "name", "wide", "jsonpath=", "jsonpath-file=", "custom-columns=",
+            "custom-columns-file="),
+    "api-resources": ("wide", "name"),
+    "edit": ("yaml", "json"),
+    "delete": ("name",),
+    "version": ("yaml", "json"),
+}
+_DEFAULT_OUTPUTS = ("json", "yaml", "name")
+
+
+_FORMATS = ("table", "wide", "matrix", "yaml", "json", "name")
+
+
+def _outputs_in_help(text: str) -> tuple[str, ...]:
+    import re
+
+    found = tuple(f for f in _FORMATS if re.search(rf"\b{f}\b", text))
+    return found or _DEFAULT_OUTPUTS
+
+
+def _value_completions(ctx: click.Context, obj, incomplete: str):
+    """The values of an option whose type says nothing (None: leave it to click)."""
+    from click.shell_completion import CompletionItem
+
+    if not isinstance(obj, click.Option) or obj.is_flag or obj._custom_shell_complete is not None:
+        return None
+    if not isinstance(obj.type, click.types.StringParamType):
+        return None
+    names = set(obj.opts) | set(obj.secondary_opts)
+    if names & _FILE_OPTIONS:
+        return [CompletionItem(incomplete, type="file")]
+    if names & _DIR_OPTIONS:
+        return [CompletionItem(incomplete, type="dir")]
+    if "--output" in names:
+        values = OUTPUTS.get(ctx.info_name or "") or _outputs_in_help(obj.help or "")
+        return [CompletionItem(v) for v in values if v.startswith(incomplete)]
+    if "--namespace" in names:
+        return [CompletionItem(n) for n in _names(ctx, "Namespace", None) if n.startswith(incomplete)]
+    return None
+
+
+def _completions(self, args: list[str], incomplete: str):
+    from click.shell_completion import _resolve_context, _resolve_incomplete
+
+    ctx = _resolve_context(self.cli, self.ctx_args, self.prog_name, args)
+    obj, incomplete = _resolve_incomplete(ctx, args, incomplete)
+    found = _value_completions(ctx, obj, incomplete)
+    return found if found is not None else obj.shell_complete(ctx, incomplete)
+
+
+def _register() -> None:
+    from click.shell_completion import BashComplete, ZshComplete, add_completion_class
+
+    class Bash(BashComplete):
+        """click's bash protocol; file and directory names by `compgen` in the script itself."""
+
+        source_template = BashComplete.source_template.replace(
+            """            COMPREPLY=()
+            compopt -o dirnames""",
+            """            COMPREPLY+=($(compgen -d -- "$value"))
+            compopt -o filenames 2>/dev/null""").replace(
+            """            COMPREPLY=()
+            compopt -o default""",
+            """            COMPREPLY+=($(compgen -f -- "$value"))
+            compopt -o filenames 2>/dev/null""")
+        get_completions = _completions
+
+    class Zsh(ZshComplete):
+        get_completions = _completions
+
+    add_completion_class(Bash, "bash")
+    add_completion_class(Zsh, "zsh")
+
+
+_register()

@@ -52,7 +52,13 @@ def _run(argv: list[str]) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return 1
     if create_args is not None:
-        from instancetype.cli.create import run
+        from instancetype.cli.create import SUBCOMMANDS, run
+        from instancetype.cli.create_cmd import is_kubectl_create
+
+        if is_kubectl_create(create_args, SUBCOMMANDS):    # `create -f`, `create namespace`: kubectl's
+            from instancetype.cli.main import run_click
+
+            return run_click(argv)
 
         return run(create_args)
     from instancetype.cli.main import run_click

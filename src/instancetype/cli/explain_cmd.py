@@ -4,8 +4,9 @@
 `explain` walks a kind's structural schema: the instancetype.kubevirt.io CRDs' (api/crd.py)
 and, for VirtualMachine, VirtualMachineInstance and DataVolume, the schema of KubeVirt's Go types
 (api/kubevirt_types.py); `metadata` is ObjectMeta from the same table. The layout is kubectl's
-OpenAPI v3 plaintext template (kubectl/pkg/explain/v2/templates/plaintext.tmpl). The type table
-carries no descriptions, so fields print `<no description>` as kubectl does for a schema without.
+OpenAPI v3 plaintext template (kubectl/pkg/explain/v2/templates/plaintext.tmpl). Descriptions
+are ours (`api/field_docs.py`, the same the CRDs carry): every field of the four kinds, and the VM
+and VMI fields instancetypes and preferences touch; the others print `<no description>`.
 """
 from __future__ import annotations
 
@@ -82,60 +83,82 @@ _KIND_DESCRIPTIONS = {
                    "those PersistentVolumeClaims with relation to VirtualMachines"),
 }
 _TYPE_ROOTS = {"VirtualMachine": "kv.VirtualMachine", "VirtualMachineInstance": "kv.VirtualMachineInstance"}
+# What the API server says of every kind's top fields (apimachinery's TypeMeta and ObjectMeta docs, shortened).
+_TOP_DOCS = {
+    "apiVersion": "APIVersion defines the versioned schema of this representation of an object. Servers should "
+                  "convert recognized schemas to the latest internal value, and may reject unrecognized values.",
+    "kind": "Kind is a string value representing the REST resource this object represents. Servers may infer "
+            "this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.",
+    "metadata": "Standard object's metadata.",
+}
 
 
 class _TypeSchemas:
     """OpenAPI-shaped schemas of the type table's structs, built on demand (no cycles kept:
     a struct seen on the way down is a plain object)."""
 
-    def __init__(self) -> None:
+    def __init__(self, docs: dict[str, str] | None = None) -> None:
         from instancetype.api.kubevirt_types import kubevirt_types
 
         self.types = kubevirt_types()
+        self.docs = docs or {}      # path from the kind's root -> description (api/field_docs.py)
 
-    def of(self, t: str, seen: tuple = ()) -> dict:
+    def of(self, t: str, seen: tuple = (), path: tuple = ()) -> dict:
         if t.startswith("slice:"):
-            return {"type": "array", "items": self.of(t[6:], seen)}
+            return {"type": "array", "items": self.of(t[6:], seen, path)}
         if t.startswith("map:"):
-            return {"type": "object", "additionalProperties": self.of(t[4:], seen)}
+            return {"type": "object", "additionalProperties": self.of(t[4:], seen, path)}
         if t.startswith("struct:"):
-            return self.struct(t[7:], seen)
+            return self.struct(t[7:], seen, path)
         return {"string": {"type": "string"}, "bool": {"type": "boolean"}, "int": {"type": "integer"},
                 "time": {"type": "string", "format": "date-time"}}.get(t, {})
 
-    def struct(self, name: str, seen: tuple = ()) -> dict:
+    def struct(self, name: str, seen: tuple = (), path: tuple = ()) -> dict:
         fields = self.types.get(name)
         if fields is None or name in seen:
             return {"type": "object"}
-        return _LazyStruct(self, name, fields, seen + (name,))
+        return _LazyStruct(self, name, fields, seen + (name,), path)
 
 
 class _LazyStruct(dict):
     """A struct's schema whose properties are built when first looked at (the VMI's types are deep)."""
 
-    def __init__(self, schemas: _TypeSchemas, name: str, fields: dict, seen: tuple):
+    def __init__(self, schemas: _TypeSchemas, name: str, fields: dict, seen: tuple, path: tuple = ()):
         super().__init__(type="object")
         required = sorted(f for f, (_t, pointer, omitempty) in fields.items() if not omitempty and not pointer)
         if required:
             self["required"] = required
-        self._schemas, self._fields, self._seen = schemas, fields, seen
+        self._schemas, self._fields, self._seen, self._path = schemas, fields, seen, path
 
     def get(self, key, default=None):
         if key == "properties":
             if "properties" not in self:
-                self["properties"] = {f: self._schemas.of(spec[0], self._seen) for f, spec in self._fields.items()}
+                props = {}
+                for f, spec in self._fields.items():
+                    here = (*self._path, f)
+                    sub = self._schemas.of(spec[0], self._seen, here)
+                    text = self._schemas.docs.get(".".join(here))
+                    if text:
+                        sub["description"] = text
+                    props[f] = sub
+                self["properties"] = props
             return self["properties"]
         return super().get(key, default)
 
 
 def kind_schema(kind: str) -> dict | None:
     """The schema `explain` walks for a kind (None: this project has none)."""
-    schemas = _TypeSchemas()
+    from instancetype.api import field_docs
+
+    docs = {"VirtualMachine": field_docs.VM_DOCS, "VirtualMachineInstance": field_docs.VMI_DOCS}.get(kind, {})
+    schemas = _TypeSchemas({**_TOP_DOCS, **docs})
     if kind in kinds.ALL_TYPE_KINDS:
         from instancetype.api.crd import object_schema
 
         s = object_schema(kind)
         s["properties"]["metadata"] = schemas.struct("meta.ObjectMeta")
+        for name in _TOP_DOCS:
+            s["properties"][name]["description"] = _TOP_DOCS[name]
         return s
     if kind in _TYPE_ROOTS:
         s = schemas.struct(_TYPE_ROOTS[kind])

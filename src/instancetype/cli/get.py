@@ -50,10 +50,12 @@ def _as_list(items: list[dict]) -> dict:
 @click.option("--ignore-not-found", is_flag=True, help="Print nothing for objects that do not exist.")
 @click.option("-w", "--watch", is_flag=True, help="After listing, print changes as they happen (until Ctrl-C).")
 @click.option("--watch-only", is_flag=True, help="Print changes as they happen, without listing first.")
+@click.option("--sort-by", default=None, metavar="JSONPATH",
+              help="Order the objects by this field ('{.metadata.name}', .spec.runStrategy, ...).")
 @click.pass_context
 @reports_errors
 def get_cmd(ctx, args, namespace, all_namespaces, fmt, selector, field_selector, show_labels, no_headers,
-            ignore_not_found, watch, watch_only):
+            ignore_not_found, watch, watch_only, sort_by):
     """Print objects: TYPE [NAME...], TYPE/NAME..., or TYPE1,TYPE2 (kubectl get)."""
     from instancetype.errors import StoreError
     from instancetype.store.base import StateFileError
@@ -65,6 +67,10 @@ def get_cmd(ctx, args, namespace, all_namespaces, fmt, selector, field_selector,
         raise CommandError(f'error: unable to match a printer suitable for the output format "{fmt}", allowed '
                            "formats are: custom-columns,custom-columns-file,json,jsonpath,jsonpath-file,name,wide,"
                            "yaml")
+    if args and args[0] and "/" not in args[0]:     # a category (`get all`) stands for its kinds
+        from .categories import expand
+
+        args = (",".join(expand(args[0].split(","), lambda: cluster_of(ctx))), *args[1:])
     targets = parse_targets(args)
     named = any(t.names for t in targets)
     if named and (selector or field_selector):
@@ -73,6 +79,10 @@ def get_cmd(ctx, args, namespace, all_namespaces, fmt, selector, field_selector,
     if (watch or watch_only) and len(targets) > 1:
         raise CommandError("error: you may only specify a single resource type")
     query = _Query(namespace, all_namespaces, selector, field_selector, ignore_not_found)
+    if sort_by:
+        from .sorting import Sorter
+
+        query.sorter = Sorter(sort_by)
     errors: list[str] = []
     with cluster_of(ctx) as cluster:
         since = cluster.store.resource_version() if (watch or watch_only) else None
@@ -116,12 +126,13 @@ def _gathered(cluster, targets: list[Target], query: _Query, errors: list[str]) 
 class _Query:
     """Where and what `get` lists: -n / -A, -l, --field-selector, --ignore-not-found."""
 
-    __slots__ = ("namespace", "all_namespaces", "selector", "field_selector", "ignore_not_found")
+    __slots__ = ("namespace", "all_namespaces", "selector", "field_selector", "ignore_not_found", "sorter")
 
     def __init__(self, namespace, all_namespaces, selector, field_selector, ignore_not_found):
         self.namespace, self.all_namespaces = namespace, all_namespaces
         self.selector, self.field_selector = selector or None, field_selector or None
         self.ignore_not_found = ignore_not_found
+        self.sorter = None          # --sort-by (sorting.Sorter)
 
 
 def _with_kind(args: tuple[str, ...], targets: list[Target]) -> bool:
@@ -145,7 +156,7 @@ def _print_tables(cluster, targets: list[Target], query: _Query, fmt: str | None
         prefix = t.resource.qualified_singular + "/"
         ns_col = query.all_namespaces and t.resource.namespaced
         served = None
-        if fmt != "name" and not t.names and getattr(cluster, "remote", False):
+        if fmt != "name" and not t.names and cluster.remote:
             served = _served_table(cluster, t, query, fmt == "wide", prefix if with_kind else "", show_labels,
                                    ns_col)
         if served is not None:
@@ -185,8 +196,9 @@ def _served_table(cluster, t: Target, query: _Query, wide: bool, name_prefix: st
     of priority 0 unless wide, NAMESPACE from each row's metadata, `<kind>.<group>/` before the
     first cell, LABELS last. The header and the rows; None when the server sent a plain list."""
     ns = None if query.all_namespaces else namespace_of(t.resource, query.namespace)
+    sorter = query.sorter
     pages = cluster.store.list_table(t.resource.kind, ns, label_selector=query.selector,
-                                     field_selector=query.field_selector)
+                                     field_selector=query.field_selector, include_object=sorter is not None)
     first = next(pages)
     if first.get("kind") != "Table":
         return None
@@ -198,23 +210,27 @@ def _served_table(cluster, t: Target, query: _Query, wide: bool, name_prefix: st
     if ns_col:
         header.insert(0, "NAMESPACE")
 
-    def rows() -> Iterator[list[str]]:
+    def raw_rows() -> Iterator[dict]:
         page = first
         while True:
-            for row in page.get("rows") or ():
-                cells = row.get("cells") or []
-                out = [tables.go_cell(cells[i]) for i in shown if i < len(cells)]
-                if name_prefix and out:
-                    out[0] = name_prefix + out[0]
-                obj = row.get("object") or {}
-                if show_labels:
-                    out.append(_labels_text(obj))
-                if ns_col:
-                    out.insert(0, tables.go_cell((obj.get("metadata") or {}).get("namespace")))
-                yield out
+            yield from (row for row in page.get("rows") or () if isinstance(row, dict))
             page = next(pages, None)
             if page is None:
                 return
+
+    def rows() -> Iterator[list[str]]:
+        listed = raw_rows() if sorter is None else iter(sorter.sort(raw_rows(), lambda row: row.get("object") or {}))
+        for row in listed:
+            cells = row.get("cells") or []
+            out = [tables.go_cell(cells[i]) for i in shown if i < len(cells)]
+            if name_prefix and out:
+                out[0] = name_prefix + out[0]
+            obj = row.get("object") or {}
+            if show_labels:
+                out.append(_labels_text(obj))
+            if ns_col:
+                out.insert(0, tables.go_cell((obj.get("metadata") or {}).get("namespace")))
+            yield out
     return header, rows()
 
 
@@ -229,7 +245,14 @@ def _peek(rows: Iterable[list[str]]) -> Iterator[list[str]] | None:
 
 
 def _objects(cluster, t: Target, query: _Query, errors: list[str]) -> Iterator[dict]:
-    """The objects of one target: named ones in order (errors collected), else a streamed list."""
+    """The objects of one target: named ones in order (errors collected), else a streamed list;
+    with --sort-by, all of them, ordered."""
+    if query.sorter is not None:
+        return iter(query.sorter.sort(_listed(cluster, t, query, errors)))
+    return _listed(cluster, t, query, errors)
+
+
+def _listed(cluster, t: Target, query: _Query, errors: list[str]) -> Iterator[dict]:
     from instancetype.store.base import NotFound
 
     if t.names:

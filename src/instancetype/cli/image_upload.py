@@ -184,17 +184,19 @@ def _upload(cluster: Any, src: Any, total: int, path: str, name: str, ns: str, c
     def say(line: str) -> None:
         out.write(line + "\n")
 
-    if getattr(cluster, "remote", False):
+    if cluster.remote:
         return _claim_on_cluster(cluster, req, total, say)
     upload = begin(cluster, req, total, say)
     out.write(f"Uploading data to {upload.dest}\n")
-    out.write("\n")
-    out.flush()
+    # The bar and the blank lines around it only on a terminal: piped output is the messages alone.
     bar = _Bar(total) if out.isatty() else None
+    if bar:
+        out.write("\n")
+    out.flush()
     upload.copy(src, bar.update if bar else None)
     if bar:
         bar.done()
-    out.write("\n")
+        out.write("\n")
     for line in upload.finish():
         out.write(line + "\n")
     out.write("Uploading data completed successfully, waiting for processing to complete, you can hit ctrl-c "

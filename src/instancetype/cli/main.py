@@ -35,12 +35,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "restart": ("instancetype.cli.vm_cmds", "restart_cmd", "Restart a VirtualMachine (virtctl restart)."),
     "image-upload": ("instancetype.cli.image_upload", "image_upload_cmd", "Upload a disk image to a DataVolume or PVC (virtctl image-upload)."),
     "patch": ("instancetype.cli.patch_cmd", "patch_cmd", "Update fields of objects with a patch (kubectl patch)."),
+    "set": ("instancetype.cli.set_cmd", "set_cmd", "Give VMs another instancetype or preference (kubectl set)."),
     "label": ("instancetype.cli.label_cmd", "label_cmd", "Set or remove labels (kubectl label)."),
     "annotate": ("instancetype.cli.label_cmd", "annotate_cmd", "Set or remove annotations (kubectl annotate)."),
     "edit": ("instancetype.cli.edit_cmd", "edit_cmd", "Edit an object in $KUBE_EDITOR / $EDITOR (kubectl edit)."),
     "api-resources": ("instancetype.cli.explain_cmd", "api_resources_cmd", "The kinds the store serves (kubectl api-resources)."),
     "explain": ("instancetype.cli.explain_cmd", "explain_cmd", "Fields of a kind, from its schema (kubectl explain)."),
     "completion": ("instancetype.cli.completion_cmd", "completion_cmd", "Shell completion for bash or zsh."),
+    "version": ("instancetype.cli.version_cmd", "version_cmd", "The client and server versions (kubectl version)."),
     "serve": ("instancetype.cli.serve_cmd", "serve_cmd", "Serve KubeVirt's admission webhooks for a cluster (HTTPS)."),
     "controller": ("instancetype.cli.controller_cmd", "controller_cmd", "Run the VM controller on a cluster (virt-controller)."),
     "install": ("instancetype.cli.cluster_cmds", "install_cmd", "Install the system on a Kubernetes cluster (virt-operator)."),
@@ -49,14 +51,22 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 class LazyGroup(click.Group):
+    def _main_shell_completion(self, ctx_args, prog_name, complete_var=None):
+        # The shells' scripts and protocol are ours (file names, -o values, virtctl's create flags).
+        import instancetype.cli.completion_cmd  # noqa: F401 (registers them)
+
+        return super()._main_shell_completion(ctx_args, prog_name, complete_var)
+
     def list_commands(self, ctx):
         return sorted(set(COMMANDS) | {"create"} | set(self.commands))
 
     def get_command(self, ctx, name):
         if name in self.commands:
             return self.commands[name]
-        if name == "create":
-            return _create_help_stub
+        if name == "create":    # reached for kubectl's `create -f` / `create namespace` and the help listing
+            from instancetype.cli.create_cmd import create_cmd
+
+            return create_cmd
         entry = COMMANDS.get(name)
         if entry is None:
             return None
@@ -72,28 +82,29 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--state", envvar="INSTANCETYPE_STATE", default=None, metavar="PATH",
               help="The embedded store's state file (default: $XDG_DATA_HOME/instancetype/state.db).")
+@click.option("-v", "--v", "verbosity", default=None, metavar="N",
+              help="Log level: 6 logs each request to the API server (on a cluster), as kubectl's -v.")
 @click.version_option(package_name="instancetype", prog_name="instancetype")
 @cluster_options
 @click.pass_context
-def cli(ctx: click.Context, state: str | None) -> None:
+def cli(ctx: click.Context, state: str | None, verbosity: str | None) -> None:
     """KubeVirt instancetypes and preferences, with or without a cluster."""
     if state == "":
         raise click.ClickException(EMPTY_STATE)
+    if verbosity is not None:
+        from instancetype.cli import request_log
+
+        request_log.enable(request_log.verbosity(verbosity))
+        ctx.call_on_close(request_log.disable)
     ctx.ensure_object(dict)
     ctx.obj["state"] = state
-
-
-@click.command("create", context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-               add_help_option=False)
-def _create_help_stub() -> None:
-    """Create a VirtualMachine, an instancetype or a preference manifest (as virtctl create)."""
 
 
 # The group's options that name the store (the value: whether the option takes one). As kubectl's
 # global flags (cobra's persistent flags), they may also come after the verb; a command with an
 # option of its own by such a name (`serve --kubeconfig`, `install --context`) keeps it.
-STORE_OPTIONS = {"--state": True, "--kubeconfig": True, "--context": True, "--cluster": False}
-_GROUP_VALUE_OPTIONS = ("--state", "--kubeconfig", "--context", "-n", "--namespace")
+STORE_OPTIONS = {"--state": True, "--kubeconfig": True, "--context": True, "--cluster": False, "-v": True, "--v": True}
+_GROUP_VALUE_OPTIONS = ("--state", "--kubeconfig", "--context", "-n", "--namespace", "-v", "--v")
 
 
 def _next_word(argv: list[str], i: int, value_options) -> int:

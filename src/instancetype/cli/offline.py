@@ -113,7 +113,7 @@ def expand_cmd(ctx, filenames, vm_name, vm_file, namespace, fmt, kubevirt_config
             output.error(f"{d.where}: {resource_name(d.obj)}: {e}")
             failed = True
     if expanded:
-        _print(expanded, fmt)
+        sys.stdout.write(output.objects_text(expanded, fmt, as_get=True))
     return 1 if failed else 0
 
 

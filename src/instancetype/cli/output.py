@@ -54,11 +54,16 @@ def as_list(objs: list[dict]) -> dict:
     return {"apiVersion": "v1", "kind": "List", "items": objs, "metadata": {"resourceVersion": ""}}
 
 
-def objects_text(objs: list[dict], fmt: str) -> str:
+def objects_text(objs: list[dict], fmt: str, *, as_get: bool = False) -> str:
     """Objects as `expand`, `convert` and `migrate-vm` print them: `json` is one object as itself
-    and several as a `List`; YAML is one document per object."""
+    and several as a `List`; YAML is one document per object. `as_get`: the YAML as `get -o yaml`
+    prints it (keys sorted, folded at 80 columns), as virtctl's `expand` marshals through JSON."""
     if fmt == "json":
         return json_text(objs[0] if len(objs) == 1 else as_list(objs))
+    if as_get:
+        from instancetype.jsonutil import sorted_keys
+
+        return "---\n".join(yaml_text(sorted_keys(o), width=80) for o in objs)
     return yaml_docs(objs)
 
 

@@ -2,6 +2,7 @@
 
     instancetype serve --kubeconfig PATH [--context NAME] --bind-address 127.0.0.1
         --secure-port PORT --tls-cert-file CERT --tls-private-key-file KEY
+    instancetype serve ... --cert-dir DIR      (what `install --cert-dir DIR` made; renewed while running)
 
 A cluster that cannot be reached (or refuses the credentials), a certificate that cannot be
 loaded, a port that cannot be bound: one `error: ...` line, exit status 1. Once listening it
@@ -33,8 +34,11 @@ from instancetype.errors import CLIError
               help="The address to listen on.")
 @click.option("--secure-port", metavar="PORT", type=int, default=8443, show_default=True,
               help="The HTTPS port (0: a free one).")
-@click.option("--tls-cert-file", metavar="CERT", required=True, help="The serving certificate (PEM); re-read when it changes.")
-@click.option("--tls-private-key-file", metavar="KEY", required=True, help="Its private key (PEM).")
+@click.option("--tls-cert-file", metavar="CERT", help="The serving certificate (PEM); re-read when it changes.")
+@click.option("--tls-private-key-file", metavar="KEY", help="Its private key (PEM).")
+@click.option("--cert-dir", metavar="DIR", type=click.Path(file_okay=False),
+              help="The certificates `install --cert-dir DIR` made (instead of --tls-cert-file and "
+                   "--tls-private-key-file): served, and renewed with its CA before they expire.")
 @click.option("--sync-timeout", metavar="SECONDS", type=float, default=120.0, show_default=True,
               help="How long the informer caches may take to sync before `serve` gives up.")
 @click.option("--read-timeout", metavar="SECONDS", type=click.FloatRange(min=0, min_open=True), default=10.0,
@@ -44,8 +48,8 @@ from instancetype.errors import CLIError
               show_default=True, help="How long a connection may stay without a complete request's "
                                       "headers (idle between requests, or sending them slowly).")
 def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, secure_port: int,
-              tls_cert_file: str, tls_private_key_file: str, sync_timeout: float, read_timeout: float,
-              idle_timeout: float) -> None:
+              tls_cert_file: str | None, tls_private_key_file: str | None, cert_dir: str | None,
+              sync_timeout: float, read_timeout: float, idle_timeout: float) -> None:
     """Serve KubeVirt's admission webhooks (virt-api's) for a cluster, over HTTPS."""
     import faulthandler
 
@@ -55,6 +59,15 @@ def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, se
 
     if not 0 <= secure_port <= 65535:
         raise CLIError(f"--secure-port: {secure_port} is not a port (0-65535)")
+    renewer = None
+    if cert_dir:
+        if tls_cert_file or tls_private_key_file:
+            raise CLIError("--cert-dir and --tls-cert-file/--tls-private-key-file are exclusive: give one")
+        renewer = _CertRenewer(cert_dir)
+        tls_cert_file, tls_private_key_file = str(renewer.dir.cert), str(renewer.dir.key)
+    elif not (tls_cert_file and tls_private_key_file):
+        raise CLIError("--tls-cert-file and --tls-private-key-file are required (or --cert-dir DIR from "
+                       "install --cert-dir)")
     faulthandler.enable()       # a long-running process: a fatal signal leaves every thread's stack in the log
     allow_deep_objects()        # the informers decode objects as deep as the API server keeps them
     tls = ReloadingTLS(tls_cert_file, tls_private_key_file)
@@ -84,12 +97,16 @@ def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, se
             os.kill(os.getpid(), signal.SIGTERM)
         threading.Thread(target=wait, daemon=True).start()
 
+    if renewer is not None:
+        renewer.start()
     try:
         run(cached, tls, host=bind_address, port=secure_port, ready=ready, subresources=subresources,
             timeouts=Timeouts(handshake=read_timeout, keepalive=idle_timeout, body=read_timeout))
     except OSError as e:
         raise CLIError(f"cannot listen on {bind_address}:{secure_port}: {e.strerror or e}") from None
     finally:
+        if renewer is not None:
+            renewer.stop()
         cached.close()
     if failed:
         raise CLIError(f"the informer caches did not sync in {sync_timeout:g}s: {'; '.join(failed)}")
@@ -99,13 +116,14 @@ def _subresource_api(kubeconfig: str | None, context: str | None, tls) -> object
     """The aggregated API subresources.kubevirt.io over its own KubeStore, the TLS server asking
     for the API server's front-proxy certificate; None (with a warning line) when the cluster's
     front-proxy settings cannot be read: the webhooks are served, the subresources are not."""
+    from instancetype.controller import vm as vm_verbs  # virt-api's part of start, stop, restart
     from instancetype.store.kube import KubeStore
     from instancetype.webhook.virtapi.app import for_cluster
     from instancetype.webhook.virtapi.auth import client_auth_context
 
     actions = KubeStore(kubeconfig, context)
     try:
-        api = for_cluster(actions, actions.new_client())
+        api = for_cluster(actions, actions.new_client(), vm_verbs)
     except Exception as e:      # no ConfigMap, no RBAC to read it, no front-proxy CA in it
         actions.close()
         print(f"warning: not serving subresources.kubevirt.io: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
@@ -114,3 +132,46 @@ def _subresource_api(kubeconfig: str | None, context: str | None, tls) -> object
     assert api.requestheader is not None       # for_cluster reads it from the cluster
     client_auth_context(tls.context, api.requestheader)
     return api
+
+
+class _CertRenewer:
+    """virt-operator's certificate rotation for `serve --cert-dir`: sleeps until the serving
+    certificate is due (a fifth of its lifetime left), signs a new one with the directory's CA
+    and writes it in place; the server's certificate reload picks it up for new connections."""
+
+    def __init__(self, cert_dir: str):
+        from pathlib import Path
+
+        from instancetype.deploy.certs import CertDir, CertificateError
+
+        self.dir = CertDir(Path(cert_dir))
+        try:
+            self.dir.renew_if_due()      # expired or nearly so while serve was down: renew before serving
+        except CertificateError as e:
+            raise CLIError(str(e)) from None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cert-renewal", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        import datetime
+
+        from instancetype.deploy.certs import CertificateError
+
+        while not self._stop.is_set():
+            try:
+                due = self.dir.renew_at()
+                wait = (due - datetime.datetime.now(datetime.UTC)).total_seconds()
+                if wait > 0 and self._stop.wait(min(wait, 86400.0)):     # re-read daily: the files may be replaced
+                    return
+                if self.dir.renew_if_due():
+                    print(f"renewed the serving certificate {self.dir.cert}", file=sys.stderr, flush=True)
+            except (CertificateError, OSError) as e:
+                print(f"warning: cannot renew the serving certificate: {e}", file=sys.stderr, flush=True)
+                if self._stop.wait(3600.0):
+                    return

@@ -87,7 +87,7 @@ def _print_expanded(ctx: click.Context, name: str, ns: str, fmt: str, expand) ->
             expanded = expand(cluster)
         except Error as e:
             raise CommandError(f"error expanding VirtualMachine - {name} in namespace - {ns}: {e}") from None
-    sys.stdout.write(objects_text([expanded], fmt))
+    sys.stdout.write(objects_text([expanded], fmt, as_get=True))
     return 0
 
 

@@ -157,9 +157,12 @@ def check_for(for_: str | None) -> Check | None:
 @click.option("--for", "for_", default=None, metavar="CONDITION",
               help="condition=Ready[=true], delete, or jsonpath='{.status.phase}'=Running.")
 @click.option("--timeout", default="30s", help="How long to wait (Go duration, default 30s; 0: check once).")
+@click.option("-l", "--selector", default=None, help="Only the objects with these labels (a=b,c!=d,e in (f,g),!h).")
+@click.option("--field-selector", default=None, help="Only the objects whose fields match (metadata.name=x).")
+@click.option("--all", "select_all", is_flag=True, help="Every object of the type in the namespace.")
 @click.pass_context
 @reports_errors
-def wait_cmd(ctx, args, namespace, all_namespaces, for_, timeout):
+def wait_cmd(ctx, args, namespace, all_namespaces, for_, timeout, selector, field_selector, select_all):
     """Wait until objects meet a condition (kubectl wait)."""
     from instancetype.store.base import NotFound
 
@@ -169,6 +172,11 @@ def wait_cmd(ctx, args, namespace, all_namespaces, for_, timeout):
     check = check_for(for_)
     targets = parse_targets(args, verb="wait")
     check_all_namespaces(targets, all_namespaces)
+    named_args = any(t.names for t in targets)
+    if named_args and (selector or field_selector):
+        raise CommandError("error: name cannot be provided when a selector is specified")
+    if named_args and select_all:
+        raise CommandError("error: --all cannot be used with names")
     failures: list[Failure] = []
     deadline = time.monotonic() + seconds
     with cluster_of(ctx) as cluster:
@@ -178,7 +186,8 @@ def wait_cmd(ctx, args, namespace, all_namespaces, for_, timeout):
                 named = [(name, ns) for name in t.names]
             else:
                 metas = [o.get("metadata") or {} for o in
-                         cluster.list(t.resource.kind, None if all_namespaces else ns)]
+                         cluster.list(t.resource.kind, None if all_namespaces else ns, label_selector=selector or None,
+                                      field_selector=field_selector or None)]
                 named = [(m.get("name", ""), m.get("namespace")) for m in metas]
             if not named and check is not None:
                 failures.append(Failure("error: no matching resources found", "no matching resources found"))

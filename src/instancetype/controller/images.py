@@ -12,10 +12,12 @@ older instancetype kept by name (`<namespace>/<name>`) are moved to their claim'
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
 import secrets
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
@@ -27,6 +29,63 @@ IMAGE_KINDS = ("PersistentVolumeClaim", "DataVolume")
 _UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _PART = re.compile(r"\.(" + _UID.pattern + r")\.[0-9a-f]{16}\.part")
 _CHUNK = 1 << 20
+
+
+_ZERO = bytes(_CHUNK)
+
+
+def copy_sparse(src: BinaryIO, fd: int, progress: Callable[[int], None] | None = None) -> int:
+    """Copy `src` into the empty file `fd`, keeping holes: a disk image is mostly holes, and
+    CDI's upload server keeps them (`cp --sparse=always`'s rule). On a regular file the data
+    extents come from the file system (`SEEK_DATA`/`SEEK_HOLE`); within them, and on a stream,
+    a chunk of zeros is skipped instead of written; the length is set at the end (`ftruncate`),
+    so trailing holes stay holes. Returns the bytes the image holds (its apparent size)."""
+    try:
+        sfd = src.fileno()
+        total = os.fstat(sfd).st_size
+        regular = stat.S_ISREG(os.fstat(sfd).st_mode)
+    except (AttributeError, OSError, ValueError):
+        regular = False
+    if not regular:
+        return _copy_stream(src, fd, progress)
+    offset = 0
+    while offset < total:
+        try:
+            start = os.lseek(sfd, offset, os.SEEK_DATA)
+        except OSError as e:
+            if e.errno == errno.ENXIO:     # nothing but a hole from here to the end
+                break
+            raise
+        end = os.lseek(sfd, start, os.SEEK_HOLE)
+        while start < end:
+            chunk = os.pread(sfd, min(_CHUNK, end - start), start)
+            if not chunk:
+                break
+            if chunk != _ZERO[:len(chunk)]:
+                os.pwrite(fd, chunk, start)
+            start += len(chunk)
+            if progress is not None:
+                progress(start)
+        offset = end
+    os.ftruncate(fd, total)
+    if progress is not None:
+        progress(total)
+    return total
+
+
+def _copy_stream(src: BinaryIO, fd: int, progress: Callable[[int], None] | None) -> int:
+    done = 0
+    while True:
+        chunk = src.read(_CHUNK)
+        if not chunk:
+            break
+        if chunk != _ZERO[:len(chunk)]:
+            os.pwrite(fd, chunk, done)
+        done += len(chunk)
+        if progress is not None:
+            progress(done)
+    os.ftruncate(fd, done)
+    return done
 
 
 class Images:
@@ -57,19 +116,9 @@ class Images:
         final = self.path(uid)
         self.dir.mkdir(parents=True, exist_ok=True)
         fd, tmp = self._create_part(uid)
-        done = 0
         try:
-            with os.fdopen(fd, "wb", closefd=False) as out:
-                while True:
-                    chunk = src.read(_CHUNK)
-                    if not chunk:
-                        break
-                    out.write(chunk)
-                    done += len(chunk)
-                    if progress is not None:
-                        progress(done)
-                out.flush()
-                os.fsync(fd)
+            done = copy_sparse(src, fd, progress)
+            os.fsync(fd)
             os.replace(tmp, final)
             _fsync_dir(self.dir)
         except BaseException:

@@ -266,10 +266,17 @@ def _datasource(cluster: Any, req: UploadRequest) -> str:
     return f"Updated an existing DataSource {ns}/{name}"
 
 
+SIZE_REQUIRED = "when creating a resource, the size must be specified"   # virtctl v1.9, before any parse
+
+
 def parse_size(size: str, to_pvc: bool):
+    """The claim's size as virtctl parses `--size`; an empty one is virtctl's one-line refusal
+    (`--size` is required whenever the claim is created), never a parse error."""
     from instancetype.api.quantity import Quantity
     from instancetype.errors import QuantityError
 
+    if not size:
+        raise UploadRefused(SIZE_REQUIRED)
     try:
         return Quantity.parse(size)
     except QuantityError as e:

@@ -2,7 +2,7 @@
 
 `install`: server-side apply (field manager `instancetype`, conflicts forced: these objects are
 ours) of the CRDs, then a bounded wait until each is Established, then the namespace and RBAC,
-the KubeVirt object (only when the cluster has none), the catalogue (controller/catalog_sync's
+the KubeVirt object (only when the cluster has none), the catalogue (lifecycle/catalog_sync's
 plan: created, restored or deleted as virt-operator does; unchanged objects are not written, so
 a second install sends nothing to the webhooks), the subresource API's APIService (deploy/apiservice;
 only for an address the aggregator may dial, else a warning on stderr), and last the webhook
@@ -39,7 +39,6 @@ from lightkube.generic_resource import create_global_resource, create_namespaced
 
 from instancetype.api import kinds
 from instancetype.deploy import (
-    KUBEVIRT_NAMESPACE,
     catalogue_objects,
     kubevirt_objects,
     namespace_object,
@@ -50,6 +49,8 @@ from instancetype.deploy.apiservice import APISERVICE_NAME, TargetError, apiserv
 from instancetype.deploy.crds import KUBEVIRT_KINDS, STORAGE_KINDS, generate_crds, is_ours
 from instancetype.deploy.webhooks import WebhookTarget
 from instancetype.errors import Error
+from instancetype.store.base import APIError, NotFound
+from instancetype.store.kube.client import ApiClient, Unreachable, resource_of, resource_path
 
 FIELD_MANAGER = "instancetype"
 CRD_WAIT_SECONDS = 60.0
@@ -130,6 +131,8 @@ class _Cluster:
 
     def __init__(self, client: Client):
         self.client = client
+        # Requests lightkube's typed client does not make (a collection's DELETE, a raw list).
+        self.http = ApiClient(client.config, timeout=30.0)
 
     def _call(self, what: str, fn, *args, **kwargs):
         deadline = time.monotonic() + RETRY_SECONDS
@@ -143,6 +146,13 @@ class _Cluster:
                     time.sleep(0.2)
                     continue
                 raise ClusterError(f"{what}: {exc.status.message or exc.status.reason}") from None
+            except APIError as exc:         # the same refusals through store/kube/client.py
+                if exc.code in (429, 503, 504) and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                    continue
+                raise ClusterError(f"{what}: {exc}") from None
+            except Unreachable as exc:
+                raise ClusterError(str(exc)) from None
             except httpx2.HTTPError as exc:
                 cluster = getattr(getattr(self.client, "config", None), "cluster", None)
                 server = getattr(cluster, "server", "") or "(unknown)"
@@ -186,15 +196,12 @@ class _Cluster:
         """One DELETE of the collection of a cluster-scoped kind (the objects with `labels`): the
         objects the API server deleted, in its list order (a hundred catalogue objects in one
         request, not one each)."""
-        cls = _class_of(api_version, kind)
-        gc = self.client._client
+        res = resource_of(kind, api_version)
         selector = ",".join(f"{k}={v}" for k, v in labels.items())
 
         def remove() -> list[dict]:
-            br = gc.prepare_request("deletecollection", cls, params={"labelSelector": selector})
-            resp = gc.send(gc.build_adapter_request(br))
-            gc.raise_for_status(resp)
-            items = resp.json().get("items") if resp.content else None
+            out = self.http.request_json("DELETE", resource_path(res), params={"labelSelector": selector}, res=res)
+            items = out.get("items") if isinstance(out, dict) else None
             return [o for o in items or () if isinstance(o, dict)]
         return self._call(f"delete {kind} -l {selector}", remove)
 
@@ -213,15 +220,12 @@ class _Cluster:
         spec = crd["spec"]
         version = next(v["name"] for v in spec["versions"] if v.get("storage"))
         path = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}"
-        gc = self.client._client
 
         def first_page() -> None:
-            resp = gc.send(gc._client.build_request("GET", path, params={"limit": 1, "resourceVersion": "0"}))
             try:
-                gc.raise_for_status(resp)
-            except ApiError as exc:
-                if exc.status.code != 404:     # 404: not served (yet), no storage to wait for
-                    raise
+                self.http.request("GET", path, params={"limit": 1, "resourceVersion": "0"})
+            except NotFound:       # not served (yet), no storage to wait for
+                pass
         try:
             self._call(f"list {spec['names']['plural']}.{spec['group']}", first_page)
         except ClusterError:
@@ -297,10 +301,10 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
         kubevirt = existing[0]
         echo(f"{_label(kubevirt)} unchanged")
     else:
-        _wait_not_terminating(cluster, KUBEVIRT_NAMESPACE)
+        _wait_not_terminating(cluster, kinds.KUBEVIRT_NAMESPACE)
         for obj in kubevirt_objects():
             echo(f"{_label(obj)} {cluster.apply(obj)}")
-        kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", "kubevirt", KUBEVIRT_NAMESPACE)
+        kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", kinds.KUBEVIRT_NAME, kinds.KUBEVIRT_NAMESPACE)
     # 4. the catalogue, as virt-operator keeps it
     _sync_catalogue(cluster, kubevirt, echo)
     # 5. the subresource API (virt-api's APIService), where an aggregated API may be served
@@ -339,7 +343,7 @@ def _wait_not_terminating(cluster: _Cluster, namespace: str) -> None:
 
 def _sync_catalogue(cluster: _Cluster, kubevirt: dict | None, echo: Echo) -> None:
     from instancetype.catalog import MANAGED_SELECTOR
-    from instancetype.controller.catalog_sync import plan
+    from instancetype.lifecycle.catalog_sync import plan
 
     def get_live(kind: str, name: str) -> dict | None:
         return cluster.get(kinds.API_VERSION, kind, name)
@@ -384,7 +388,7 @@ def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
     crd_names = {c["metadata"]["name"] for c in crds}
     if kinds.BY_KIND[kinds.CLUSTER_INSTANCETYPE].qualified in crd_names:
         from instancetype.catalog import MANAGED_SELECTOR
-        from instancetype.controller.catalog_sync import CATALOGUE_KINDS
+        from instancetype.lifecycle.catalog_sync import CATALOGUE_KINDS
 
         for kind in CATALOGUE_KINDS:
             for live in cluster.delete_collection(kinds.API_VERSION, kind, MANAGED_SELECTOR):

@@ -28,6 +28,7 @@ from typing import Any
 
 from instancetype.api import crd as api_crd
 from instancetype.api import kinds, v1alpha
+from instancetype.api.field_docs import VM_DOCS, VMI_DOCS, describe
 from instancetype.deploy.type_schema import object_schema as table_schema
 from instancetype.deploy.type_schema import preserved_object
 from instancetype.jsonutil import clone
@@ -137,7 +138,7 @@ def _preserved_kind(description: str = "") -> dict:
 def _kubevirt_schema() -> dict:
     """KubeVirt's object: every field kept, and the parts the controller reads typed as objects, so
     that the API server refuses `instancetype: 5` as the embedded store does (the same paths)."""
-    from instancetype.webhook.admission import KUBEVIRT_OBJECT_PATHS
+    from instancetype.lifecycle.admission import KUBEVIRT_OBJECT_PATHS
 
     schema = _preserved_kind("KubeVirt represents the object deploying all KubeVirt resources.")
     for path in KUBEVIRT_OBJECT_PATHS:       # parents first
@@ -157,12 +158,14 @@ def kubevirt_crd(kind: str) -> dict:
                                           "are in a stopped state The VirtualMachine contains the template to "
                                           "create the VirtualMachineInstance. It also mirrors the running state "
                                           "of the created VirtualMachineInstance in its status.")
+        schema = describe(clone(schema), VM_DOCS)     # our descriptions of the fields instancetypes touch
         columns = [_AGE, {"name": "Status", "type": "string", "description": "Human Readable Status",
                           "jsonPath": ".status.printableStatus"}, _READY]
         return _crd(r.group, kind, r.plural, r.singular, True, [_version("v1", schema, columns)],
                     short_names=r.short_names, categories=("all",), labels={"kubevirt.io": ""})
     if kind == "VirtualMachineInstance":
         schema = table_schema("kv.VirtualMachineInstance", description="VirtualMachineInstance is *the* VirtualMachineInstance Definition. It represents a virtual machine in the runtime environment of kubernetes.")
+        schema = describe(clone(schema), VMI_DOCS)
         columns = [_AGE, {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
                    {"name": "IP", "type": "string", "jsonPath": ".status.interfaces[0].ipAddress"},
                    {"name": "NodeName", "type": "string", "jsonPath": ".status.nodeName"}, _READY,

@@ -141,6 +141,9 @@ def open_store(path: str | os.PathLike | None = None) -> SqliteStore:
 
 
 class SqliteStore(Store):
+    path: Path       # always a state file here
+    transactional = True
+
     def __init__(self, path: str | os.PathLike | None = None, *, lock_timeout: float = LOCK_TIMEOUT,
                  _new: bool = False):
         explicit = path is not None
@@ -488,6 +491,25 @@ class SqliteStore(Store):
             if len(rows) < _CHUNK:
                 return
             since = rows[-1][0]
+
+    def watch(self, kind=None, namespace=None, *, since=None, timeout=None, poll=0.05):
+        """The change feed as it grows: read, then sleep until the kernel says the file or its WAL
+        was written (`file_events`), then read again; no polling while nothing changes. The
+        watch on the directory is set before the first read, so no commit falls between."""
+        from .file_events import FileEvents
+
+        events = FileEvents.open(self.path) if self.path is not None else None
+        if events is None:
+            yield from super().watch(kind, namespace, since=since, timeout=timeout, poll=poll)
+            return
+        with events:
+            since = self.resource_version() if since is None else since
+            while True:
+                for ev in self.changes(since, kind=kind, namespace=namespace):
+                    since = ev.resource_version
+                    yield ev
+                if not events.wait(timeout):
+                    return
 
     # --- writes ------------------------------------------------------------------------------------
 

@@ -59,10 +59,16 @@ def _find(argv: list[str], fs: FlagSet) -> tuple[str | None, list[str]]:
 
 
 def _create_help() -> str:
-    lines = ["Create a manifest for the specified Kind.", "", "Usage:", f"  {HELP_PROGRAM} create [command]", "",
+    lines = ["Create a manifest for the specified Kind, or objects from files (-f) or a namespace.", "", "Usage:",
+             f"  {HELP_PROGRAM} create [command]", f"  {HELP_PROGRAM} create -f FILENAME", "",
              "Available Commands:"]
-    lines += [f"  {name:<13}{_SHORT[name]}" for name in sorted(SUBCOMMANDS)]
-    lines += ["", "Flags:", flag_usages([Flag("help", BOOL, shorthand="h", usage="help for create")]), "",
+    # kubectl's half (cli/create_cmd.py) is listed too: `create namespace` and `create -f`.
+    shorts = dict(_SHORT, namespace="Create a namespace with the specified name (kubectl create namespace).")
+    lines += [f"  {name:<13}{shorts[name]}" for name in sorted(shorts)]
+    lines += ["", "Flags:", flag_usages([
+        Flag("filename", BOOL, shorthand="f", usage="Create the objects in a file, a directory or - (stdin), as "
+                                                     "kubectl create -f"),
+        Flag("help", BOOL, shorthand="h", usage="help for create")]), "",
               f'Use "{HELP_PROGRAM} create [command] --help" for more information about a command.']
     return "\n".join(lines) + "\n"
 

@@ -90,6 +90,6 @@ COMMAND = Command(
   # Create a manifest for a Instancetype with a specified name and cpu:
   {{ProgramName}} create instancetype --namespaced --name my-instancetype --cpu 2 --memory 256Mi
 
-  # Create a manifest for a ClusterInstancetype and use it to create a resource with kubectl
-  {{ProgramName}} create instancetype --cpu 2 --memory 256Mi | kubectl create -f -""",
+  # Create a manifest for a ClusterInstancetype and create it with `create -f -`
+  {{ProgramName}} create instancetype --cpu 2 --memory 256Mi | {{ProgramName}} create -f -""",
 )

@@ -61,6 +61,6 @@ COMMAND = Command(
   # Create a manifest for a Preference with a specified CPU topology:
   {{ProgramName}} create preference --cpu-topology sockets --namespaced
 
-  # Create a manifest for a ClusterPreference and use it to create a resource with kubectl
-  {{ProgramName}} create preference --volume-storage-class hostpath-provisioner | kubectl create -f -""",
+  # Create a manifest for a ClusterPreference and create it with `create -f -`
+  {{ProgramName}} create preference --volume-storage-class hostpath-provisioner | {{ProgramName}} create -f -""",
 )

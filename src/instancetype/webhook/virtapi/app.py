@@ -1,7 +1,7 @@
 """virt-api's role: the aggregated API `subresources.kubevirt.io/v1` over HTTP (aiohttp).
 
-    api = VirtAPI(store, requestheader=RequestHeaderConfig.from_configmap_data(cm["data"]),
-                  authorize=SubjectAccessReviewer(post))
+    api = VirtAPI(store, vm_verbs=instancetype.controller.vm,
+                  requestheader=RequestHeaderConfig.from_configmap_data(cm["data"]), authorize=SubjectAccessReviewer(post))
     api.register(app)          # routes on any aiohttp Application (serve's, or `api.app()`)
 
 Routes (pkg/virt-api/api.go): `/`, `/apis`, `/healthz`, `/apis/subresources.kubevirt.io`,
@@ -22,11 +22,14 @@ import json
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from instancetype.store.base import APIError, Store
+
+if TYPE_CHECKING:
+    from instancetype.store.kube.store import KubeStore
 
 from . import actions, discovery
 from .auth import Attributes, RequestHeaderConfig, User, authenticate, forbidden_status, rbac_verb, unauthorized_status
@@ -55,12 +58,13 @@ class VirtAPI:
     on the worker thread, for stores bound to the thread that opens them). `requestheader` and
     `authorize` are required unless `insecure=True` (tests and the embedded store on loopback)."""
 
-    def __init__(self, store: Store | Callable[[], Store], *, requestheader: RequestHeaderConfig | None = None,
+    def __init__(self, store: Store | Callable[[], Store], *, vm_verbs: actions.VMVerbs, requestheader: RequestHeaderConfig | None = None,
                  authorize: Authorize | None = None, insecure: bool = False,
                  apiserver_version: Callable[[], dict] | None = None):
         if not insecure and (requestheader is None or authorize is None):
             raise ValueError("VirtAPI: requestheader and authorize are required (or insecure=True)")
         self._store_arg = store
+        self.vm_verbs = vm_verbs
         self._store: Store | None = store if isinstance(store, Store) else None
         self.requestheader = requestheader
         self.authorize = authorize
@@ -169,7 +173,7 @@ class VirtAPI:
             attrs = Attributes(rbac_verb(request.method, name) or "", discovery.GROUP, discovery.VERSION,
                                "virtualmachines", ns, name, action)
             body = await request.read()
-            return await self._answer(request, attrs, actions.vm_action, action, ns, name, body,
+            return await self._answer(request, attrs, actions.vm_action, action, ns, name, body, self.vm_verbs,
                                       details={"name": name, "group": actions.VM_GROUP, "kind": actions.VM_RESOURCE})
         return handler
 
@@ -186,7 +190,7 @@ class VirtAPI:
         return await self._answer(request, attrs, actions.expand_posted, ns, body, ok=200)
 
 
-def for_cluster(store: Store, client: Any) -> VirtAPI:
+def for_cluster(store: KubeStore, client: Any, vm_verbs: actions.VMVerbs) -> VirtAPI:
     """The subresource API of a cluster: the front-proxy settings read from
     `kube-system/extension-apiserver-authentication` (virt-api's readRequestHeader), decisions by
     SubjectAccessReviews, `healthz` from the API server's version (KubeStore.ping). `client` is a sync lightkube
@@ -201,6 +205,5 @@ def for_cluster(store: Store, client: Any) -> VirtAPI:
     cm = client.get(ConfigMap, CONFIGMAP_NAME, namespace=CONFIGMAP_NAMESPACE)
     config = RequestHeaderConfig.from_configmap_data(cm.data or {})
 
-    ping = getattr(store, "ping", None)     # KubeStore: the API server's /version gitVersion
-    return VirtAPI(store, requestheader=config, authorize=SubjectAccessReviewer.lightkube(client),
-                   apiserver_version=(lambda: {"gitVersion": ping()}) if ping is not None else None)
+    return VirtAPI(store, vm_verbs=vm_verbs, requestheader=config, authorize=SubjectAccessReviewer.lightkube(client),
+                   apiserver_version=lambda: {"gitVersion": store.ping()})
