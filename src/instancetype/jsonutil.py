@@ -70,6 +70,24 @@ def sorted_keys(v: Any) -> Any:
     return v
 
 
+# kube-apiserver decodes objects nested up to this many levels (Go's encoding/json scanner limit):
+# the processes that read a cluster's objects (`serve`, `controller`) must go as deep.
+API_SERVER_MAX_DEPTH = 10_000
+# Their recursion limit: that depth plus two levels of AdmissionReview, with room for the frames
+# below (msgspec's decoder and encoder recurse once per level, in C, counted by the interpreter).
+DEEP_RECURSION_LIMIT = API_SERVER_MAX_DEPTH + 3_002
+
+
+def allow_deep_objects() -> None:
+    """Raise the process's recursion limit (never lower it) to DEEP_RECURSION_LIMIT. Safe on an
+    8 MiB thread stack (the main thread's, and Linux's default for others): msgspec decodes more
+    than 20,000 levels on one."""
+    import sys
+
+    if sys.getrecursionlimit() < DEEP_RECURSION_LIMIT:
+        sys.setrecursionlimit(DEEP_RECURSION_LIMIT)
+
+
 # Deeper than this, data is refused as too deeply nested: the Python walks of the engine recurse
 # once per level, and no Kubernetes object nests deeper than about 30 (the `-f` loader's limit,
 # cli/loader.MAX_DEPTH, is the same).
@@ -85,9 +103,14 @@ def json_problem(v: Any, root: str = "") -> tuple[str, str] | None:
     at most MAX_DEPTH deep, without cycles. A Python caller can pass anything else (bytes, tuples,
     sets, int keys, NaN, a dict holding itself); no YAML or JSON document can. Iterative, so that
     any nesting is answered rather than overflowing the stack."""
-    stack: list[tuple[Any, str, int, frozenset]] = [(v, root, 0, frozenset())]
+    # Linear in the data: the containers on the current path are a set, left on an exit marker.
+    on_path: set[int] = set()
+    stack: list[tuple[Any, Any, int]] = [(v, root, 0)]     # (value, path or _EXIT, depth)
     while stack:
-        x, path, depth, ancestors = stack.pop()
+        x, path, depth = stack.pop()
+        if path is _EXIT:
+            on_path.discard(x)
+            continue
         if isinstance(x, _SCALARS):
             if type(x) is float and (x != x or x in _INFINITIES):
                 return path, f"{x!r} is not a JSON number"
@@ -96,15 +119,18 @@ def json_problem(v: Any, root: str = "") -> tuple[str, str] | None:
             return path, f"a value of type {type(x).__name__} is not JSON data"
         if depth >= MAX_DEPTH:
             return path, f"nested deeper than {MAX_DEPTH} levels"
-        if id(x) in ancestors:
+        if id(x) in on_path:
             return path, "the data contains itself"
-        inner = ancestors | {id(x)}
+        on_path.add(id(x))
+        stack.append((id(x), _EXIT, depth))
         if isinstance(x, dict):
             for k in x:
                 if not isinstance(k, str):
                     return path, f"key {k!r} ({type(k).__name__}) is not a string"
-            stack.extend((item, f"{path}.{k}" if path else k, depth + 1, inner)
-                         for k, item in reversed(list(x.items())))
+            stack.extend((item, f"{path}.{k}" if path else k, depth + 1) for k, item in reversed(list(x.items())))
         else:
-            stack.extend((item, f"{path}[{i}]", depth + 1, inner) for i, item in reversed(list(enumerate(x))))
+            stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in reversed(list(enumerate(x))))
     return None
+
+
+_EXIT = object()     # json_problem's marker: the container below it on the stack is left

@@ -252,3 +252,17 @@ def test_an_updated_object_gone_from_the_cache_leaves_no_expectation(tmp_path):
         assert updated(None) is True
     finally:
         store.close()
+
+
+def test_what_counts_as_an_outage_for_the_retry_queue():
+    from instancetype.controller.runner import _outage
+    from instancetype.store.base import APIError, NotFound
+    from instancetype.store.kube.client import Unreachable
+
+    class TooMany(APIError):
+        code = 429
+
+    assert _outage(APIError("etcdserver: leader changed")) and _outage(TooMany("slow down"))
+    assert _outage(Unreachable("connection refused")) and _outage(ConnectionResetError())
+    assert not _outage(Conflict("the object has been modified")) and not _outage(NotFound("gone"))
+    assert not _outage(ValueError("a bug"))

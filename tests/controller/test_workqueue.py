@@ -141,3 +141,32 @@ def test_idle_within_ignores_only_the_retries_due_later():
     assert not q.idle(within=1.0)                     # due in 0.5 s now
     q.add("b")
     assert not q.idle(within=1.0) and not q.idle(within=0.0)
+
+
+def test_no_overall_bucket_by_default_a_backlog_of_failed_keys_is_not_throttled():
+    # client-go's default bucket (10/s) would hold the 1,000th failed key back 90 s; per-key
+    # backoff alone holds each back only by its own failures.
+    t = [0.0]
+    q = WorkQueue(RateLimiter(), clock=lambda: t[0])
+    for i in range(1000):
+        q.add_rate_limited(i)
+    t[0] += 0.005
+    got = [q.get(timeout=0) for _ in range(1000)]
+    assert got == list(range(1000))
+    limited = RateLimiter(qps=10)          # the bucket, when asked for
+    assert max(limited.when(i) for i in range(1000)) > 80
+
+
+def test_recovered_queues_the_keys_an_outage_held_back_at_once_and_keeps_their_counts():
+    t = [0.0]
+    q = WorkQueue(RateLimiter(base=1.0, cap=1000.0), clock=lambda: t[0])
+    for _ in range(10):                    # ten failures each: 512 s of backoff
+        for key in ("a", "b"):
+            q.add_rate_limited(key, outage=True)
+    q.add_rate_limited("own")              # a failure of the key's own: not an outage
+    assert q.get(timeout=0) is None
+    assert q.recovered() == 2              # the API server answers again
+    assert sorted([q.get(timeout=0), q.get(timeout=0)]) == ["a", "b"]
+    assert q.get(timeout=0) is None        # "own" keeps its backoff
+    assert q.retries("a") == 10            # a key that fails again waits longer
+    assert q.recovered() == 0              # nothing held back any more

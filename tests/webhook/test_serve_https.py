@@ -46,11 +46,11 @@ class Cache:
 
 
 @contextmanager
-def serving(cache: Cache, cert: Path, key: Path, *, reload_interval: float = 0.05):
+def serving(cache: Cache, cert: Path, key: Path, *, reload_interval: float = 0.05, **kw):
     """A WebhookServer on a free 127.0.0.1 port, its event loop in a thread; yields the server."""
     loop = asyncio.new_event_loop()
     server = WebhookServer(cache, ReloadingTLS(cert, key), port=0, reload_interval=reload_interval,
-                           log_line=lambda line: server.denials.append(json.loads(line)))
+                           log_line=lambda line: server.denials.append(json.loads(line)), **kw)
     server.denials = []
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()

@@ -53,8 +53,10 @@ def controller_cmd(kubeconfig, context, leader_elect, lease_duration, lease_name
     import faulthandler
 
     from instancetype.controller.kube import LeadershipLost, Options, run
+    from instancetype.jsonutil import allow_deep_objects
 
     faulthandler.enable()       # a long-running process: a fatal signal leaves every thread's stack in the log
+    allow_deep_objects()        # its informers and workers read VMs as deep as the API server keeps them
     logging.basicConfig(stream=sys.stderr, level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)],
                         format="%(asctime)s %(name)s: %(message)s")
     if verbose < 2:

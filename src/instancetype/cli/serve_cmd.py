@@ -41,14 +41,21 @@ from instancetype.errors import CLIError
                    "--tls-private-key-file): served, and renewed with its CA before they expire.")
 @click.option("--sync-timeout", metavar="SECONDS", type=float, default=120.0, show_default=True,
               help="How long the informer caches may take to sync before `serve` gives up.")
+@click.option("--read-timeout", metavar="SECONDS", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, help="How long a client may take over its TLS handshake, and over a "
+                                      "request's body once its headers are in.")
+@click.option("--idle-timeout", metavar="SECONDS", type=click.FloatRange(min=0, min_open=True), default=30.0,
+              show_default=True, help="How long a connection may stay without a complete request's "
+                                      "headers (idle between requests, or sending them slowly).")
 def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, secure_port: int,
               tls_cert_file: str | None, tls_private_key_file: str | None, cert_dir: str | None,
-              sync_timeout: float) -> None:
+              sync_timeout: float, read_timeout: float, idle_timeout: float) -> None:
     """Serve KubeVirt's admission webhooks (virt-api's) for a cluster, over HTTPS."""
     import faulthandler
 
+    from instancetype.jsonutil import allow_deep_objects
     from instancetype.store.kube import CachedStore, KubeStore
-    from instancetype.webhook.server import ReloadingTLS, run
+    from instancetype.webhook.server import ReloadingTLS, Timeouts, run
 
     if not 0 <= secure_port <= 65535:
         raise CLIError(f"--secure-port: {secure_port} is not a port (0-65535)")
@@ -62,6 +69,7 @@ def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, se
         raise CLIError("--tls-cert-file and --tls-private-key-file are required (or --cert-dir DIR from "
                        "install --cert-dir)")
     faulthandler.enable()       # a long-running process: a fatal signal leaves every thread's stack in the log
+    allow_deep_objects()        # the informers decode objects as deep as the API server keeps them
     tls = ReloadingTLS(tls_cert_file, tls_private_key_file)
     store = KubeStore(kubeconfig, context)
     store.ping()
@@ -92,7 +100,8 @@ def serve_cmd(kubeconfig: str | None, context: str | None, bind_address: str, se
     if renewer is not None:
         renewer.start()
     try:
-        run(cached, tls, host=bind_address, port=secure_port, ready=ready, subresources=subresources)
+        run(cached, tls, host=bind_address, port=secure_port, ready=ready, subresources=subresources,
+            timeouts=Timeouts(handshake=read_timeout, keepalive=idle_timeout, body=read_timeout))
     except OSError as e:
         raise CLIError(f"cannot listen on {bind_address}:{secure_port}: {e.strerror or e}") from None
     finally:

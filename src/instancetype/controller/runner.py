@@ -110,6 +110,7 @@ class _RecordingStore(Store):
         self._may_write = may_write
         self.checks: list[tuple[str, str, str, Callable[[dict | None], bool]]] = []
         self.writes = 0
+        self.calls_admission_webhooks = store.calls_admission_webhooks
 
     # reads
     def get(self, kind, name, namespace=None):
@@ -197,6 +198,17 @@ class _Same:
 
     def __exit__(self, *exc) -> None:
         return None
+
+
+def _outage(e: BaseException) -> bool:
+    """The API server could not be reached, or failed (5xx, 429): not the key's own failure."""
+    if isinstance(e, APIError):
+        return e.code >= 500 or e.code == 429
+    if isinstance(e, OSError):
+        return True
+    from instancetype.store.kube.client import Unreachable
+
+    return isinstance(e, Unreachable)
 
 
 # --- the controller ------------------------------------------------------------------------------
@@ -308,9 +320,10 @@ class VMController:
             level = logging.DEBUG if isinstance(e, APIError) and e.code == 409 else logging.INFO
             log.log(level, "%s %s/%s: %s (retry %d)", key[0], key[1], key[2], e, self.queue.retries(key),
                     exc_info=not isinstance(e, (Error, OSError)))      # a traceback only for a bug
-            self.queue.add_rate_limited(key)
+            self.queue.add_rate_limited(key, outage=_outage(e))
         else:
             self.queue.forget(key)
+            self.queue.recovered()      # the API server answers again: what an outage held back goes now
         finally:
             self._count("writes", recording.writes)
             if recording.checks:

@@ -4,9 +4,16 @@
 * A key being processed is never handed to a second worker: added meanwhile, it is marked dirty
   and queued again when the first worker calls `done` (per-key exclusivity).
 * `add_rate_limited` re-adds a key after a delay from the rate limiter: per key, exponential
-  from 5 ms doubling to a cap (`ItemExponentialFailureRateLimiter`), and overall a token bucket
-  (`BucketRateLimiter`, 10/s with a burst of 100); the longer of the two wins, as in
-  `DefaultTypedControllerRateLimiter`. `forget` resets a key's failures after a success.
+  from 5 ms doubling to a cap (client-go's `ItemExponentialFailureRateLimiter`, 5 ms to 1000 s).
+  client-go's default (`DefaultTypedControllerRateLimiter`) also takes a token from a bucket
+  shared by every key (10/s, burst 100), whose debt grows with every failure: after an outage
+  a backlog that now succeeds was drained at 10 keys a second by the failures before it. The
+  bucket is kept (`RateLimiter(qps=10)`) but off by default.
+* `add_rate_limited(key, outage=True)`: the key failed because the API server could not be
+  reached or failed (5xx, 429). `recovered()` (a reconcile succeeded again) re-queues at once
+  every key waiting on such a failure: the backlog an outage left drains at the workers' rate,
+  not at the backoff that the outage's length gave each key. Their failure counts stay, so a key
+  that fails again waits longer. `forget` resets a key's failures after a success.
 * `shutdown` wakes every waiting worker; `get` then returns None.
 """
 from __future__ import annotations
@@ -70,14 +77,15 @@ class BucketRateLimiter:
 
 
 class RateLimiter(Generic[K]):
-    """The longer of the per-key exponential delay and the overall bucket's."""
+    """The per-key exponential delay; with `qps`, the longer of it and an overall bucket's."""
 
-    def __init__(self, base: float = 0.005, cap: float = 1000.0, qps: float = 10.0, burst: int = 100):
+    def __init__(self, base: float = 0.005, cap: float = 1000.0, qps: float | None = None, burst: int = 100):
         self.item: ExponentialRateLimiter[K] = ExponentialRateLimiter(base, cap)
-        self.bucket = BucketRateLimiter(qps, burst)
+        self.bucket: BucketRateLimiter | None = BucketRateLimiter(qps, burst) if qps else None
 
     def when(self, key: K) -> float:
-        return max(self.item.when(key), self.bucket.when(key))
+        delay = self.item.when(key)
+        return delay if self.bucket is None else max(delay, self.bucket.when(key))
 
     def retries(self, key: K) -> int:
         return self.item.retries(key)
@@ -96,6 +104,7 @@ class WorkQueue(Generic[K]):
         self._processing: set[K] = set()
         self._waiting: list[tuple[float, int, K]] = []      # (ready at, sequence, key): add_after
         self._seq = itertools.count()
+        self._outage: set[K] = set()      # keys waiting on a backoff an outage gave them
         self._shutting_down = False
 
     # --- adding -------------------------------------------------------------------------------
@@ -123,8 +132,29 @@ class WorkQueue(Generic[K]):
             heapq.heappush(self._waiting, (self._clock() + delay, next(self._seq), key))
             self._cond.notify()
 
-    def add_rate_limited(self, key: K) -> None:
-        self.add_after(key, self._limiter.when(key))
+    def add_rate_limited(self, key: K, *, outage: bool = False) -> None:
+        delay = self._limiter.when(key)
+        if outage and delay > 0:
+            with self._cond:
+                self._outage.add(key)
+        self.add_after(key, delay)
+
+    def recovered(self) -> int:
+        """Queue now every key waiting on an outage's backoff; how many were."""
+        with self._cond:
+            if not self._outage:
+                return 0
+            keep, moved = [], set()
+            for entry in self._waiting:
+                if entry[2] in self._outage:
+                    self._add_locked(entry[2])
+                    moved.add(entry[2])
+                else:
+                    keep.append(entry)
+            heapq.heapify(keep)
+            self._waiting = keep
+            self._outage.clear()
+            return len(moved)
 
     def forget(self, key: K) -> None:
         self._limiter.forget(key)
@@ -161,6 +191,7 @@ class WorkQueue(Generic[K]):
         t = self._clock()
         while self._waiting and self._waiting[0][0] <= t:
             _, _, key = heapq.heappop(self._waiting)
+            self._outage.discard(key)
             self._add_locked(key)
 
     def done(self, key: K) -> None:

@@ -20,7 +20,9 @@ Three steps, as KubeVirt runs them:
    2.7 the default pod network;
    2.8 the annotations naming the instancetype and preference, then both applied to the
        VMI's `spec` (root `spec`; lookup failure or conflict: stage `apply`).
-3. the VMI mutating webhook's defaults (engine/vmi_mutate.py).
+3. the VMI mutating webhook's defaults (engine/vmi_mutate.py); with `mutate=False` the VMI
+   stops at step 2, as v1.9's controller sends it to an API server, whose call of the VMI
+   mutating webhook makes step 3 (once: the mutator appends its finalizer unconditionally).
 
 Specs: a VM matcher with a given spec (`instancetype=` / `preference=`, bare or a whole
 object) uses that spec whatever the matcher's name, kind or revisionName say; a matcher
@@ -148,7 +150,7 @@ def _name_annotations(annotations: dict[str, Any], lookup: _Lookup, kinds: dict[
 
 @public("build VirtualMachineInstance")
 def build_vmi(vm: Mapping[str, Any], *, instancetype: Any = None, preference: Any = None,
-              objects: Iterable[Mapping[str, Any]] = (), config: Any = None) -> dict[str, Any]:
+              objects: Iterable[Mapping[str, Any]] = (), config: Any = None, mutate: bool = True) -> dict[str, Any]:
     """The VMI KubeVirt creates when `vm` starts. Raises `VMIError` when the start stops."""
     work = vm_fields.normalize_vm(vm_decode.load_vm(vm))
     cfg = cluster_config(config)
@@ -191,9 +193,10 @@ def build_vmi(vm: Mapping[str, Any], *, instancetype: Any = None, preference: An
             raise VMIError(f"VMI conflicts with instancetype spec in fields: [{', '.join(conflicts)}]",
                            stage="apply", causes=[], requirements_error=None)
 
-    # 3. the VMI mutating webhook
+    # 3. the VMI mutating webhook (an API server's call of it, when the VMI is sent to one)
     try:
-        mutate_new_vmi(vmi, cfg)
+        if mutate:
+            mutate_new_vmi(vmi, cfg)
     except DefaultsError as e:
         raise VMIError(str(e), stage="admission", causes=[], requirements_error=None) from None
     if not annotations:

@@ -442,6 +442,10 @@ class Store(ABC):
     transactional: bool = False
     # Inside `dry_run_scope()`: every write is sent as the server's dry run (`dryRun=All`).
     dry_run: bool = False
+    # Writes pass KubeVirt's admission webhooks on their way in (an API server with `serve`): the
+    # controller then sends a VMI unmutated, as v1.9's does, and the VMI mutator's changes are made
+    # once, by the webhook. The embedded store admits nothing: the controller's build mutates.
+    calls_admission_webhooks: bool = False
 
     def dry_run_scope(self) -> AbstractContextManager[None] | None:
         """The server's own dry run for the writes of a block, on a store whose server offers one

@@ -26,21 +26,65 @@ def pointer(parts: list[str]) -> str:
 
 
 def diff(old: Any, new: Any, path: list[str] | None = None) -> list[dict]:
-    path = path or []
-    if isinstance(old, dict) and isinstance(new, dict):
-        ops: list[dict] = []
-        for key in old:
-            if key not in new:
-                ops.append({"op": "remove", "path": pointer(path + [key])})
-        for key, value in new.items():
-            if key not in old:
-                ops.append({"op": "add", "path": pointer(path + [key]), "value": clone(value)})
-            else:
-                ops.extend(diff(old[key], value, path + [key]))
-        return ops
-    if old == new and type(old) is type(new):
-        return []
-    return [{"op": "replace", "path": pointer(path), "value": clone(new)}]
+    """The operations turning `old` into `new`. Iterative, and linear in the size of the objects
+    (each path is built only for an operation): an object may nest as deep as the API server
+    allows (10,000 levels), deeper than Python's recursion goes."""
+    ops: list[dict] = []
+    # (old, new, path): a path is a linked (parent, key) pair, turned into a pointer only for an op
+    stack: list[tuple[Any, Any, Any]] = [(old, new, _root(path))]
+    while stack:
+        a, b, at = stack.pop()
+        if isinstance(a, dict) and isinstance(b, dict):
+            found: list[tuple[Any, Any, Any]] = []
+            for key in a:
+                if key not in b:
+                    ops.append({"op": "remove", "path": _pointer(at, key)})
+            for key, value in b.items():
+                if key not in a:
+                    ops.append({"op": "add", "path": _pointer(at, key), "value": clone(value)})
+                elif a[key] is not value:
+                    found.append((a[key], value, (at, key)))
+            stack.extend(reversed(found))      # depth first, in key order, as the recursion was
+            continue
+        if type(a) is type(b) and _equal(a, b):
+            continue
+        ops.append({"op": "replace", "path": _pointer(at), "value": clone(b)})
+    return ops
+
+
+def _root(path: list[str] | None) -> Any:
+    at: Any = None
+    for p in path or ():
+        at = (at, p)
+    return at
+
+
+def _pointer(at: Any, key: Any = None) -> str:
+    parts = [] if key is None else [key]
+    while at is not None:
+        at, part = at
+        parts.append(part)
+    return pointer(parts[::-1])
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """`a == b` without recursion (Python's own `==` recurses in C, once per level)."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        if isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            stack.extend((v, y[k]) for k, v in x.items())
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif isinstance(x, (dict, list)) or isinstance(y, (dict, list)) or x != y:
+            return False
+    return True
 
 
 # --- applying a patch (the API server's side) -------------------------------------------------------

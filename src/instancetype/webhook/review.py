@@ -26,7 +26,7 @@ from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.engine.results import AdmissionResult
 from instancetype.errors import Error
-from instancetype.jsonutil import clone
+from instancetype.jsonutil import API_SERVER_MAX_DEPTH, clone
 from instancetype.lifecycle.admission import Refused, admit_type, admit_vm_object, stored_vm
 
 from . import jsonpatch
@@ -53,20 +53,107 @@ class Denial:
     message: str
 
 
+# kube-apiserver decodes objects nested up to 10,000 levels (Go's encoding/json scanner limit);
+# an AdmissionReview holds the object two levels down (review, request, object).
+MAX_OBJECT_DEPTH = API_SERVER_MAX_DEPTH
+MAX_REVIEW_DEPTH = MAX_OBJECT_DEPTH + 2
+# The bound on the work one review may cost: the JSON values it holds. An API server sends at most
+# an object and its old object (etcd keeps 1.5 MiB each: at most ~750,000 values); the largest
+# VMs seen (60,000 disks and volumes, 480,000 values) take about a second to admit.
+MAX_VALUES = 2_000_000
+# The key under which `decode` leaves a review's value count past MAX_VALUES in its request (a
+# tuple: no JSON document can hold such a key).
+_TOO_LARGE = ("values",)
+
+_CONTAINERS = (dict, list)
+
+
+def measure(value: Any, max_depth: int = MAX_REVIEW_DEPTH) -> tuple[int, int]:
+    """(depth, values) of JSON data, level by level (no recursion); stops past `max_depth`. A
+    scalar is depth 0, `{}` depth 1, as Go's scanner counts."""
+    depth, values = 0, 1
+    level = [value] if type(value) in _CONTAINERS else []
+    while level:
+        depth += 1
+        if depth > max_depth:
+            break
+        below: list = []
+        for x in level:
+            items = x.values() if type(x) is dict else x
+            values += len(items)
+            below += [c for c in items if type(c) is dict or type(c) is list]
+        level = below
+    return depth, values
+
+
 def decode(body: bytes) -> dict:
-    """The AdmissionReview's `request`, checked for what is needed to answer it."""
+    """The AdmissionReview's `request`, checked for what is needed to answer it: anything else is
+    `BadReview` (one line, an HTTP 400). Runs where the recursion limit allows MAX_REVIEW_DEPTH
+    levels (`serve`'s admission workers)."""
     try:
         review = msgspec.json.decode(body)
     except msgspec.DecodeError as e:
         raise BadReview(f"the body is not JSON: {e}") from None
+    except UnicodeDecodeError as e:     # msgspec's error for a string that is not UTF-8
+        raise BadReview(f"the body is not JSON: a string is not UTF-8 ({e.reason})") from None
+    except RecursionError:
+        raise BadReview(f"the body is nested deeper than {MAX_REVIEW_DEPTH} levels") from None
     if not isinstance(review, dict) or review.get("kind") != "AdmissionReview":
         raise BadReview("the body is not an AdmissionReview")
     if review.get("apiVersion") != REVIEW_API_VERSION:
-        raise BadReview(f"AdmissionReview version {review.get('apiVersion')!r} is not served (only {REVIEW_API_VERSION})")
+        raise BadReview(f"AdmissionReview version {_short(review.get('apiVersion'))} is not served "
+                        f"(only {REVIEW_API_VERSION})")
+    # Each level takes two bytes, each value at least two (with its separator): a body shorter
+    # than that cannot be past a bound, and is not walked (most reviews are a few KiB).
+    depth, values = measure(review) if len(body) > 2 * MAX_REVIEW_DEPTH else (0, 0)
+    if depth > MAX_REVIEW_DEPTH:
+        raise BadReview(f"the AdmissionReview is nested deeper than {MAX_REVIEW_DEPTH} levels (an object "
+                        f"at most {MAX_OBJECT_DEPTH}, as the API server decodes it)")
     request = review.get("request")
-    if not isinstance(request, dict) or not isinstance(request.get("uid"), str):
+    if not isinstance(request, dict) or not isinstance(request.get("uid"), str) or not request["uid"]:
         raise BadReview("the AdmissionReview has no request with a uid")
+    _check_request(request)
+    if values > MAX_VALUES:
+        request[_TOO_LARGE] = values      # a well-formed review: refused in the answer
     return request
+
+
+# AdmissionRequest's fields this server reads, with their Go types (an API server never sends
+# another type; anything else is not an AdmissionReview it sent).
+_REQUEST_STRINGS = ("operation", "namespace", "name", "subResource", "requestSubResource")
+_REQUEST_OBJECTS = ("kind", "resource", "requestKind", "requestResource", "userInfo", "options")
+
+
+def _check_request(request: dict) -> None:
+    for key in _REQUEST_STRINGS:
+        if request.get(key) is not None and not isinstance(request[key], str):
+            raise BadReview(f"request.{key}: must be a string, not {_json_type(request[key])}")
+    for key in _REQUEST_OBJECTS:
+        if request.get(key) is not None and not isinstance(request[key], dict):
+            raise BadReview(f"request.{key}: must be an object, not {_json_type(request[key])}")
+    for key in ("object", "oldObject"):
+        if request.get(key) is not None and not isinstance(request[key], dict):
+            raise BadReview(f"request.{key}: must be an object, not {_json_type(request[key])}")
+    for field in ("group", "version", "kind"):
+        v = (request.get("kind") or {}).get(field)
+        if v is not None and not isinstance(v, str):
+            raise BadReview(f"request.kind.{field}: must be a string, not {_json_type(v)}")
+    if request.get("dryRun") is not None and not isinstance(request["dryRun"], bool):
+        raise BadReview(f"request.dryRun: must be a boolean, not {_json_type(request['dryRun'])}")
+
+
+def _json_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    return "a string" if isinstance(v, str) else "an array" if isinstance(v, list) else \
+        "an object" if isinstance(v, dict) else "null"
+
+
+def _short(v: Any) -> str:
+    text = repr(v) if isinstance(v, str) else _json_type(v)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _status(result: AdmissionResult) -> dict:
@@ -122,6 +209,11 @@ def answer(path: str, request: dict, *, objects: Any, config: dict | None) -> tu
     old = _object(request, "oldObject")
     if operation not in webhook.operations or obj is None:
         return _response(uid), None        # e.g. DELETE: nothing of KubeVirt's runs
+    if _TOO_LARGE in request:
+        result = AdmissionResult.bad_request(
+            f"the request holds {request[_TOO_LARGE]:,} JSON values, more than this webhook admits "
+            f"({MAX_VALUES:,})")
+        return _deny(webhook.name, uid, operation, obj, result)
     request_kind = request.get("kind")
     kind = (request_kind.get("kind") if isinstance(request_kind, dict) else None) or obj.get("kind")
     if not isinstance(kind, str):
@@ -137,6 +229,14 @@ def answer(path: str, request: dict, *, objects: Any, config: dict | None) -> tu
         return _vmi(webhook.name, uid, operation, obj, config)
     except Error as e:        # anything the engine could not read: refused, never a crash
         return _deny(webhook.name, uid, operation, obj, AdmissionResult.bad_request(str(e)))
+    except RecursionError:    # only past MAX_REVIEW_DEPTH, which decode refuses first
+        return _deny(webhook.name, uid, operation, obj, AdmissionResult.bad_request(
+            f"the object is nested deeper than {MAX_OBJECT_DEPTH} levels"))
+    except Exception as e:  # noqa: BLE001 - a bug: refused with its one line, the server lives on
+        result = AdmissionResult(allowed=False, code=500, message=(
+            f"internal error: this is a bug in instancetype, not a problem with the request: "
+            f"{type(e).__name__}: {e}"[:1000]))
+        return _deny(webhook.name, uid, operation, obj, result)
 
 
 def _deny(webhook: str, uid: str, operation: str, obj: dict, result: AdmissionResult) -> tuple[dict, Denial]:

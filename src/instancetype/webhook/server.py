@@ -15,6 +15,12 @@ object is looked up only in the VM's own namespace.
   API `subresources.kubevirt.io/v1` (virtctl start, stop, restart, expand) as virt-api does.
 * One JSON log line (stderr) per refused request: time, webhook, uid, operation, kind,
   namespace, name, code, reason, message.
+* Reviews are decoded and answered by admission workers (`webhook.workers`), never on the event
+  loop; a body that is not an AdmissionReview is a 400 with one line, a review past the bounds
+  (`review.MAX_REVIEW_DEPTH`, `review.MAX_VALUES`) a 400 or a refusal, never a 500 page.
+* Stalled connections are closed (`Timeouts`): a TLS handshake within 10 s, a request's headers
+  within the keep-alive limit (30 s from the connection's start or its previous response, which
+  also closes an idle keep-alive connection), a request's body within 10 s of its headers.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ import ssl
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,10 +42,23 @@ from aiohttp import web
 from instancetype.api import kinds
 from instancetype.errors import StoreError
 
-from .review import BadReview, Denial, answer, decode
+from . import review as reviews
+from .review import BadReview, Denial
+from .workers import AdmissionPool
 
 MAX_BODY = 8 << 20            # an AdmissionReview carries the object and the old object (etcd: 1.5 MiB each)
 RELOAD_INTERVAL = 1.0
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long `serve` waits on a client, in seconds. The API server calls a webhook with a
+    timeout of 10 s by default (30 s at most) and keeps idle connections for 90 s; a client slower
+    than these is stalled, and its connection is closed."""
+
+    handshake: float = 10.0     # the TLS handshake, from the TCP connection
+    keepalive: float = 30.0     # a request's headers, from the connection's start or its previous response
+    body: float = 10.0          # a request's body, from its headers
 
 log = logging.getLogger("instancetype.serve")
 
@@ -125,13 +145,16 @@ class WebhookServer:
 
     def __init__(self, cached: AdmissionCache, tls: ReloadingTLS, *, host: str = "127.0.0.1", port: int = 8443,
                  reload_interval: float = RELOAD_INTERVAL, log_line: Callable[[str], None] | None = None,
-                 subresources: Any = None):
+                 subresources: Any = None, timeouts: Timeouts | None = None, workers: int | None = None):
         self.cached = cached
         self.tls = tls
         self.host, self.port = host, port
         self.reload_interval = reload_interval
         self.log_line = log_line or (lambda line: print(line, file=sys.stderr, flush=True))
-        self.app = web.Application(client_max_size=MAX_BODY)
+        self.timeouts = timeouts or Timeouts()
+        self.workers = workers
+        self.pool: AdmissionPool | None = None
+        self.app = web.Application(client_max_size=MAX_BODY, middlewares=[self._bounded_body])
         for hook in kinds.WEBHOOKS:
             self.app.router.add_post(hook.path, self._review)
         self.app.router.add_get("/healthz", self._healthz)
@@ -146,21 +169,48 @@ class WebhookServer:
 
     # --- handlers ------------------------------------------------------------------------------
 
+    @web.middleware
+    async def _bounded_body(self, request: web.Request, handler: Callable) -> web.StreamResponse:
+        """Every body is read within `timeouts.body` of its headers (the handlers then read it
+        from memory); a client that stalls gets a 408 and its connection is closed."""
+        if request.body_exists:
+            try:
+                await asyncio.wait_for(request.read(), self.timeouts.body)
+            except TimeoutError:
+                response = web.Response(status=408, text=f"the request body did not arrive within "
+                                                         f"{self.timeouts.body:g} s\n")
+                response.force_close()
+                return response
+        return await handler(request)
+
     async def _review(self, request: web.Request) -> web.Response:
         if not self.cached.has_synced:
             # Fail closed: an answer from half-filled caches could admit what a lookup would refuse.
             return web.Response(status=503, text="informer caches not synced yet\n")
         body = await request.read()
+        assert self.pool is not None
+        status, text = await asyncio.wrap_future(self.pool.submit(self._answer, request.path, body))
+        if status != 200:
+            return web.Response(status=status, text=text)
+        return web.Response(text=text, content_type="application/json")
+
+    def _answer(self, path: str, body: bytes) -> tuple[int, str]:
+        """One review, on an admission worker: (HTTP status, body)."""
         try:
-            review = decode(body)
+            request = reviews.decode(body)
         except BadReview as e:
-            return web.Response(status=400, text=f"{e}\n")
-        out, denial = answer(request.path, review, objects=self.cached.objects(),
-                             config=self.cached.kubevirt_config())
+            return 400, f"{e}\n"
+        try:
+            out, denial = reviews.answer(path, request, objects=self.cached.objects(),
+                                         config=self.cached.kubevirt_config())
+            text = _dumps(out)
+        except Exception as e:  # noqa: BLE001 - not the request's fault (answer refuses bad input): one line
+            log.error("internal error answering %s (uid %s): %s: %s", path, request.get("uid"), type(e).__name__, e)
+            return 500, f"internal error: {type(e).__name__}\n"
         self.served += 1
         if denial is not None:
             self.log_line(denial_line(denial))
-        return web.json_response(out, dumps=_dumps)
+        return 200, text
 
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.Response(text="ok\n")
@@ -174,9 +224,14 @@ class WebhookServer:
     # --- life ----------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        self.pool = AdmissionPool(self.workers)
+        # keepalive_timeout: aiohttp closes a connection that has no complete request headers this
+        # long after its start or its previous response (idle, or sending headers slowly).
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False,
+                                     keepalive_timeout=self.timeouts.keepalive, lingering_time=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.tls.context, backlog=512)
+        site = _Site(self._runner, self.host, self.port, ssl_context=self.tls.context, backlog=512,
+                     handshake_timeout=self.timeouts.handshake)
         await site.start()
         if self.port == 0:      # an ephemeral port: say which one
             addresses = self._runner.addresses
@@ -193,8 +248,29 @@ class WebhookServer:
             self._reloader.cancel()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self.pool is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.pool.close)
         if self.subresources is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.subresources.close)
+
+
+class _Site(web.TCPSite):
+    """aiohttp's TCPSite with a TLS handshake timeout (asyncio's default is 60 s)."""
+
+    def __init__(self, *args: Any, handshake_timeout: float, **kw: Any):
+        super().__init__(*args, **kw)
+        self._handshake_timeout = handshake_timeout
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)
+        loop = asyncio.get_running_loop()
+        server = self._runner.server
+        assert server is not None
+        self._server = await loop.create_server(
+            server, self._host, self._port, ssl=self._ssl_context, backlog=self._backlog,
+            reuse_address=self._reuse_address, reuse_port=self._reuse_port,
+            ssl_handshake_timeout=self._handshake_timeout if self._ssl_context else None)
+        self._bound_port = self._server.sockets[0].getsockname()[1] if self._server.sockets else self._port
 
 
 def _dumps(obj: Any) -> str:
@@ -204,11 +280,11 @@ def _dumps(obj: Any) -> str:
 
 
 def run(cached: Any, tls: ReloadingTLS, *, host: str, port: int, ready: Callable[[WebhookServer], None] | None = None,
-        stop_event: asyncio.Event | None = None, subresources: Any = None) -> None:
+        stop_event: asyncio.Event | None = None, subresources: Any = None, timeouts: Timeouts | None = None) -> None:
     """Serve until SIGTERM or SIGINT (or `stop_event`), then stop cleanly."""
 
     async def main() -> None:
-        server = WebhookServer(cached, tls, host=host, port=port, subresources=subresources)
+        server = WebhookServer(cached, tls, host=host, port=port, subresources=subresources, timeouts=timeouts)
         await server.start()
         done = stop_event or asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -49,7 +49,8 @@ def start(s: VMSync) -> None:
     if pinned is None:
         return
     try:
-        vmi = instancetype.build_vmi(s.vm, objects=_WithPinned(s.store, pinned), config=s.config)
+        vmi = instancetype.build_vmi(s.vm, objects=_WithPinned(s.store, pinned), config=s.config,
+                                     mutate=not s.store.calls_admission_webhooks)
         if requests.start_paused(s.vm):
             vmi.setdefault("spec", {})["startStrategy"] = "Paused"     # setupVMIFromVM
     except VMIError as e:

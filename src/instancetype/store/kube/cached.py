@@ -55,6 +55,9 @@ ADMISSION_KINDS = (
 class CachedStore(Store):
     """A `Store` whose reads come from `informers` (an InformerSet on `store`'s cluster)."""
 
+    # Writes go through the API server's admission: its webhooks (`serve`) mutate what is created.
+    calls_admission_webhooks = True
+
     def __init__(self, store: KubeStore, informers: InformerSet):
         self.api = store
         self.informers = informers

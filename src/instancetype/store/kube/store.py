@@ -123,6 +123,9 @@ class KubeStore(Store):
     """Objects on a Kubernetes API server. `namespace=None` means the kubeconfig context's
     namespace (else `default`) for one object, and all namespaces for a list."""
 
+    # Writes go through the API server's admission: its webhooks (`serve`) mutate what is created.
+    calls_admission_webhooks = True
+
     def __init__(self, kubeconfig: str | None = None, context: str | None = None, *, config: Any = None,
                  timeout: float = DEFAULT_TIMEOUT, field_manager: str = FIELD_MANAGER):
         self.config = config if config is not None else load_config(kubeconfig, context)
