@@ -256,6 +256,23 @@ class Cluster(StoreReads):
             vm = tx.get("VirtualMachine", name, namespace)
             return getattr(vmctl, action)(tx, vm, self.config(tx), **options)
 
+    def pause(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("pause", name, namespace)
+
+    def unpause(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("unpause", name, namespace)
+
+    def soft_reboot(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("softreboot", name, namespace)
+
+    def _vmi_action(self, action: str, name: str, namespace: str | None) -> dict:
+        """virtctl `pause`/`unpause`/`soft-reboot` of a VMI, by virt-api's one copy of the rules
+        (webhook/virtapi/actions.vmi_action; a dry run is the caller's rolled-back transaction)."""
+        from instancetype.webhook.virtapi.actions import vmi_action
+
+        vmi_action(self.store, action, namespace or "default", name, b"")
+        return self.store.get("VirtualMachineInstance", name, namespace)
+
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         """virtctl expand --vm: the stored VM expanded against the stored objects."""
         import instancetype

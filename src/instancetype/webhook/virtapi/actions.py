@@ -1,4 +1,4 @@
-"""What virt-api's VM subresources do, against a `Store` (pkg/virt-api/rest/lifecycle.go and
+"""What virt-api's VM and VMI subresources do, against a `Store` (pkg/virt-api/rest/lifecycle.go and
 expand.go): blocking functions, run by the HTTP layer in a worker thread.
 
 The rules are the controller's (`controller.vm.start/stop/restart`) and the engine's
@@ -51,6 +51,8 @@ OPTIONS = {
     "StartOptions": {"paused": "bool", "dryRun": "[]string"},
     "StopOptions": {"gracePeriod": "int64", "dryRun": "[]string"},
     "RestartOptions": {"gracePeriodSeconds": "int64", "dryRun": "[]string"},
+    "PauseOptions": {"dryRun": "[]string"},
+    "UnpauseOptions": {"dryRun": "[]string"},
 }
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -264,6 +266,40 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes)
                 raise
 
 
+VMI_GROUP, VMI_RESOURCE = "kubevirt.io", "virtualmachineinstance"
+VMI_ACTIONS = ("pause", "unpause", "softreboot")
+
+
+def vmi_action(store: Store, action: str, namespace: str, name: str, body: bytes) -> None:
+    """PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot} in v1.9's order: pause
+    decodes PauseOptions, then reads the VMI; unpause first refuses a VM of that name with a
+    snapshot in progress, then decodes; soft reboot reads no body. A dry run (the options'
+    first `dryRun` is `All`; other values are ignored, unlike the VM verbs) stops after the
+    checks. The rules and the simulated node's part: `controller.lifecycle`."""
+    from instancetype.controller import lifecycle
+
+    options: dict = {}
+    if action == "pause":
+        options = decode_options(body, "PauseOptions")
+    elif action == "unpause":
+        lifecycle.check_vm_not_snapshotting(store, name, namespace)
+        options = decode_options(body, "UnpauseOptions")
+    dry = (options.get("dryRun") or [None])[0] == "All"
+    run = {"pause": lifecycle.pause, "unpause": lifecycle.unpause, "softreboot": lifecycle.soft_reboot}[action]
+    # As vm_action: inline on the embedded store; on an API server the controller watching the
+    # VMI updates its VM, and a VMI changed between the read and the write is read again.
+    inline = embedded(store)
+    for attempt in range(1 if inline else CONFLICT_RETRIES):
+        config = cluster_config(store)
+        try:
+            with store.transaction() as tx:
+                run(tx, lifecycle.fetch_vmi(tx, name, namespace), config, dry_run=dry, inline=inline)
+            return
+        except Conflict as e:
+            if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
+                raise
+
+
 def expand_stored(store: Store, namespace: str, name: str) -> dict:
     """GET .../virtualmachines/NAME/expand-spec: an error of the expansion is a 500 (errors.NewInternalError)."""
     import instancetype
@@ -360,4 +396,4 @@ def expand_spec(store: Store, namespace: str, vm: dict) -> dict:
 
 
 __all__ = ["Conflict", "InternalError", "decode_options", "dry_run", "expand_posted", "expand_spec",
-           "expand_stored", "fetch_vm", "status_of", "vm_action"]
+           "expand_stored", "fetch_vm", "status_of", "vm_action", "vmi_action"]

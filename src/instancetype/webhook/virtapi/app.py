@@ -7,6 +7,7 @@
 Routes (pkg/virt-api/api.go): `/`, `/apis`, `/healthz`, `/apis/subresources.kubevirt.io`,
 `.../v1` (APIResourceList), `.../v1/version`, `.../v1/healthz` without authentication (virt-api's
 noAuthEndpoints); `PUT .../v1/namespaces/NS/virtualmachines/NAME/{start,stop,restart}`,
+`PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot}`,
 `GET .../virtualmachines/NAME/expand-spec` and `PUT .../namespaces/NS/expand-vm-spec` after the
 front-proxy authentication and a SubjectAccessReview (`auth.py`). Success is 202 with no body
 for the actions, 200 with the VM for the expansions; failures are metav1.Status bodies.
@@ -140,6 +141,8 @@ class VirtAPI:
         r.add_get(p + "/healthz", self._healthz)
         for action in ("start", "stop", "restart"):
             r.add_put(f"{p}{_NS}/virtualmachines/{{name}}/{action}", self._vm_action(action))
+        for action in actions.VMI_ACTIONS:
+            r.add_put(f"{p}{_NS}/virtualmachineinstances/{{name}}/{action}", self._vmi_action(action))
         r.add_get(f"{p}{_NS}/virtualmachines/{{name}}/expand-spec", self._expand_spec)
         r.add_put(f"{p}{_NS}/expand-vm-spec", self._expand_vm_spec)
 
@@ -171,6 +174,17 @@ class VirtAPI:
             body = await request.read()
             return await self._answer(request, attrs, actions.vm_action, action, ns, name, body,
                                       details={"name": name, "group": actions.VM_GROUP, "kind": actions.VM_RESOURCE})
+        return handler
+
+    def _vmi_action(self, action: str):
+        async def handler(request: web.Request) -> web.Response:
+            ns, name = request.match_info["namespace"], request.match_info["name"]
+            attrs = Attributes(rbac_verb(request.method, name) or "", discovery.GROUP, discovery.VERSION,
+                               "virtualmachineinstances", ns, name, action)
+            body = await request.read()
+            return await self._answer(request, attrs, actions.vmi_action, action, ns, name, body,
+                                      details={"name": name, "group": actions.VMI_GROUP,
+                                               "kind": actions.VMI_RESOURCE})
         return handler
 
     async def _expand_spec(self, request: web.Request) -> web.Response:
