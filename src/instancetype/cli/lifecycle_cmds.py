@@ -5,8 +5,7 @@ Lines as virtctl prints them: `VMI <name> was scheduled to pause|unpause|soft-re
 errors raw, exit 1 (`Error pausing VirtualMachineInstance <name>: <err>`, ...). For `vm`, the VM
 is read first (`Error getting VirtualMachine <name>: <err>`) and the VMI of its name is the one
 acted on; pause words a missing VMI by the VM's run strategy (handleNotFoundError).
-`--dry-run` (pause, unpause) prints `Dry Run execution` first, as cobra's `cmd.Println` does, on
-stderr.
+`--dry-run` (pause, unpause) prints `Dry Run execution` first (virtctl's `cmd.Println`, on stdout).
 """
 from __future__ import annotations
 
@@ -62,7 +61,7 @@ def _pause_command(action: str, doc: str):
             raise CommandError(f"accepts 2 arg(s), received {len(args)}")
         kind, name = _KINDS.get(args[0].lower()), args[1]
         if dry_run:
-            sys.stderr.write("Dry Run execution\n")
+            sys.stdout.write("Dry Run execution\n")
         if kind is not None:    # virtctl's switch has no default: any other type does nothing
             _run(ctx, action, name, namespace, dry_run, vm=kind == "vm")
         sys.stdout.write(f"VMI {name} was scheduled to {action}\n")
