@@ -11,6 +11,8 @@ Public (stable):
         VM admission, revision store) or "spec" (the VM controller building the VMI).
         Returns the conflicts (field paths, handler order). With any conflict the preference
         is not applied, and `spec` may be partly changed: callers discard it.
+    apply_normalised(spec, metadata, it, pref, root) -> list[str]
+        The same for specs already normalised by engine/spec.py (or None).
     conflict_message(paths) -> str
         KubeVirt's text for a conflict list: `VM field(s) <p1>, <p2> conflicts with selected
         instance type` (pkg/instancetype/conflict).
@@ -22,7 +24,7 @@ from typing import Any
 
 from instancetype.engine.instancetype import handlers_for
 from instancetype.engine.preference import apply_preference
-from instancetype.engine.spec import instancetype_spec, preference_spec
+from instancetype.engine.spec import NormalisedSpec, instancetype_spec, preference_spec
 
 
 def conflict_message(paths: Iterable[str]) -> str:
@@ -33,8 +35,12 @@ def apply_to_spec(spec: dict[str, Any], metadata: dict[str, Any], instancetype: 
                   root: str) -> list[str]:
     if instancetype is None and preference is None:
         return []
-    it = instancetype_spec(instancetype)
-    pref = preference_spec(preference)
+    return apply_normalised(spec, metadata, instancetype_spec(instancetype), preference_spec(preference), root)
+
+
+def apply_normalised(spec: dict[str, Any], metadata: dict[str, Any], it: NormalisedSpec | None,
+                     pref: NormalisedSpec | None, root: str) -> list[str]:
+    """apply_to_spec for specs engine/spec.py already normalised (or None)."""
     if it is not None:
         conflicts: list[str] = []
         # The handlers that have something to do, memoised on the (never mutated) spec itself.

@@ -39,11 +39,13 @@ def set_default_volume_disk(spec: dict[str, Any]) -> None:
     devices = _devices(spec)
     disks = devices.get("disks") or []
     # A null list item decodes as Go's zero struct: its name is "".
-    taken = {_name(d) for d in disks}
-    taken.update(_name(f) for f in devices.get("filesystems") or ())
+    taken = {d.get("name", "") if isinstance(d, dict) else "" for d in disks}
+    filesystems = devices.get("filesystems")
+    if filesystems:
+        taken.update(_name(f) for f in filesystems)
     added = False
     for vol in volumes:
-        name = _name(vol)
+        name = vol.get("name", "") if isinstance(vol, dict) else ""
         if name not in taken:
             if not added:
                 disks = list(disks)

@@ -27,13 +27,13 @@ engine/vm_decode.load_vm for Go's decode error naming the field.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
-from instancetype.engine.apply import apply_to_spec, conflict_message
+from instancetype.engine.apply import apply_normalised, conflict_message
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
 from instancetype.engine.find import find_instancetype, find_preference, index_for
 from instancetype.engine.guard import public
-from instancetype.engine.spec import instancetype_spec, preference_spec
+from instancetype.engine.spec import NormalisedSpec, instancetype_spec, preference_spec
 from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_decode import load_vm
 from instancetype.engine.vm_fields import normalize_vm
@@ -66,21 +66,21 @@ def expand(vm: dict[str, Any], *, instancetype: Any = None, preference: Any = No
 
     cfg = cluster_config(config)
     index = None
-    it: dict[str, Any] | None = None
-    pref: dict[str, Any] | None = None
+    it: NormalisedSpec | None = None
+    pref: NormalisedSpec | None = None
     if has_it:
         if instancetype is not None:
             it = instancetype_spec(instancetype)
         else:
             index = index_for(vm, objects)
-            it = find_instancetype(vm, index)
+            it = cast("NormalisedSpec | None", find_instancetype(vm, index))   # (find normalises)
     if has_pref:
         if preference is not None:
             pref = preference_spec(preference)
         else:
             if index is None:   # (an ObjectIndex over the store is empty, hence falsy)
                 index = index_for(vm, objects)
-            pref = find_preference(vm, index)
+            pref = cast("NormalisedSpec | None", find_preference(vm, index))
 
     out = clone(vm)
     # Canonical form exactly once, before anything is derived: canonical text does not always
@@ -89,16 +89,21 @@ def expand(vm: dict[str, Any], *, instancetype: Any = None, preference: Any = No
     # a value (guest memory from requests, the instancetype's guest, ...).
     normalize_vm(out)
     ospec = out["spec"]
-    template = _child(ospec, "template", "spec.template")
-    tspec = _child(template, "spec", ROOT)
-    metadata = _child(template, "metadata", "spec.template.metadata")
+    template = ospec.get("template")
+    tspec = metadata = None
+    if type(template) is dict:
+        tspec, metadata = template.get("spec"), template.get("metadata")
+    if type(tspec) is not dict or type(metadata) is not dict:     # (absent, or the wrong shape)
+        template = _child(ospec, "template", "spec.template")
+        tspec = _child(template, "spec", ROOT)
+        metadata = _child(template, "metadata", "spec.template.metadata")
 
     set_default_volume_disk(tspec)
     set_default_network_interface(tspec, cfg)
-    conflicts = apply_to_spec(tspec, metadata, it, pref, root=ROOT)
+    conflicts = apply_normalised(tspec, metadata, it, pref, ROOT)
     if conflicts:
         raise ConflictError(conflict_message(conflicts), fields=conflicts)
-    set_vmi_spec_defaults(tspec, cfg)
+    set_vmi_spec_defaults(tspec, cfg, network_and_disks_done=True)
 
     ospec.pop("instancetype", None)
     ospec.pop("preference", None)

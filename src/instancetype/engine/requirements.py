@@ -13,6 +13,7 @@ The conflict paths always name the VM template (`spec.template.spec...`) or
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from instancetype.engine.guard import public
@@ -88,10 +89,20 @@ def _check_cpu(required: int, instancetype: dict[str, Any] | None, preference: d
     return None
 
 
+@lru_cache(maxsize=1024)
+def _memory_short(provided_raw: str, required_raw: str) -> bool:
+    """Whether the quantity `provided_raw` is less than `required_raw` (a pure function of the
+    two texts, compared once per pair)."""
+    from instancetype.api.quantity import Quantity
+
+    return bool(Quantity.parse(provided_raw) < Quantity.parse(required_raw))
+
+
 def _check_memory(required_raw: Any, instancetype: dict[str, Any] | None, spec: dict[str, Any]) -> RequirementsError | None:
     from instancetype.api.quantity import Quantity
 
-    required = Quantity.parse(required_raw if required_raw is not None else "0")
+    if required_raw is None:
+        required_raw = "0"
     provided_raw: Any = "0"
     who, field = "VirtualMachine", _MEMORY
     if instancetype is not None:
@@ -102,7 +113,10 @@ def _check_memory(required_raw: Any, instancetype: dict[str, Any] | None, spec: 
     vm_guest = _obj(_obj(spec.get("domain")).get("memory")).get("guest")
     if vm_guest is not None:
         provided_raw = vm_guest  # wording and path stay those chosen above (Go's checkMemory)
-    provided = Quantity.parse(provided_raw)
+    if type(provided_raw) is str and type(required_raw) is str:
+        if not _memory_short(provided_raw, required_raw):
+            return None
+    provided, required = Quantity.parse(provided_raw), Quantity.parse(required_raw)
     if provided < required:
         return _err(f"insufficient Memory resources of {provided} provided by {who}, "
                     f"preference requires {required}", field)

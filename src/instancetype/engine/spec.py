@@ -109,14 +109,16 @@ class NormalisedSpec(dict[str, Any]):
     `guest_format`: the quantity format of `memory.guest` as given (instancetypes only):
     canonical text can lose it ("1.5Ki" prints "1536", which reads back as DecimalSI), and the
     overcommitted memory request is printed in the guest's format.
-    `plan`: the instancetype handlers that have something to do (engine/apply.py), memoised."""
+    `plan`: the instancetype handlers that have something to do (engine/apply.py), memoised.
+    `steps`: a preference's compiled steps (engine/preference/plan.py), memoised."""
 
-    __slots__ = ("guest_format", "plan")
+    __slots__ = ("guest_format", "plan", "steps")
 
     def __init__(self, *args: Any, guest_format: str | None = None):
         super().__init__(*args)
         self.guest_format = guest_format
         self.plan: tuple[Handler, ...] | None = None
+        self.steps: tuple[Any, ...] | None = None
 
 
 def guest_format(it: dict[str, Any]) -> str | None:

@@ -11,7 +11,6 @@ The VM is one `vm_decode.load_vm` returned: a private copy whose read fields hav
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal, overload
 
 from instancetype.engine.spec import _canonical_str, canonical_quantity
@@ -66,22 +65,18 @@ def domain(vm_spec: dict[str, Any]) -> dict[str, Any] | None:
 # On the hot path (every expand): field paths are only built for a badly typed value (`where`
 # is called then). Run ONCE per VM, before apply/defaults copy values around: canonical text is
 # not always a fixed point ("1953.125Ki" -> "2000000" (BinarySI) -> "2M").
-def _at(fmt: str, *args: object) -> Callable[[], str]:
-    """A field path built only when called (`where` below): `fmt` formatted with `args`."""
-    return lambda: fmt.format(*args)
-
-
-def _canon_key(node: dict[str, Any], key: str, where: Callable[[], str]) -> None:
+def _canon_key(node: dict[str, Any], key: str, path: str, at: str) -> None:
+    """node[key] in canonical form; `path` + `at` is node's field path (joined on error only)."""
     v = node.get(key)
     if v is not None:
-        node[key] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{where()}.{key}")
+        node[key] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{path}{at}.{key}")
 
 
-def _canon_map(m: Any, where: Callable[[], str]) -> None:
+def _canon_map(m: Any, path: str, at: str) -> None:
     if type(m) is dict:
         for k, v in m.items():
             if v is not None:
-                m[k] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{where()}.{k}")
+                m[k] = _canonical_str(v) if type(v) is str else canonical_quantity(v, f"{path}{at}.{k}")
 
 
 def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
@@ -93,30 +88,32 @@ def normalize_vmi_spec(spec: Any, path: str = "spec") -> None:
     if type(dom) is dict:
         mem = dom.get("memory")
         if type(mem) is dict:
-            _canon_key(mem, "guest", lambda: f"{path}.domain.memory")
-            _canon_key(mem, "maxGuest", lambda: f"{path}.domain.memory")
+            _canon_key(mem, "guest", path, ".domain.memory")
+            _canon_key(mem, "maxGuest", path, ".domain.memory")
             ro = mem.get("reservedOverhead")
             if type(ro) is dict:
-                _canon_key(ro, "addedOverhead", lambda: f"{path}.domain.memory.reservedOverhead")
+                _canon_key(ro, "addedOverhead", path, ".domain.memory.reservedOverhead")
         res = dom.get("resources")
         if type(res) is dict:
-            _canon_map(res.get("requests"), lambda: f"{path}.domain.resources.requests")
-            _canon_map(res.get("limits"), lambda: f"{path}.domain.resources.limits")
+            _canon_map(res.get("requests"), path, ".domain.resources.requests")
+            _canon_map(res.get("limits"), path, ".domain.resources.limits")
     vols = spec.get("volumes")
     if type(vols) is list:
         for i, vol in enumerate(vols):
             if type(vol) is not dict:
                 continue
-            for src in ("emptyDisk", "hostDisk"):
-                d = vol.get(src)
-                if type(d) is dict:
-                    _canon_key(d, "capacity", _at("{}.volumes[{}].{}", path, i, src))
+            d = vol.get("emptyDisk")
+            if type(d) is dict:
+                _canon_key(d, "capacity", path, f".volumes[{i}].emptyDisk")
+            d = vol.get("hostDisk")
+            if type(d) is dict:
+                _canon_key(d, "capacity", path, f".volumes[{i}].hostDisk")
             dapi = vol.get("downwardAPI")
-            if type(dapi) is dict and type(dapi.get("fields")) is list:
+            if dapi is not None and type(dapi) is dict and type(dapi.get("fields")) is list:
                 for j, f in enumerate(dapi["fields"]):
                     ref = f.get("resourceFieldRef") if type(f) is dict else None
                     if type(ref) is dict:
-                        _canon_key(ref, "divisor", _at("{}.volumes[{}].downwardAPI.fields[{}].resourceFieldRef", path, i, j))
+                        _canon_key(ref, "divisor", path, f".volumes[{i}].downwardAPI.fields[{j}].resourceFieldRef")
 
 
 def normalize_vm(vm: dict[str, Any]) -> dict[str, Any]:
@@ -135,9 +132,13 @@ def normalize_vm(vm: dict[str, Any]) -> dict[str, Any]:
                 c = dspec.get(claim)
                 res = c.get("resources") if type(c) is dict else None
                 if type(res) is dict:
-                    base = f"spec.dataVolumeTemplates[{i}].spec.{claim}.resources"
-                    _canon_map(res.get("requests"), _at("{}.requests", base))
-                    _canon_map(res.get("limits"), _at("{}.limits", base))
+                    for group in ("requests", "limits"):
+                        m = res.get(group)
+                        if type(m) is dict:
+                            for k, v in m.items():
+                                if v is not None:
+                                    m[k] = _canonical_str(v) if type(v) is str else canonical_quantity(
+                                        v, f"spec.dataVolumeTemplates[{i}].spec.{claim}.resources.{group}.{k}")
     template = spec.get("template")
     normalize_vmi_spec(template.get("spec") if type(template) is dict else None, "spec.template.spec")
     return vm

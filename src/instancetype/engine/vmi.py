@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from instancetype.api import kinds as K
@@ -102,6 +103,12 @@ def _admit(template: Any, it: _Lookup, pref: _Lookup, config: Any) -> None:
                    requirements_error=rejection.requirements_error)
 
 
+@lru_cache(maxsize=4096)
+def _firmware_uuid(name: str) -> str:
+    """The VMI's firmware UUID: uuid5 of the VM's name (a pure function of it, kept per name)."""
+    return str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, name))
+
+
 def _setup_vmi(vm: dict[str, Any]) -> dict[str, Any]:
     """setupVMIFromVM: metadata and spec from the template (taken over: `vm` is a private copy)."""
     vm_meta = got if isinstance(got := vm.get("metadata"), dict) else {}
@@ -123,7 +130,7 @@ def _setup_vmi(vm: dict[str, Any]) -> dict[str, Any]:
     spec = spec if isinstance(spec, dict) else {}
     firmware = child(child(spec, "domain"), "firmware")
     if not firmware.get("uuid"):
-        firmware["uuid"] = str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, name))
+        firmware["uuid"] = _firmware_uuid(name)
     set_default_volume_disk(spec)
     return {"apiVersion": K.KUBEVIRT_API_VERSION, "kind": "VirtualMachineInstance", "metadata": meta,
             "spec": spec, "status": {}}

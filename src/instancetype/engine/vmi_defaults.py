@@ -3,11 +3,14 @@ read against the cluster configuration of `engine.virt_config`.
 
 Public (stable):
 
-    set_vmi_spec_defaults(spec, config=None) -> None
+    set_vmi_spec_defaults(spec, config=None, *, network_and_disks_done=False) -> None
         Mutates `spec` (a VMI spec / VM template spec, already cloned) in place, in KubeVirt's
         order: architecture, machine type, CPU requests, guest memory, CPU topology,
         containerDisk pull policy, eviction strategy, default pod network (may raise
-        DefaultsError), default volume disks.
+        DefaultsError), default volume disks. `network_and_disks_done`: the caller ran both of
+        the last two before applying the instancetype and preference (expand), which add no
+        volume, remove no disk or network, and only ever fill `autoattachPodInterface`, so
+        running them again would change nothing.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
-from instancetype.engine.spec import canonical_quantity
+from instancetype.engine.spec import _canonical_str, canonical_quantity
 from instancetype.engine.virt_config import ClusterConfig, cluster_config
 
 
@@ -37,7 +40,14 @@ def _is_zero(v: Any, field: str) -> bool:
     """ResourceList.Memory()/Cpu().IsZero(): an absent key reads as zero."""
     if v is None:
         return True
+    if type(v) is str:
+        return _zero_str(_canonical_str(v))
     return _zero_str(canonical_quantity(v, field))
+
+
+_RES = "spec.template.spec.domain.resources"
+_LIMITS_CPU, _REQUESTS_CPU = f"{_RES}.limits.cpu", f"{_RES}.requests.cpu"
+_LIMITS_MEM, _REQUESTS_MEM = f"{_RES}.limits.memory", f"{_RES}.requests.memory"
 
 
 def _value(v: Any, field: str) -> int:
@@ -45,7 +55,8 @@ def _value(v: Any, field: str) -> int:
     return _value_str(canonical_quantity(v, field))
 
 
-def set_vmi_spec_defaults(spec: dict[str, Any], config: Any = None) -> None:
+def set_vmi_spec_defaults(spec: dict[str, Any], config: Any = None, *,
+                          network_and_disks_done: bool = False) -> None:
     cfg = cluster_config(config)
     domain = spec.get("domain")
     if domain is None:
@@ -77,8 +88,9 @@ def set_vmi_spec_defaults(spec: dict[str, Any], config: Any = None) -> None:
     if spec.get("evictionStrategy") is None and cfg.eviction_strategy is not None:
         spec["evictionStrategy"] = cfg.eviction_strategy
     # 8, 9. default network and disks once more
-    set_default_network_interface(spec, cfg)
-    set_default_volume_disk(spec)
+    if not network_and_disks_done:
+        set_default_network_interface(spec, cfg)
+        set_default_volume_disk(spec)
 
 
 def _set_resource_requests(domain: dict[str, Any], cfg: ClusterConfig) -> None:
@@ -87,9 +99,8 @@ def _set_resource_requests(domain: dict[str, Any], cfg: ClusterConfig) -> None:
         res = domain["resources"] = {}
     limits = res.get("limits") or {}
     requests: dict[str, Any] | None = res.get("requests")
-    base = "spec.template.spec.domain.resources"
-    if not _is_zero(limits.get("cpu"), f"{base}.limits.cpu") and \
-            _is_zero((requests or {}).get("cpu"), f"{base}.requests.cpu"):
+    if not _is_zero(limits.get("cpu"), _LIMITS_CPU) and \
+            _is_zero((requests or {}).get("cpu"), _REQUESTS_CPU):
         if requests is None:
             requests = res["requests"] = {}
         requests["cpu"] = limits["cpu"]
@@ -110,12 +121,11 @@ def _set_guest_memory(domain: dict[str, Any]) -> None:
     res = domain.get("resources") or {}
     req = (res.get("requests") or {}).get("memory")
     lim = (res.get("limits") or {}).get("memory")
-    base = "spec.template.spec.domain.resources"
     # The value is copied as it is (Go copies the Quantity): whoever prints the spec puts its
     # quantities in canonical form once.
-    if not _is_zero(req, f"{base}.requests.memory"):
+    if not _is_zero(req, _REQUESTS_MEM):
         mem["guest"] = req
-    elif not _is_zero(lim, f"{base}.limits.memory"):
+    elif not _is_zero(lim, _LIMITS_MEM):
         mem["guest"] = lim
     elif mem.get("hugepages") is not None:
         page = (mem.get("hugepages") or {}).get("pageSize") or ""

@@ -20,6 +20,7 @@ mutators/vmi-mutator.go) calling SetDefaultVirtualMachineInstance (pkg/defaults)
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -241,21 +242,33 @@ def _cpu_hotplug(cpu: dict[str, Any], cfg: ClusterConfig) -> None:
         cpu["maxSockets"] = max_sockets & 0xFFFFFFFF
 
 
-def _memory_hotplug(spec: dict[str, Any], domain: dict[str, Any], cfg: ClusterConfig) -> None:
-    """setupMemoryHotplug + ValidateLiveUpdateMemory (pkg/liveupdate/memory): maxGuest when allowed."""
+@lru_cache(maxsize=1024)
+def _hotplug_sizes(guest_text: str | None, max_guest: str | None, ratio: int) -> tuple[Any, ...] | None:
+    """(guest bytes or None, maxGuest candidate bytes, its text, guest > candidate): the quantity
+    arithmetic of setupMemoryHotplug, a pure function of its texts, done once per triple."""
     from instancetype.api.quantity import Quantity
 
+    guest = Quantity.parse(guest_text) if guest_text is not None else None
+    if max_guest is not None:
+        candidate = Quantity.parse(max_guest)
+    elif guest is not None:
+        candidate = Quantity.from_int(guest.value() * ratio, "BinarySI")
+    else:
+        return None
+    if guest is None:
+        return None, candidate.value(), str(candidate), False
+    return guest.value(), candidate.value(), str(candidate), guest > candidate
+
+
+def _memory_hotplug(spec: dict[str, Any], domain: dict[str, Any], cfg: ClusterConfig) -> None:
+    """setupMemoryHotplug + ValidateLiveUpdateMemory (pkg/liveupdate/memory): maxGuest when allowed."""
     memory = domain.get("memory")
     if not isinstance(memory, dict) or memory.get("maxGuest") is not None:
         return
-    guest_text = memory.get("guest")
-    guest = Quantity.parse(guest_text) if guest_text is not None else None
-    if cfg.max_guest is not None:
-        candidate = Quantity.parse(cfg.max_guest)
-    elif guest is not None:
-        candidate = Quantity.from_int(guest.value() * _u32(cfg.max_hotplug_ratio), "BinarySI")
-    else:
+    sizes = _hotplug_sizes(memory.get("guest"), cfg.max_guest, _u32(cfg.max_hotplug_ratio))
+    if sizes is None:
         return
+    guest, candidate, candidate_text, too_big = sizes
     cpu = got if isinstance(got := domain.get("cpu"), dict) else {}
     numa = cpu.get("numa")
     if cpu.get("realtime") is not None:
@@ -264,18 +277,18 @@ def _memory_hotplug(spec: dict[str, Any], domain: dict[str, Any], cfg: ClusterCo
         return      # ... with guest mapping passthrough
     if domain.get("launchSecurity") is not None:
         return      # ... with encrypted VMs
-    if guest is None or guest > candidate:
+    if guest is None or too_big:
         return      # guest memory must be set and not exceed maxGuest
     hugepages = memory.get("hugepages")
     page = hugepages.get("pageSize") if isinstance(hugepages, dict) else None
     align = _GI if page == "1Gi" else 2 * _MI
-    if guest.value() % align or candidate.value() % align:
+    if guest % align or candidate % align:
         return      # Guest memory / MaxGuest must be aligned
     if spec.get("architecture") != "amd64":
         return      # Memory hotplug is only available for x86_64 VMs
-    if guest.value() < _GI:
+    if guest < _GI:
         return      # ... only for VMs with at least 1Gi of guest memory
-    memory["maxGuest"] = str(candidate)
+    memory["maxGuest"] = candidate_text
 
 
 # --- the whole webhook ----------------------------------------------------------------------------

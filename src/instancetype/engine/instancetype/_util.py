@@ -23,8 +23,10 @@ def child(parent: dict[str, Any], key: str) -> dict[str, Any]:
     return v
 
 
-def resources_has(spec: dict[str, Any], group: str, name: str) -> bool:
-    """Whether domain.resources.<group> (a ResourceList) has the key `name`."""
-    res = (spec.get("domain") or {}).get("resources") or {}
-    lst = res.get(group)
-    return isinstance(lst, dict) and name in lst
+def resource_lists(spec: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """domain.resources' (requests, limits), each None unless it is an object."""
+    res = (spec.get("domain") or {}).get("resources")
+    if not res:
+        return None, None
+    requests, limits = res.get("requests"), res.get("limits")
+    return (requests if isinstance(requests, dict) else None), (limits if isinstance(limits, dict) else None)

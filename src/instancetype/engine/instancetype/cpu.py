@@ -12,36 +12,41 @@ from typing import Any
 from instancetype.engine.topology import guest_topology
 from instancetype.jsonutil import clone
 
-from ._util import child, domain, resources_has
+from ._util import child, domain, resource_lists
 
 
 def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
     want = it.get("cpu") or {}
     vm_cpu = child(domain(spec), "cpu")
     conflicts = []
-    if resources_has(spec, "requests", "cpu"):
+    requests, limits = resource_lists(spec)
+    if requests is not None and "cpu" in requests:
         conflicts.append(f"{root}.domain.resources.requests.cpu")
-    if resources_has(spec, "limits", "cpu"):
+    if limits is not None and "cpu" in limits:
         conflicts.append(f"{root}.domain.resources.limits.cpu")
-    if vm_cpu.get("sockets"):
-        conflicts.append(f"{root}.domain.cpu.sockets")
-    if vm_cpu.get("cores"):
-        conflicts.append(f"{root}.domain.cpu.cores")
-    if vm_cpu.get("threads"):
-        conflicts.append(f"{root}.domain.cpu.threads")
-    if vm_cpu.get("model") and want.get("model") is not None:
-        conflicts.append(f"{root}.domain.cpu.model")
-    if vm_cpu.get("dedicatedCpuPlacement") and want.get("dedicatedCPUPlacement") is not None:
-        conflicts.append(f"{root}.domain.cpu.dedicatedCPUPlacement")
-    if vm_cpu.get("isolateEmulatorThread") and want.get("isolateEmulatorThread") is not None:
-        conflicts.append(f"{root}.domain.cpu.isolateEmulatorThread")
-    if vm_cpu.get("numa") is not None and want.get("numa") is not None:
-        conflicts.append(f"{root}.domain.cpu.numa")
-    if vm_cpu.get("realtime") is not None and want.get("realtime") is not None:
-        conflicts.append(f"{root}.domain.cpu.realtime")
+    if vm_cpu:      # (an empty cpu, the common case, has nothing to conflict on)
+        if vm_cpu.get("sockets"):
+            conflicts.append(f"{root}.domain.cpu.sockets")
+        if vm_cpu.get("cores"):
+            conflicts.append(f"{root}.domain.cpu.cores")
+        if vm_cpu.get("threads"):
+            conflicts.append(f"{root}.domain.cpu.threads")
+        if vm_cpu.get("model") and want.get("model") is not None:
+            conflicts.append(f"{root}.domain.cpu.model")
+        if vm_cpu.get("dedicatedCpuPlacement") and want.get("dedicatedCPUPlacement") is not None:
+            conflicts.append(f"{root}.domain.cpu.dedicatedCPUPlacement")
+        if vm_cpu.get("isolateEmulatorThread") and want.get("isolateEmulatorThread") is not None:
+            conflicts.append(f"{root}.domain.cpu.isolateEmulatorThread")
+        if vm_cpu.get("numa") is not None and want.get("numa") is not None:
+            conflicts.append(f"{root}.domain.cpu.numa")
+        if vm_cpu.get("realtime") is not None and want.get("realtime") is not None:
+            conflicts.append(f"{root}.domain.cpu.realtime")
     if conflicts:
         return conflicts
 
+    if len(want) == 1:      # only `guest` (normalised specs always have it): the topology alone
+        vm_cpu["sockets"], vm_cpu["cores"], vm_cpu["threads"] = guest_topology(want["guest"] or 0, preference)
+        return []
     v = want.get("model")
     if v is not None:
         vm_cpu["model"] = v

@@ -8,7 +8,7 @@ from instancetype.engine.memory import overcommit_request
 from instancetype.engine.spec import guest_format
 from instancetype.jsonutil import clone
 
-from ._util import child, domain, resources_has
+from ._util import child, domain, resource_lists
 
 
 def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
@@ -21,9 +21,10 @@ def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], ro
         return [f"{root}.domain.memory.hugepages"]
     if vm_mem.get("maxGuest") is not None and want.get("maxGuest") is not None:
         return [f"{root}.domain.memory.maxGuest"]
-    if resources_has(spec, "requests", "memory"):
+    requests, limits = resource_lists(spec)
+    if requests is not None and "memory" in requests:
         return [f"{root}.domain.resources.requests.memory"]
-    if resources_has(spec, "limits", "memory"):
+    if limits is not None and "memory" in limits:
         return [f"{root}.domain.resources.limits.memory"]
 
     guest = want.get("guest") or "0"

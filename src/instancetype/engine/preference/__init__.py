@@ -16,12 +16,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.engine.spec import NormalisedSpec
+
 from .clock import apply_clock
 from .cpu import apply_cpu, preferred_topology, spread_options  # noqa: F401  (re-exported)
 from .devices import apply_autoattach_block, apply_devices
 from .features import apply_features
 from .firmware import apply_firmware
 from .machine import apply_machine
+from .plan import compile_preference
 from .toplevel import apply_annotations, apply_architecture, apply_toplevel  # noqa: F401
 
 __all__ = [
@@ -46,6 +49,14 @@ def apply_preference(preference: dict[str, Any] | None, spec: dict[str, Any], *,
     controller created them before applying.
     """
     if not preference:
+        return
+    if type(preference) is NormalisedSpec:
+        # Compiled once per (never mutated) normalised spec: only the steps with work to do.
+        steps = preference.steps
+        if steps is None:
+            steps = preference.steps = compile_preference(preference)
+        for step in steps:
+            step(spec, metadata)
         return
     for key, apply_block in _BLOCKS:
         block = preference.get(key)

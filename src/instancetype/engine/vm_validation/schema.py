@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from instancetype.api.kubevirt_types import NOT_REQUIRED, kubevirt_types
 from instancetype.engine.results import Cause
@@ -47,7 +47,9 @@ ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("kv.VirtualMachineInstanceSpec", "dnsPolicy"): ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"),
 }
 
-Checker = Callable[[Any, str, list[Any]], None]
+# A field's path is a string, or (parent path, key) pairs joined only for a cause (`_text`).
+Path = Any
+Checker = Callable[[Any, Path, list[Any]], None]
 
 
 def _json_type(v: Any) -> str:
@@ -64,8 +66,22 @@ def _json_type(v: Any) -> str:
     return "object" if isinstance(v, dict) else "null"
 
 
-def _wrong(path: str, want: str, v: Any) -> Cause:
-    return Cause("", f'{path} in body must be of type {want}: "{_json_type(v)}"', "")
+def _text(path: Any) -> str:
+    """A field path as printed. The checkers pass a nested field's path as (parent, key) pairs,
+    joined only here, when a cause is built: a conforming VM builds no path text at all."""
+    if type(path) is str:
+        return path
+    keys = []
+    while type(path) is tuple:
+        path, key = path
+        keys.append(key)
+    if path:
+        keys.append(path)
+    return ".".join(reversed(keys))
+
+
+def _wrong(path: Any, want: str, v: Any) -> Cause:
+    return Cause("", f'{_text(path)} in body must be of type {want}: "{_json_type(v)}"', "")
 
 
 class _Compiler:
@@ -84,45 +100,42 @@ class _Compiler:
         if checker is not None:
             return checker
         spec = self.types.get(name, {})
-        scalars: dict[str, tuple[Any, ...]] = {}      # key -> (accepted Python types, schema type name)
-        nested: dict[str, Checker] = {}
+        # key -> (accepted Python types, schema type name) for a scalar checked inline, else the
+        # field's checker: one lookup per key
+        fields: dict[str, tuple[Any, ...] | Checker] = {}
         required = tuple(f for f, t in spec.items() if not t[2] and (name, f) not in NOT_REQUIRED)
         open_struct = self.open_all or name in OPEN_STRUCTS
 
-        def check_struct(v: Any, path: str, out: list[Any]) -> None:
+        def check_struct(v: Any, path: Path, out: list[Any]) -> None:
             if type(v) is not dict:
                 out.append(_wrong(path, "object", v))
                 return
             for key in required:
                 if v.get(key) is None:
-                    out.append(Cause("", f"{path}.{key} in body is required" if path else f"{key} in body is required",
-                                     ""))
+                    out.append(Cause("", f"{_text((path, key))} in body is required", ""))
             for key, x in v.items():
                 if x is None:
                     continue
-                scalar = scalars.get(key)
-                if scalar is not None:
-                    if type(x) not in scalar[0]:
-                        if scalar[1] != "integer" or not (type(x) is float and x.is_integer()):
-                            out.append(_wrong(f"{path}.{key}" if path else key, scalar[1], x))
+                field = fields.get(key)     # (accepted Python types, schema type name) or a checker
+                if field is None:
+                    if not open_struct:
+                        out.append(Cause("", f"{_text((path, key))} in body is a forbidden property", ""))
+                elif type(field) is tuple:
+                    if type(x) not in field[0]:
+                        if field[1] != "integer" or not (type(x) is float and x.is_integer()):
+                            out.append(_wrong((path, key), field[1], x))
                         else:
                             out.append(NOT_GO_SHAPED)     # 3.0: the schema's integer, not Go's
-                    continue
-                check = nested.get(key)
-                if check is None:
-                    if not open_struct:
-                        out.append(Cause("", f"{path}.{key} in body is a forbidden property" if path
-                                         else f"{key} in body is a forbidden property", ""))
                 else:
-                    check(x, f"{path}.{key}" if path else key, out)
+                    cast(Checker, field)(x, (path, key), out)
 
         self.structs[name] = check_struct
         for f, t in spec.items():
             kind = t[0]
             if (name, f) not in ENUMS and kind in _SCALAR_TYPES:
-                scalars[f] = _SCALAR_TYPES[kind]
+                fields[f] = _SCALAR_TYPES[kind]
             else:
-                nested[f] = self.field(kind, name, f)
+                fields[f] = self.field(kind, name, f)
         return check_struct
 
     def field(self, kind: str, struct: str, name: str) -> Checker:
@@ -145,7 +158,7 @@ class _Compiler:
 
     @staticmethod
     def slice_of(item: Checker) -> Checker:
-        def check_slice(v: Any, path: str, out: list[Any]) -> None:
+        def check_slice(v: Any, path: Path, out: list[Any]) -> None:
             if type(v) is not list:
                 out.append(_wrong(path, "array", v))
                 return
@@ -158,33 +171,33 @@ class _Compiler:
 
 
 def _map_of(value: Checker) -> Checker:
-    def check_map(v: Any, path: str, out: list[Any]) -> None:
+    def check_map(v: Any, path: Path, out: list[Any]) -> None:
         if type(v) is not dict:
             out.append(_wrong(path, "object", v))
             return
         for k, x in v.items():
             if x is not None:
-                value(x, f"{path}.{k}", out)
+                value(x, (path, k), out)
     return check_map
 
 
 def _enum(values: tuple[str, ...]) -> Checker:
-    def check_enum(v: Any, path: str, out: list[Any]) -> None:
+    def check_enum(v: Any, path: Path, out: list[Any]) -> None:
         if type(v) is not str:
             out.append(_wrong(path, "string", v))
         elif v not in values:
-            out.append(Cause("", f"{path} in body should be one of [{' '.join(values)}]", ""))
+            out.append(Cause("", f"{_text(path)} in body should be one of [{' '.join(values)}]", ""))
     return check_enum
 
 
 def _scalar(want: str, ok: Callable[[Any], bool]) -> Checker:
-    def check_scalar(v: Any, path: str, out: list[Any]) -> None:
+    def check_scalar(v: Any, path: Path, out: list[Any]) -> None:
         if not ok(v):
             out.append(_wrong(path, want, v))
     return check_scalar
 
 
-def _any(v: Any, path: str, out: list[Any]) -> None:
+def _any(v: Any, path: Path, out: list[Any]) -> None:
     return None
 
 
@@ -192,7 +205,7 @@ def _int_ok(v: Any) -> bool:
     return (type(v) is int) or (type(v) is float and v.is_integer())
 
 
-def _check_int(v: Any, path: str, out: list[Any]) -> None:
+def _check_int(v: Any, path: Path, out: list[Any]) -> None:
     if type(v) is not int:
         out.append(NOT_GO_SHAPED if _int_ok(v) else _wrong(path, "integer", v))
 
