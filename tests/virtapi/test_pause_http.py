@@ -119,3 +119,4 @@ def test_refusals_by_the_vmi_spec_and_the_vm(env):
     code, status = put(port, f"{VMI}/noacpi/unpause", b"{")
     assert (code, status["message"]) == (409, 'Operation cannot be fulfilled on virtualmachine.kubevirt.io '
                                               '"noacpi": VM snapshot is in progress')
+    assert status["details"] == {"name": "noacpi", "group": "kubevirt.io", "kind": "virtualmachine"}

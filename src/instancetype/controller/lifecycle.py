@@ -75,7 +75,18 @@ def check_vm_not_snapshotting(store: Store, name: str, namespace: str) -> None:
     except NotFound:
         return
     if (vm.get("status") or {}).get("snapshotInProgress") is not None:
-        raise _conflict(VM_RESOURCE, name, SNAPSHOT_IN_PROGRESS)
+        raise _VMConflict(_conflict(VM_RESOURCE, name, SNAPSHOT_IN_PROGRESS).message, name)
+
+
+class _VMConflict(Conflict):
+    """A Conflict on the VM (NewConflict(v1.Resource("virtualmachine"))): its details name the VM."""
+
+    def __init__(self, message: str, name: str):
+        super().__init__(message)
+        self.vm_name = name
+
+    def status(self) -> dict:
+        return {**super().status(), "details": {"name": self.vm_name, "group": "kubevirt.io", "kind": "virtualmachine"}}
 
 
 def check_unpause(vmi: dict) -> None:
