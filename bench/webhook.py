@@ -128,12 +128,13 @@ def in_process(vm: dict, seconds: float) -> dict:
     CPU each request costs `serve`, whatever the machine's load does to the latencies."""
     import msgspec
 
-    from instancetype.controller.catalog_sync import desired_objects
+    from instancetype.engine.objects import ObjectSource
+    from instancetype.lifecycle.catalog_sync import desired_objects
     from instancetype.webhook.review import answer, decode
 
     index = {(o["kind"], o["metadata"]["name"]): o for o in desired_objects(None, registry="bench")}
 
-    class Catalogue:
+    class Catalogue(ObjectSource):
         def lookup(self, kind, name, namespace):
             return index.get((kind, name))
 

@@ -1,5 +1,11 @@
 """The layers of `src/instancetype` hold: a module imports only from its own layer or lower ones,
-and no modules import each other, directly or round a longer loop.
+the packages of an independent layer (the drivers: controller, webhook, deploy) not from one
+another, and no modules import each other, directly or round a longer loop.
+
+Two checkers, which must agree: import-linter's contracts (`[tool.importlinter]` in
+pyproject.toml, run as `lint-imports`; also "the engine is pure": no store, I/O, clock,
+randomness or threads) and this module's own reading of the import graph, which also places the
+root package (the public API) and refuses cycles. Both are shown to fail on a wrong import.
 
 The import graph is read from the sources with `ast`, so every import statement counts: at module
 level, inside functions (the lazy imports that keep the command line fast: they run as surely as
@@ -13,10 +19,15 @@ own layer or lower ones.
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = "instancetype"
-SRC = Path(__file__).resolve().parent.parent / "src" / ROOT
+REPO = Path(__file__).resolve().parent.parent
+SRC = REPO / "src" / ROOT
 
 # Lowest first. A module belongs to the entry whose package is the longest prefix of its name;
 # `instancetype` itself (the public API, `__init__.py`) matches only itself.
@@ -31,14 +42,30 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # build VMIs; the controller deploys it and the cli prints it), the public API and its
     # JSON Lines driver (conformance).
     ("catalog, public API", ("instancetype.catalog", "instancetype", "instancetype.conformance")),
-    # Where objects live (the embedded SQLite store); it holds no rules, so it needs only api.
+    # Where objects live (the embedded SQLite store, the API server); it holds no rules.
     ("store", ("instancetype.store",)),
-    # The drivers of the engine over a store: admission (webhook), the VM lifecycle (controller,
-    # which admits through the webhook), the manifests that install them on a cluster (deploy).
-    ("controller, webhook", ("instancetype.controller", "instancetype.webhook", "instancetype.deploy")),
+    # What the drivers share over a store: admission, the catalogue sync, expand-vm-spec.
+    ("lifecycle", ("instancetype.lifecycle",)),
+    # The drivers of the engine over a store, independent of one another: the VM lifecycle
+    # (controller), virt-api's webhooks and subresources (webhook), the install (deploy).
+    ("drivers", ("instancetype.controller", "instancetype.webhook", "instancetype.deploy")),
     # The command line, on top of everything.
     ("cli", ("instancetype.cli", "instancetype.__main__")),
 )
+
+
+# Layers whose packages may not import one another.
+INDEPENDENT = frozenset({"drivers"})
+
+
+def package_of(module: str) -> str | None:
+    """The LAYERS package `module` belongs to (the longest prefix), or None."""
+    best = None
+    for _, packages in LAYERS:
+        for p in packages:
+            if (module == p or (p != ROOT and module.startswith(p + "."))) and len(p) > len(best or ""):
+                best = p
+    return best
 
 
 def layer_of(module: str) -> int | None:
@@ -155,6 +182,17 @@ def test_imports_go_to_the_same_or_a_lower_layer():
     assert not upward, "imports upward:\n" + "\n".join(upward)
 
 
+def test_independent_packages_do_not_import_one_another():
+    mods = modules()
+    across = []
+    for a, b, line in sorted(set(imports(mods))):
+        la, lb = layer_of(a), layer_of(b)
+        if la is not None and la == lb and LAYERS[la][0] in INDEPENDENT and package_of(a) != package_of(b):
+            across.append(f"{a} imports {b} (both {LAYERS[la][0]}, which are independent) "
+                          f"at {mods[a][0].relative_to(SRC.parent)}:{line}")
+    assert not across, "imports between independent packages:\n" + "\n".join(across)
+
+
 def test_no_import_cycles():
     mods = modules()
     edges = imports(mods)
@@ -198,3 +236,55 @@ def test_the_checker_sees_function_level_relative_and_from_imports(tmp_path, mon
                "at instancetype/api/kinds.py:2" in str(e)
     else:
         raise AssertionError("the upward import was not reported")
+
+
+def test_the_checker_refuses_an_import_between_drivers(tmp_path, monkeypatch):
+    pkg = tmp_path / ROOT
+    for sub in ("controller", "webhook"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "controller" / "cluster.py").write_text("def f():\n    from instancetype.webhook import review\n")
+    (pkg / "webhook" / "review.py").write_text("")
+    monkeypatch.setitem(globals(), "SRC", pkg)
+    try:
+        test_independent_packages_do_not_import_one_another()
+    except AssertionError as e:
+        assert "instancetype.controller.cluster imports instancetype.webhook.review (both drivers" in str(e)
+    else:
+        raise AssertionError("the import between drivers was not reported")
+
+
+# --- import-linter's contracts ------------------------------------------------------------------------
+
+def lint_imports(src: Path, config: Path) -> subprocess.CompletedProcess:
+    """`lint-imports` over the package under `src` (found first on the path), no cache written."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])}
+    script = Path(sys.executable).with_name("lint-imports")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "importlinter.cli"]
+    return subprocess.run([*cmd, "--no-cache", "--no-logo", str(config)], cwd=src.parent, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_import_contracts_hold():
+    out = lint_imports(REPO / "src", REPO / "pyproject.toml")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Contracts: 2 kept, 0 broken." in out.stdout
+
+
+def test_the_import_contracts_fail_on_a_wrong_import(tmp_path):
+    """A copy of the tree with two wrong imports: a driver importing another (the controller from
+    the webhook code) and the engine opening a database; both contracts break, naming the import."""
+    shutil.copytree(SRC, tmp_path / "src" / ROOT, ignore=shutil.ignore_patterns("__pycache__"))
+    review = tmp_path / "src" / ROOT / "webhook" / "review.py"
+    review.write_text(review.read_text() + "\n\ndef _wrong():\n    from instancetype.controller import vm  # noqa\n")
+    spec = tmp_path / "src" / ROOT / "engine" / "spec.py"
+    spec.write_text(spec.read_text() + "\n\ndef _impure():\n    import sqlite3  # noqa\n")
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    out = lint_imports(tmp_path / "src", tmp_path / "pyproject.toml")
+    assert out.returncode != 0
+    text = " ".join(out.stdout.split())
+    assert "Contracts: 0 kept, 2 broken." in text, out.stdout
+    assert "instancetype.webhook is not allowed to import instancetype.controller" in text, out.stdout
+    assert "instancetype.webhook.review -> instancetype.controller.vm" in text, out.stdout
+    assert "instancetype.engine.spec -> sqlite3" in text, out.stdout

@@ -104,7 +104,8 @@ def test_missing_namespace(state):
 
 def test_kubevirt_settings(tmp_path):
     # The embedded store only: on a cluster the settings are those of the KubeVirt object `install`
-    # made (virt-operator ignores a second one), which this test must not change for the others.
+    # made, which this test must not change for the others. The settings are kubevirt/kubevirt's,
+    # in KubeVirt's install namespace (store/kubevirt.py); a KubeVirt elsewhere configures nothing.
     state = tmp_path / "state.db"
     kv = doc("""
         apiVersion: kubevirt.io/v1
@@ -117,8 +118,15 @@ def test_kubevirt_settings(tmp_path):
               referencePolicy: expand
         """)
     r = run(state, "apply", "-f", "-", stdin=kv)
-    assert (r.code, r.out) == (0, "kubevirt.kubevirt.io/kubevirt created\n"), r.err
-    got = json.loads(run(state, "get", "kubevirt", "kubevirt", "-o", "json").out)
+    assert (r.code, r.out) == (0, "kubevirt.kubevirt.io/kubevirt created\n"), r.err    # in `default`
+    run(state, "apply", "-f", "-", stdin=INSTANCETYPE)
+    assert run(state, "apply", "-f", "-", stdin=VM).code == 0
+    vm = json.loads(run(state, "get", "vm", "vm1", "-o", "json").out)
+    assert "instancetype" in vm["spec"]                  # not expanded: that object configures nothing
+    assert run(state, "delete", "vm", "vm1").code == 0
+    r = run(state, "apply", "-n", "kubevirt", "-f", "-", stdin=kv)
+    assert (r.code, r.out) == (0, "kubevirt.kubevirt.io/kubevirt configured\n"), r.err
+    got = json.loads(run(state, "get", "kubevirt", "kubevirt", "-n", "kubevirt", "-o", "json").out)
     assert got["spec"]["configuration"]["instancetype"] == {"referencePolicy": "expand"}
     # With referencePolicy expand, a VM is stored expanded: no matcher left.
     run(state, "apply", "-f", "-", stdin=INSTANCETYPE)

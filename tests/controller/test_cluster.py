@@ -8,8 +8,8 @@ import json
 import pytest
 
 from instancetype.controller import Cluster
+from instancetype.lifecycle.admission import Refused
 from instancetype.store.base import Conflict, Invalid, NotFound
-from instancetype.webhook.admission import Refused
 from tests import builders
 
 IT = builders.instancetype_obj("csmall", cpu=1, memory="128Mi")

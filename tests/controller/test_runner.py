@@ -7,9 +7,9 @@ import threading
 from instancetype.controller import Cluster
 from instancetype.controller.runner import VMController, feed_from_store
 from instancetype.jsonutil import clone
+from instancetype.lifecycle.admission import admit
 from instancetype.store.base import Conflict, Store
 from instancetype.store.sqlite import SqliteStore
-from instancetype.webhook.admission import admit
 from tests.waits import eventually
 
 from .test_cluster import IT, PREF, vm

@@ -232,7 +232,7 @@ def test_a_stale_holder_hint_never_keeps_a_revision_nor_loses_one(shared):
     shared.apply(edited)
     shared.apply(vm("d"))
     third = pins(shared, "d")[0]
-    S._HOLDERS[("default", third)] = "b"                      # b pins the second spec's revision
+    shared.shared_revisions.holders[("default", third)] = "b"                      # b pins the second spec's revision
     shared.delete("VirtualMachine", "d")
     assert third not in revision_names(shared) and pins(shared, "b")[0] in revision_names(shared)
     shared.delete("VirtualMachine", "b"), shared.delete("VirtualMachine", "c")
@@ -243,10 +243,10 @@ def test_sweep_collects_what_a_missed_release_left(shared):
     shared.apply(vm("vm1")), shared.apply(vm("vm2"))
     names = revision_names(shared)
     shared.store.delete("VirtualMachine", "vm1")            # not through the controller
-    assert S.sweep(shared.store) == []
+    assert shared.shared_revisions.sweep(shared.store) == []
     shared.store.delete("VirtualMachine", "vm2")
     assert revision_names(shared) == names
-    assert sorted(S.sweep(shared.store)) == [("default", n) for n in names]
+    assert sorted(shared.shared_revisions.sweep(shared.store)) == [("default", n) for n in names]
     assert revision_names(shared) == []
 
 
@@ -289,7 +289,7 @@ def test_a_lost_create_race_with_equal_content_reuses_the_winners_revision(share
     with _RacingStore(shared.store.path) as store:
         store.rival = json.loads(json.dumps(built))
         store.get = _not_found_once(store.get)     # both saw no revision before creating
-        cr = S.pin(store, obj, "VirtualMachineInstancetype", "default")
+        cr = S.SharedRevisions().pin(store, obj, "VirtualMachineInstancetype", "default")
     assert cr["metadata"]["name"] == built["metadata"]["name"]
     assert revision_names(shared) == [built["metadata"]["name"]]
 
@@ -303,7 +303,7 @@ def test_a_lost_create_race_with_other_content_is_a_conflict(shared):
         store.rival = rival
         store.get = _not_found_once(store.get)
         with pytest.raises(Error, match="found existing ControllerRevision with unexpected data: csmall-vmit-"):
-            S.pin(store, obj, "VirtualMachineInstancetype", "default")
+            S.SharedRevisions().pin(store, obj, "VirtualMachineInstancetype", "default")
 
 
 def _not_found_once(get):
@@ -431,3 +431,23 @@ def test_an_unlabelled_payload_found_when_capturing_is_not_reused(shared):
     assert SE.is_shared(cr) and cr["data"]["kind"] == "VirtualMachineInstancetype"
     assert cr["data"]["metadata"]["name"] == "csmall"
     assert guest_memory(shared, "vm1") == "128Mi"
+
+
+# --- whose memory ---------------------------------------------------------------------------------
+
+def test_each_cluster_remembers_its_own_pins(tmp_path):
+    """Two stores in one process: what one controller remembers (built, pinned, holders) is its
+    own, and the module keeps no state of its own."""
+    with Cluster.open(str(tmp_path / "a.db"), catalog=False) as a, \
+            Cluster.open(str(tmp_path / "b.db"), catalog=False) as b:
+        for c in (a, b):
+            switch(c, True)
+            c.apply(IT), c.apply(PREF)
+        a.apply(vm("vm1")), a.apply(vm("vm2")), a.apply(vm("vm3"))
+        a.delete("VirtualMachine", "vm3")                  # a release: vm1 or vm2 remembered holding
+        assert a.shared_revisions.built and a.shared_revisions.holders
+        assert not b.shared_revisions.built and not b.shared_revisions.holders
+        b.apply(vm("vm1"))
+        assert pins(a, "vm1") == pins(b, "vm1")            # the same content, the same names
+        assert a.shared_revisions is not b.shared_revisions
+    assert not [k for k, v in vars(S).items() if isinstance(v, (dict, list, set)) and not k.startswith("__")]

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from instancetype.api import kinds, v1alpha
-from instancetype.controller import catalog_sync
 from instancetype.deploy import WebhookTarget, manifests
+from instancetype.lifecycle import catalog_sync
 
 BASE = "https://127.0.0.1:8443"
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
@@ -191,7 +191,7 @@ def test_the_webhooks_are_kubevirts(printed):
             ["virtualmachineclusterpreferences"]),
     }
     # the names are the ones admission's refusals carry
-    from instancetype.webhook import admission
+    from instancetype.lifecycle import admission
 
     assert admission.VM_MUTATOR in got and admission.VM_VALIDATOR in got
     assert all(admission.type_validator(k) in got for k in kinds.ALL_TYPE_KINDS)

@@ -9,6 +9,7 @@ from contextlib import nullcontext
 import pytest
 
 from instancetype.controller import Cluster
+from instancetype.controller import vm as vm_verbs
 from instancetype.store.base import Conflict, Store
 from instancetype.webhook.virtapi.actions import vm_action
 from tests import builders
@@ -53,7 +54,7 @@ def cluster(tmp_path):
 
 def test_start_is_the_run_strategy_change_retried_past_another_writer(cluster):
     store = RacingStore(cluster.store, races=2)
-    vm_action(store, "start", "default", "vm1", b"")
+    vm_action(store, "start", "default", "vm1", b"", vm_verbs)
     vm = cluster.get("VirtualMachine", "vm1", "default")
     assert vm["spec"]["runStrategy"] == "Always"
     assert vm["status"]["printableStatus"] == "Racing0"        # the other writer's status is kept
@@ -64,7 +65,7 @@ def test_start_is_the_run_strategy_change_retried_past_another_writer(cluster):
 def test_a_writer_that_never_stops_racing_ends_in_conflict(cluster):
     store = RacingStore(cluster.store, races=100)
     with pytest.raises(Conflict, match="the object has been modified"):
-        vm_action(store, "start", "default", "vm1", b"")
+        vm_action(store, "start", "default", "vm1", b"", vm_verbs)
     assert cluster.get("VirtualMachine", "vm1", "default")["spec"]["runStrategy"] == "Halted"
 
 
@@ -72,7 +73,7 @@ def test_a_rules_conflict_is_answered_at_once(cluster):
     cluster.start("vm1", "default")
     store = RacingStore(cluster.store, races=0)
     with pytest.raises(Conflict, match="VM is already running"):
-        vm_action(store, "start", "default", "vm1", b"")
+        vm_action(store, "start", "default", "vm1", b"", vm_verbs)
     assert store.updates == 0
 
 
@@ -83,7 +84,7 @@ def test_a_manual_start_is_a_request_the_controller_carries_out(tmp_path):
     with Cluster.open(str(tmp_path / "state.db")) as c:
         c.apply(builders.vm("vm1", namespace=None, runStrategy="Manual", domain={"devices": {}}), namespace="default")
         store = RacingStore(c.store, races=0)
-        vm_action(store, "start", "default", "vm1", b"")
+        vm_action(store, "start", "default", "vm1", b"", vm_verbs)
         assert c.store.count("VirtualMachineInstance", "default") == 0
         status = c.get("VirtualMachine", "vm1", "default")["status"]
         assert status["stateChangeRequests"] == [{"action": "Start"}]
@@ -96,7 +97,7 @@ def test_a_manual_stop_is_a_request_for_the_running_vmi(tmp_path):
         c.start("vm1", "default")
         uid = c.get("VirtualMachineInstance", "vm1", "default")["metadata"]["uid"]
         store = RacingStore(c.store, races=0)
-        vm_action(store, "stop", "default", "vm1", b"")
+        vm_action(store, "stop", "default", "vm1", b"", vm_verbs)
         assert c.store.count("VirtualMachineInstance", "default") == 1
         status = c.get("VirtualMachine", "vm1", "default")["status"]
         assert status["stateChangeRequests"] == [{"action": "Stop", "uid": uid}]

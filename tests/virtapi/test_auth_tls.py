@@ -9,6 +9,7 @@ import ssl
 import pytest
 
 from instancetype.controller import Cluster
+from instancetype.controller import vm as vm_verbs
 from instancetype.store.sqlite import SqliteStore
 from instancetype.webhook.virtapi.app import VirtAPI
 from instancetype.webhook.virtapi.auth import (
@@ -72,7 +73,7 @@ def server(tmp_path, pki):
     ctx.load_cert_chain(*map(str, pki["server"]))
     client_auth_context(ctx, config)
     policy = Policy()
-    api = VirtAPI(lambda: SqliteStore(path), requestheader=config, authorize=policy)
+    api = VirtAPI(lambda: SqliteStore(path), vm_verbs=vm_verbs, requestheader=config, authorize=policy)
     with serving(api.app(), ctx) as port:
         yield port, policy
 
@@ -147,4 +148,4 @@ def test_configmap_without_the_requestheader_ca_is_refused():
 
 def test_an_api_without_authentication_is_refused_unless_insecure():
     with pytest.raises(ValueError):
-        VirtAPI(lambda: None)
+        VirtAPI(lambda: None, vm_verbs=vm_verbs)

@@ -7,6 +7,7 @@ import pytest
 
 import instancetype
 from instancetype.controller import Cluster
+from instancetype.controller import vm as vm_verbs
 from instancetype.store.sqlite import SqliteStore
 from instancetype.webhook.virtapi.app import VirtAPI
 from tests import builders
@@ -31,7 +32,7 @@ def env(tmp_path):
             obj = dict(obj)
             obj.setdefault("metadata", {})
             cluster.apply(obj, namespace="default")
-        api = VirtAPI(lambda: SqliteStore(path), insecure=True)
+        api = VirtAPI(lambda: SqliteStore(path), vm_verbs=vm_verbs, insecure=True)
         with serving(api.app()) as port:
             yield cluster, port
 
@@ -309,7 +310,7 @@ def test_dry_run_overlay_keeps_the_rules_and_writes_nothing(tmp_path):
     """The overlay used on stores that cannot roll back, over a real store."""
     from instancetype.controller import vm as vmctl
     from instancetype.store.base import Conflict
-    from instancetype.webhook.virtapi.dryrun import DryRunStore
+    from instancetype.store.dryrun import DryRunStore
 
     path = str(tmp_path / "state.db")
     with Cluster.open(path) as cluster:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from instancetype.controller import Cluster
+from instancetype.controller import pause as vmi_verbs
+from instancetype.controller import vm as vm_verbs
 from instancetype.store.sqlite import SqliteStore
 from instancetype.webhook.virtapi.app import VirtAPI
 
@@ -22,7 +24,8 @@ def env(tmp_path):
     with Cluster.open(path) as cluster:
         for obj in (IT, PREF, vm()):
             cluster.apply(obj, namespace="default")
-        with serving(VirtAPI(lambda: SqliteStore(path), insecure=True).app()) as port:
+        api = VirtAPI(lambda: SqliteStore(path), vm_verbs=vm_verbs, vmi_verbs=vmi_verbs, insecure=True)
+        with serving(api.app()) as port:
             yield cluster, port
 
 

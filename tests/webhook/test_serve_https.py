@@ -1,5 +1,5 @@
 """`serve`'s HTTPS server in-process, no API server: real TLS (a test CA made with openssl), real
-AdmissionReviews of the tests' VMs and instancetypes, answered as `webhook.admission` answers
+AdmissionReviews of the tests' VMs and instancetypes, answered as `lifecycle.admission` answers
 the embedded store (its objects looked up in a SQLite store in one, a cache in the other)."""
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from instancetype.api import kinds
+from instancetype.lifecycle.admission import Refused, admit
 from instancetype.store.sqlite import SqliteStore
 from instancetype.webhook import jsonpatch
-from instancetype.webhook.admission import Refused, admit
 from instancetype.webhook.server import CertificateError, ReloadingTLS, WebhookServer
 from tests.builders import cirros_vm, instancetype_obj, preference_obj, vm
 from tests.kube.certs import make_webhook_certs
@@ -40,6 +40,9 @@ class Cache:
 
     def kubevirt_config(self):
         return self._config
+
+    def sync_failures(self):
+        return []
 
 
 @contextmanager
@@ -105,7 +108,7 @@ def _objects():
 
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory):
-    """The embedded store holding the same objects: webhook.admission's answers come from it."""
+    """The embedded store holding the same objects: lifecycle.admission's answers come from it."""
     store = SqliteStore(tmp_path_factory.mktemp("state") / "state.db")
     for obj in _objects():
         store.create(obj)

@@ -12,6 +12,22 @@ API_VERSION = f"{GROUP}/{VERSION}"
 OLD_VERSIONS = ("v1alpha1", "v1alpha2")
 FLAVOR_GROUP = "flavor.kubevirt.io"
 KUBEVIRT_API_VERSION = "kubevirt.io/v1"
+# virt-api's aggregated API (start, stop, restart, expand-spec, expand-vm-spec).
+SUBRESOURCE_GROUP = "subresources.kubevirt.io"
+SUBRESOURCE_VERSION = "v1"
+SUBRESOURCE_GROUP_VERSION = f"{SUBRESOURCE_GROUP}/{SUBRESOURCE_VERSION}"
+
+# Namespaces, each with its own name because each means something else:
+# the namespace of an object given without one (Kubernetes' `default`) ...
+DEFAULT_NAMESPACE = "default"
+# ... where KubeVirt is installed, its KubeVirt object `kubevirt/kubevirt` holding the cluster's
+# configuration (virt-operator's install namespace; virt-config reads the KubeVirt object there) ...
+KUBEVIRT_NAMESPACE = "kubevirt"
+KUBEVIRT_NAME = "kubevirt"
+# ... and where `instancetype install` runs our own webhook server and controller.
+INSTALL_NAMESPACE = "instancetype-system"
+# The KubeVirt whose behaviour the engine reproduces (the version virt-api reports).
+KUBEVIRT_VERSION = "v1.9.0"
 
 INSTANCETYPE = "VirtualMachineInstancetype"
 CLUSTER_INSTANCETYPE = "VirtualMachineClusterInstancetype"

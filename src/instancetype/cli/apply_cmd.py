@@ -67,7 +67,7 @@ def invalid_failure(kind: str, name: str, causes: Any, *, verb: str, source: str
 
 
 def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
-    """A `webhook.admission.Refused` as kubectl reports it."""
+    """A `lifecycle.admission.Refused` as kubectl reports it."""
     from .output import refusal_text
 
     result, webhook = e.result, getattr(e, "webhook", "")
@@ -158,8 +158,8 @@ def _show(pending: list[tuple[str, str]], warn: Any) -> None:
 def _apply_one(cluster: Any, d: Any, namespace: str, pending: list[tuple[str, str]],
                suffix: str, fields: str = "strict") -> Failure | None:
     from instancetype.errors import Error, StoreError
+    from instancetype.lifecycle.admission import Refused
     from instancetype.store.base import APIError, Invalid, StateFileError
-    from instancetype.webhook.admission import Refused
 
     from .manifests import resource_name
 

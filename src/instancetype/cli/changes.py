@@ -86,7 +86,7 @@ def select(cluster: Any, words: list[str], namespace: str | None, *, all_namespa
 
 def write_failure_text(e: Exception, obj: dict) -> str:
     """A refused write as kubectl prints the API server's answer to its PATCH."""
-    from instancetype.webhook.admission import Refused
+    from instancetype.lifecycle.admission import Refused
 
     if isinstance(e, Refused):
         result, webhook = e.result, getattr(e, "webhook", "")

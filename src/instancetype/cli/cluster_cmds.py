@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from instancetype.deploy.rbac import DEFAULT_NAMESPACE
+from instancetype.api.kinds import INSTALL_NAMESPACE
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
@@ -80,7 +80,7 @@ def _target(webhook_url: str | None, service: str | None, ca_bundle: str | None,
 _cluster_options = [
     click.option("--kubeconfig", metavar="PATH", help="The kubeconfig file of the cluster."),
     click.option("--context", metavar="NAME", help="The kubeconfig context (default: its current context)."),
-    click.option("--namespace", "-n", default=DEFAULT_NAMESPACE, show_default=True,
+    click.option("--namespace", "-n", default=INSTALL_NAMESPACE, show_default=True,
                  help="The namespace of the controller's ServiceAccount and RBAC."),
 ]
 

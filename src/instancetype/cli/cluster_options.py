@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from instancetype.api.kinds import DEFAULT_NAMESPACE
+
 
 def remember_option(ctx: Any, param: Any, value: Any) -> Any:
     """click callback of the group's `--kubeconfig`, `--cluster`, `--context` and `-n`: kept in
@@ -36,7 +38,6 @@ def cluster_choice(ctx: Any) -> tuple[str | None, str | None] | None:
     return kubeconfig, context
 
 
-DEFAULT_NAMESPACE = "default"
 
 
 def kube_config(ctx: Any) -> Any:

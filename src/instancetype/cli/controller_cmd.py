@@ -13,7 +13,7 @@ import threading
 
 import click
 
-from instancetype.deploy.rbac import DEFAULT_NAMESPACE as INSTALL_NAMESPACE
+from instancetype.api.kinds import INSTALL_NAMESPACE
 from instancetype.errors import Error
 
 

@@ -284,7 +284,7 @@ def _save_patch(cluster: Any, f: Any, patch: dict) -> dict:
 
 
 def _classify(e: Exception) -> str:
-    from instancetype.webhook.admission import Refused
+    from instancetype.lifecycle.admission import Refused
 
     if isinstance(e, Refused):
         return "invalid" if getattr(e.result, "causes", None) else "retryable"
@@ -298,7 +298,7 @@ def _causes(e: Exception) -> list[str]:
 
 
 def _message(e: Exception) -> str:
-    from instancetype.webhook.admission import Refused
+    from instancetype.lifecycle.admission import Refused
 
     if isinstance(e, Refused) and e.webhook:
         return f'admission webhook "{e.webhook}" denied the request: {e.result.message}'

@@ -145,7 +145,7 @@ def _print_tables(cluster, targets: list[Target], query: _Query, fmt: str | None
         prefix = t.resource.qualified_singular + "/"
         ns_col = query.all_namespaces and t.resource.namespaced
         served = None
-        if fmt != "name" and not t.names and getattr(cluster, "remote", False):
+        if fmt != "name" and not t.names and cluster.remote:
             served = _served_table(cluster, t, query, fmt == "wide", prefix if with_kind else "", show_labels,
                                    ns_col)
         if served is not None:

@@ -184,7 +184,7 @@ def _upload(cluster: Any, src: Any, total: int, path: str, name: str, ns: str, c
     def say(line: str) -> None:
         out.write(line + "\n")
 
-    if getattr(cluster, "remote", False):
+    if cluster.remote:
         return _claim_on_cluster(cluster, req, total, say)
     upload = begin(cluster, req, total, say)
     out.write(f"Uploading data to {upload.dest}\n")

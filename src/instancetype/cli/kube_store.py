@@ -17,8 +17,6 @@ TABLE_ACCEPT = ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;a
 class CommandLineKubeStore(KubeStore):
     """A KubeStore whose writes carry `dryRun=All` inside `dry_run_scope()`."""
 
-    dry_run = False
-
     @contextmanager
     def dry_run_scope(self) -> Iterator[None]:
         previous, self.dry_run = self.dry_run, True

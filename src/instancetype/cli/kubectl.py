@@ -148,9 +148,9 @@ class _Undo(Exception):
 def undone(store: Any) -> Iterator[None]:
     """A transaction that is always rolled back: the writes run (admission and all), nothing stays.
     On a cluster (no transactions), the API server's own dry run."""
-    scope = getattr(store, "dry_run_scope", None)
+    scope = store.dry_run_scope()
     if scope is not None:
-        with scope():
+        with scope:
             yield
         return
     try:

@@ -20,12 +20,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from instancetype.controller.catalog_sync import Change
+    from instancetype.lifecycle.catalog_sync import Change
 
-from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS
+from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS, SUBRESOURCE_GROUP_VERSION
 from instancetype.store.base import NotFound, StoreReads
-
-SUBRESOURCE_GROUP = "subresources.kubevirt.io/v1"
 
 
 def kubectl_last_applied(obj: dict, namespace: str | None) -> dict:
@@ -158,10 +156,9 @@ class RemoteCluster(StoreReads):
     def sync_catalog(self, *, dry_run: bool = False) -> builtins.list[Change]:
         """virt-operator's catalogue deployment as `install` does it (its registry annotation),
         admitted by the API server's webhooks."""
-        from instancetype.controller.catalog_sync import sync
-        from instancetype.deploy import REGISTRY
+        from instancetype.lifecycle.catalog_sync import CLUSTER_REGISTRY, sync
 
-        return sync(self.store, dry_run=dry_run, registry=REGISTRY, admit_here=False)
+        return sync(self.store, dry_run=dry_run, registry=CLUSTER_REGISTRY, admit_here=False)
 
     # --- virtctl: KubeVirt's subresource API ----------------------------------------------------
 
@@ -170,7 +167,7 @@ class RemoteCluster(StoreReads):
         404, no Status kind), virtctl's words: `the server could not find the requested resource
         (<what>)`."""
         try:
-            return self.store.request(method, f"/apis/{SUBRESOURCE_GROUP}/namespaces/{path}", body)
+            return self.store.request(method, f"/apis/{SUBRESOURCE_GROUP_VERSION}/namespaces/{path}", body)
         except NotFound as e:
             if not getattr(e, "kind", ""):
                 raise NotFound(f"the server could not find the requested resource ({what})",
@@ -182,7 +179,7 @@ class RemoteCluster(StoreReads):
 
     def _vm_action(self, action: str, name: str, namespace: str | None, body: dict | None = None) -> dict:
         body = dict(body or {})
-        if getattr(self.store, "dry_run", False):
+        if self.store.dry_run:
             body["dryRun"] = ["All"]       # virt-api reads the dry run from the options body (virtctl's way)
         return self._subresource("PUT", f"{self._ns(namespace)}/virtualmachines/{name}/{action}",
                                  f"put virtualmachines.kubevirt.io {name}", body)

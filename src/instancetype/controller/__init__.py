@@ -1,6 +1,7 @@
 """The VM lifecycle on top of a store: admission, revisions, run strategies, the simulated node.
 
-One copy of the rules (`vm.reconcile`, with `revisions`, `node`, `catalog_sync`), two drivers:
+One copy of the rules (`vm.reconcile`, with `revisions`, `node`; the catalogue through
+`lifecycle.catalog_sync`), two drivers:
 
 * embedded: `cluster.Cluster` runs `reconcile` inline, inside the transaction of each write;
 * on a Kubernetes API server: `kube.run` wires informers to `runner.VMController` (a work queue,

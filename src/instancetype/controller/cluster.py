@@ -5,7 +5,7 @@
         c.apply(instancetype_obj); c.apply(vm_obj)      # ApplyResult(action, object, warnings)
         c.get("VirtualMachine", "vm1"); c.start("vm1")
 
-Every write is admitted first (`webhook.admission`), then stored, then reconciled by the
+Every write is admitted first (`lifecycle.admission`), then stored, then reconciled by the
 controller, all in one transaction: a refused object changes nothing, and an accepted one lands
 with the work it triggers.
 """
@@ -18,6 +18,7 @@ from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import Error
 from instancetype.jsonutil import clone
+from instancetype.lifecycle.admission import admit
 from instancetype.store.base import (
     AlreadyExists,
     BadRequest,
@@ -29,15 +30,12 @@ from instancetype.store.base import (
     check_json,
     merge_patch,
 )
-from instancetype.webhook.admission import admit
 
 from .apply import check_applied, original_of, three_way_patch, with_last_applied
 
 if TYPE_CHECKING:
     from .images import Images
 
-KUBEVIRT_NAMESPACE = "kubevirt"
-KUBEVIRT_VERSION = "v1.9.0"   # the KubeVirt whose behaviour the engine reproduces
 LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot", "ControllerRevision"}
 
 
@@ -51,9 +49,12 @@ class ApplyResult:
 class Cluster(StoreReads):
     def __init__(self, store: Store, images: Images | None = None):
         from .images import Images
+        from .shared_revisions import SharedRevisions
 
         self.store = store
-        path = getattr(store, "path", None)
+        # The controller's memory of shared revisions, this store's alone (bound around each write).
+        self.shared_revisions = SharedRevisions()
+        path = store.path
         # Uploaded images live beside the state file (none for a store without one).
         self.images = images if images is not None else Images.beside(path) if path is not None else None
 
@@ -65,7 +66,7 @@ class Cluster(StoreReads):
 
         cluster = cls(SqliteStore(state))
         try:
-            if getattr(cluster.store, "read_only", False):
+            if cluster.store.read_only:
                 return cluster      # readable as it is: nothing deployed, nothing swept
             cluster._ensure_kubevirt_namespace()
             if catalog:
@@ -80,38 +81,39 @@ class Cluster(StoreReads):
         """KubeVirt is installed: on first use its namespace and its `KubeVirt` object exist (whose
         `spec.configuration` holds the cluster settings), as `default` does."""
         try:
-            self.store.get("Namespace", KUBEVIRT_NAMESPACE)
+            self.store.get("Namespace", kinds.KUBEVIRT_NAMESPACE)
             return
         except NotFound:
             pass
         with self.store.transaction() as tx:
             try:
-                tx.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUBEVIRT_NAMESPACE}})
+                tx.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kinds.KUBEVIRT_NAMESPACE}})
             except AlreadyExists:
                 return
             if tx.count("KubeVirt") == 0:
                 kv = tx.create({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
-                                "metadata": {"name": "kubevirt", "namespace": KUBEVIRT_NAMESPACE},
+                                "metadata": {"name": kinds.KUBEVIRT_NAME, "namespace": kinds.KUBEVIRT_NAMESPACE},
                                 "spec": {"configuration": {}}})
-                kv["status"] = {"phase": "Deployed", "observedKubeVirtVersion": KUBEVIRT_VERSION,
+                kv["status"] = {"phase": "Deployed", "observedKubeVirtVersion": kinds.KUBEVIRT_VERSION,
                                 "conditions": [{"type": "Available", "status": "True", "reason": "AllComponentsReady",
                                                 "message": "All components are ready."}]}
                 tx.update(kv, subresource="status")
 
     def sync_catalog_if_needed(self) -> None:
-        from . import catalog_sync
+        from instancetype.lifecycle import catalog_sync
 
         if catalog_sync.needs_sync(self.store):
             self.sync_catalog()
 
     def sync_catalog(self, *, dry_run: bool = False) -> list:
         """`instancetype catalog sync`: deploy, restore and prune the managed catalogue objects."""
-        from . import catalog_sync
+        from instancetype.lifecycle import catalog_sync
 
         with self.store.transaction() as tx:
             changes = catalog_sync.sync(tx, dry_run=dry_run)
             if changes and not dry_run:
-                self._retry_failed_vms(tx, None, self.config(tx))
+                with self.shared_revisions.bound():
+                    self._retry_failed_vms(tx, None, self.config(tx))
         return changes
 
     def close(self) -> None:
@@ -211,9 +213,8 @@ class Cluster(StoreReads):
         with self.store.transaction() as tx:
             deleted = tx.delete(kind, name, namespace)
             if deleted.get("kind") == "VirtualMachine":
-                from .shared_revisions import on_vm_deleted
-
-                on_vm_deleted(tx, deleted)   # shared revisions have no owner: released here
+                # shared revisions have no owner: released here
+                self.shared_revisions.on_vm_deleted(tx, deleted)
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
         # until a sweep finds them unowned.
@@ -252,7 +253,7 @@ class Cluster(StoreReads):
 
         if action == "restart":
             vmctl.check_restart_grace(options.get("grace_period"))   # before the VM is read, as virt-api
-        with self.store.transaction() as tx:
+        with self.store.transaction() as tx, self.shared_revisions.bound():
             vm = tx.get("VirtualMachine", name, namespace)
             return getattr(vmctl, action)(tx, vm, self.config(tx), **options)
 
@@ -266,12 +267,15 @@ class Cluster(StoreReads):
         return self._vmi_action("softreboot", name, namespace)
 
     def _vmi_action(self, action: str, name: str, namespace: str | None) -> dict:
-        """virtctl `pause`/`unpause`/`soft-reboot` of a VMI, by virt-api's one copy of the rules
-        (webhook/virtapi/actions.vmi_action; a dry run is the caller's rolled-back transaction)."""
-        from instancetype.webhook.virtapi.actions import vmi_action
+        """virtctl `pause`/`unpause`/`soft-reboot` of a VMI, by the one copy of virt-api's rules
+        (`controller.pause`, in virt-api's order; a dry run is the caller's rolled-back transaction)."""
+        from . import pause
 
-        vmi_action(self.store, action, namespace or "default", name, b"")
-        return self.store.get("VirtualMachineInstance", name, namespace)
+        ns = namespace or "default"
+        with self.store.transaction() as tx:
+            if action == "unpause":
+                pause.check_vm_not_snapshotting(tx, name, ns)
+            return pause.act(tx, action, name, ns, self.config(tx))
 
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         """virtctl expand --vm: the stored VM expanded against the stored objects."""
@@ -285,15 +289,19 @@ class Cluster(StoreReads):
         """virtctl expand --file: a VM that is not stored, expanded in `namespace` against the
         stored objects, by virt-api's expand-vm-spec rules (its schema check; its own namespace
         must be empty or that one)."""
-        from instancetype.webhook.virtapi.actions import expand_spec
+        from instancetype.lifecycle.expand import expand_spec
 
-        return expand_spec(self.store, namespace or "default", vm)
+        return expand_spec(self.store, namespace or kinds.DEFAULT_NAMESPACE, vm)
 
     # --- the controller's triggers -------------------------------------------------------------
     # The VM controller (and the engine it runs) is imported on first write, not when a command
     # that only reads (get, describe, wait) opens the cluster.
 
     def _after_write(self, tx: Store, stored: dict, config: dict | None) -> dict:
+        with self.shared_revisions.bound():
+            return self._reconcile_after(tx, stored, config)
+
+    def _reconcile_after(self, tx: Store, stored: dict, config: dict | None) -> dict:
         from . import vm as vmctl
 
         kind = stored.get("kind")
@@ -302,7 +310,7 @@ class Cluster(StoreReads):
         if kind == "KubeVirt":
             # New cluster settings: the operator redeploys the catalogue, and every VM is
             # reconciled under them (a new referencePolicy, network defaults, ...).
-            from . import catalog_sync
+            from instancetype.lifecycle import catalog_sync
 
             catalog_sync.sync(tx)
             config = self.config(tx)

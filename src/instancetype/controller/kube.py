@@ -76,10 +76,10 @@ def run(opts: Options, stop: threading.Event, *, on_ready=None) -> None:
         else:
             def may_write() -> bool:
                 return True
-        from instancetype.deploy import REGISTRY  # the catalogue as `install` deployed it
+        from instancetype.lifecycle.catalog_sync import CLUSTER_REGISTRY  # as `install` deployed it
 
         ctl = VMController(cached, workers=opts.workers, may_write=may_write, catalog=opts.catalog,
-                           catalog_registry=REGISTRY)
+                           catalog_registry=CLUSTER_REGISTRY)
         for inf in informers.informers.values():
             # a flavor object's events are those of the kind it stands for (a failed VM may now find it)
             kind = FLAVOR_KINDS[inf.kind] if inf.key in FLAVOR_INFORMER_KINDS else inf.kind

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from instancetype.api import kinds
 from instancetype.errors import Error
 from instancetype.store.base import AlreadyExists, APIError, Conflict, NotFound, Store
 
@@ -30,7 +31,7 @@ log = logging.getLogger("instancetype.leader")
 
 DEFAULT_LEASE_DURATION = 15.0
 LEASE_NAME = "virt-controller"          # KubeVirt's virt-controller lease
-LEASE_NAMESPACE = "instancetype-system"   # install's namespace (deploy.rbac: the Role on leases)
+LEASE_NAMESPACE = kinds.INSTALL_NAMESPACE   # install's namespace (deploy.rbac: the Role on leases)
 
 
 def default_identity() -> str:

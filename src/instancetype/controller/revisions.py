@@ -24,6 +24,7 @@ import logging
 from typing import Any
 
 from instancetype.api import kinds
+from instancetype.api.kinds import DEFAULT_NAMESPACE
 from instancetype.engine import revisions
 from instancetype.engine.shared_revisions import is_shared_name
 from instancetype.errors import Error
@@ -82,7 +83,7 @@ def sync_status_refs(vm: dict, store: Store | None = None) -> bool:
             changed = True
             dropped.append(old)
     if store is not None and any(is_shared_name(n) for n in dropped):
-        shared_revisions.release(store, (vm.get("metadata") or {}).get("namespace") or "default", dropped)
+        shared_revisions.current().release(store, (vm.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE, dropped)
     return changed
 
 
@@ -92,7 +93,7 @@ def release_pins(store: Store, namespace: str, names) -> None:
         if not name:
             continue
         if is_shared_name(name):
-            shared_revisions.release(store, namespace, [name])
+            shared_revisions.current().release(store, namespace, [name])
             continue
         try:
             store.delete("ControllerRevision", name, namespace)
@@ -108,7 +109,7 @@ def capture(store: Store, vm: dict, shared: bool | None = None, pinned: dict | N
     receives the names of old-payload revisions the VM was re-pointed from (upgraded): the caller
     drops them (`drop_replaced`) once the VM's new `revisionName`s are stored."""
     spec_changed = False
-    ns = (vm.get("metadata") or {}).get("namespace") or "default"
+    ns = (vm.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE
     for side, ref_key, table, matcher_type, reason in SIDES:
         m = (vm.get("spec") or {}).get(side)
         if not isinstance(m, dict) or not m.get("name"):
@@ -153,7 +154,7 @@ def _upgrade(store: Store, cr: dict, vm: dict, ns: str) -> dict:
     """The brand-new revision replacing the old-payload `cr` (created, or reused when a retry
     finds it created with the same content: the upgrade is idempotent)."""
     if is_shared_name((cr.get("metadata") or {}).get("name")):
-        return shared_revisions.upgrade(store, cr, vm, ns)
+        return shared_revisions.current().upgrade(store, cr, vm, ns)
     built = revisions.upgraded_revision(cr, vm)
     try:
         return store.create(built)
@@ -166,11 +167,11 @@ def drop_replaced(store: Store, vm: dict, names) -> None:
     not counted as a holder whatever a lagging cache shows); a failure is only logged, as
     KubeVirt's upgrade does."""
     meta = vm.get("metadata") or {}
-    namespace = meta.get("namespace") or "default"
+    namespace = meta.get("namespace") or DEFAULT_NAMESPACE
     for name in names:
         try:
             if is_shared_name(name):
-                shared_revisions.release(store, namespace, [name], ignore_uid=meta.get("uid"))
+                shared_revisions.current().release(store, namespace, [name], ignore_uid=meta.get("uid"))
             else:
                 release_pins(store, namespace, [name])
         except Error as e:
@@ -185,7 +186,7 @@ def _restore_shared(store: Store, name: str, ns: str, m: dict, table: dict) -> d
     if kind is None or not is_shared_name(name):
         return None
     try:
-        return shared_revisions.restore(store, name, get_type(store, kind, m["name"], ns), kind, ns)
+        return shared_revisions.current().restore(store, name, get_type(store, kind, m["name"], ns), kind, ns)
     except Error:
         return None
 
@@ -195,14 +196,14 @@ def _capture_one(store: Store, vm: dict, m: dict, table: dict, matcher_type: str
     kind = table.get(str(m.get("kind") or "").lower())
     if kind is None:
         raise SyncError(f"got unexpected kind in {matcher_type}: {m.get('kind')}", reason=reason)
-    ns = (vm.get("metadata") or {}).get("namespace") or "default"
+    ns = (vm.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE
     try:
         obj = get_type(store, kind, m["name"], ns)
     except NotFound as e:
         raise SyncError(str(e), reason=reason) from None
     if shared:
         try:
-            return shared_revisions.pin(store, obj, kind, ns)
+            return shared_revisions.current().pin(store, obj, kind, ns)
         except Error as e:
             raise SyncError(str(e), reason="FailedCreate") from None
     built = revisions.build_revision(vm, obj, kind=kind)

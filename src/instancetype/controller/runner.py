@@ -25,7 +25,7 @@ informers and works them off a queue:
   a VM's deletion event that names one queues `(SHARED_SWEEP, namespace, "")`, a sweep of the
   namespace's shared revisions no VM pins; the workers' start queues one over all namespaces,
   so what VMs deleted while no controller ran pinned is collected after a restart. A revision
-  this process pinned less than `shared_collect_grace` ago is kept (its VM may not show the pin
+  this controller pinned less than its `SharedRevisions.collect_grace` ago is kept (its VM may not show the pin
   in the cache yet) and swept again once the grace is over.
 
 The runner knows nothing of Kubernetes: any `Store` and any source of events drive it (the
@@ -43,6 +43,7 @@ from instancetype.api import kinds
 from instancetype.engine.shared_revisions import is_shared_name, referenced_names
 from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
+from instancetype.store.kubevirt import kubevirt_config
 
 from . import shared_revisions
 from . import vm as vmctl
@@ -78,7 +79,7 @@ class NotLeading(APIError):
 
 def vm_key(obj: Mapping) -> Key:
     meta = obj.get("metadata") or {}
-    return (VM, meta.get("namespace") or "default", meta.get("name") or "")
+    return (VM, meta.get("namespace") or kinds.DEFAULT_NAMESPACE, meta.get("name") or "")
 
 
 def owner_vm_key(obj: Mapping) -> Key | None:
@@ -86,7 +87,7 @@ def owner_vm_key(obj: Mapping) -> Key | None:
     meta = obj.get("metadata") or {}
     for ref in meta.get("ownerReferences") or ():
         if isinstance(ref, Mapping) and ref.get("kind") == VM and ref.get("controller"):
-            return (VM, meta.get("namespace") or "default", ref.get("name") or "")
+            return (VM, meta.get("namespace") or kinds.DEFAULT_NAMESPACE, ref.get("name") or "")
     return None
 
 
@@ -104,17 +105,11 @@ class _Expectation:
 class _RecordingStore(Store):
     """`store` with every write fenced by `may_write` and remembered as an expectation."""
 
-    def __init__(self, store: Store, may_write: Callable[[], bool], collect_grace: float = 0.0):
+    def __init__(self, store: Store, may_write: Callable[[], bool]):
         self._store = store
         self._may_write = may_write
         self.checks: list[tuple[str, str, str, Callable[[dict | None], bool]]] = []
         self.writes = 0
-        self.collect_grace = collect_grace        # read by controller.shared_revisions
-        self.deferred_collections: set[str] = set()
-
-    def defer_collect(self, namespace: str) -> None:
-        """A shared revision of `namespace` was kept for the grace only: sweep it again later."""
-        self.deferred_collections.add(namespace)
 
     # reads
     def get(self, kind, name, namespace=None):
@@ -226,7 +221,9 @@ class VMController:
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self.stats = {"reconciles": 0, "writes": 0, "retries": 0, "errors": 0}
-        self.shared_collect_grace = SHARED_COLLECT_GRACE
+        # This controller's memory of shared revisions (its pins, creates, holders), bound around
+        # every reconcile; a revision kept for the grace only is swept again once it has passed.
+        self.shared_revisions = shared_revisions.SharedRevisions(SHARED_COLLECT_GRACE, self._sweep_later)
         self._stats_lock = threading.Lock()
 
     # --- events -> keys -------------------------------------------------------------------------
@@ -238,7 +235,7 @@ class VMController:
         if kind == VM:
             self.queue.add(vm_key(obj))
             if event_type == "DELETED" and any(is_shared_name(n) for n in referenced_names(obj)):
-                self.queue.add((SHARED_SWEEP, (obj.get("metadata") or {}).get("namespace") or "default", ""))
+                self.queue.add((SHARED_SWEEP, (obj.get("metadata") or {}).get("namespace") or kinds.DEFAULT_NAMESPACE, ""))
         elif kind in (VMI, "ControllerRevision"):
             key = owner_vm_key(obj)
             if key is None and kind == VMI:
@@ -300,9 +297,10 @@ class VMController:
         if not self._expectations_met(key):
             self.queue.add_after(key, 0.2)
             return
-        recording = _RecordingStore(self.store, self.may_write, self.shared_collect_grace)
+        recording = _RecordingStore(self.store, self.may_write)
         try:
-            self._sync(recording, key)
+            with self.shared_revisions.bound():
+                self._sync(recording, key)
         except NotLeading:
             return          # the leader's job now; this process stops
         except Exception as e:  # noqa: BLE001 -- a worker survives anything and retries the key
@@ -315,15 +313,13 @@ class VMController:
             self.queue.forget(key)
         finally:
             self._count("writes", recording.writes)
-            for ns in sorted(recording.deferred_collections):
-                self.queue.add_after((SHARED_SWEEP, ns, ""), self.shared_collect_grace)
             if recording.checks:
                 with self._expect_lock:
                     self._expect[key] = _Expectation(recording.checks, time.monotonic() + EXPECTATION_TIMEOUT)
 
     def _sync(self, store: _RecordingStore, key: Key) -> None:
         if key == CATALOG_KEY:
-            from . import catalog_sync
+            from instancetype.lifecycle import catalog_sync
 
             catalog_sync.sync(store, registry=self.catalog_registry)
             return
@@ -334,13 +330,10 @@ class VMController:
             self._enqueue_failed(key[1] or None)
             return
         if key[0] == SHARED_SWEEP:
-            deferred: list = []
-            deleted = shared_revisions.sweep(store, key[1] or None, deferred)
+            deleted = self.shared_revisions.sweep(store, key[1] or None)
             if deleted:
                 log.info("collected %d shared ControllerRevision(s) no VM pins%s", len(deleted),
                          f" in {key[1]}" if key[1] else "")
-            for ns in sorted({ns for ns, _ in deferred}):
-                store.defer_collect(ns)
             return
         _, ns, name = key
         try:
@@ -363,11 +356,13 @@ class VMController:
         if vmctl.node.terminating(vmi):
             vmctl.release_vmi(store, vmi)
 
+    def _sweep_later(self, namespace: str) -> None:
+        """A shared revision of `namespace` was kept for the grace only: sweep it again after it."""
+        self.queue.add_after((SHARED_SWEEP, namespace, ""), self.shared_revisions.collect_grace)
+
     def config(self) -> dict | None:
         """`spec.configuration` of the KubeVirt object (None: all defaults)."""
-        for kv in self.store.list("KubeVirt"):
-            return (kv.get("spec") or {}).get("configuration") or {}
-        return None
+        return kubevirt_config(self.store)
 
     def _expectations_met(self, key: Key) -> bool:
         with self._expect_lock:

@@ -16,228 +16,275 @@ in the transaction of the write that caused it. On a cluster (controller/runner.
 deletion event queues a `sweep` of its namespace (one list of its shared revisions and one of its
 VMs, from the informers' caches), and the controller's start sweeps every namespace, which
 collects what VMs deleted while no controller ran pinned. There each write lands on its own and
-reads lag behind writes, so a revision this process pinned less than the store's
+reads lag behind writes, so a revision this controller pinned less than its
 `collect_grace` ago is not collected (the VM about to name it may not show it yet) but swept
 again later. A start that still races a collection (another process's pin) finds its revision
 gone at the next start and re-creates it from the object when the object still has the same spec
 (the name is the spec's hash: see `restore`).
 
 Deletion is conditional on the uid read, so a revision re-created meanwhile is kept.
+
+What a controller remembers (the revisions it built, pinned, created; the VM last seen holding
+each) is a `SharedRevisions` it owns, bound around its reconciles: never process-wide.
 """
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 
+from instancetype.api.kinds import DEFAULT_NAMESPACE
 from instancetype.engine import revisions
 from instancetype.engine import shared_revisions as shared
 from instancetype.errors import Error
 from instancetype.jsonutil import clone
 from instancetype.store.base import AlreadyExists, Conflict, NotFound, Store
+from instancetype.store.kubevirt import kubevirt_object
 
 _CAPTURE_ERROR = "error encountered while storing instancetype.kubevirt.io controllerRevisions"
-
-
-def enabled(store: Store) -> bool:
-    """The cluster's opt-in, read from its KubeVirt object (off when there is none)."""
-    for kv in store.list("KubeVirt"):
-        return shared.enabled(kv)
-    return False
-
-
-# (namespace, kind, name, uid, generation) of an object -> (its spec, its shared revision as built, read
-# only). The spec is compared on every use: an entry serves only an object holding the same spec.
-_BUILT: dict[tuple, tuple[object, dict]] = {}
 _BUILT_MAX = 256
-
-
-def _build(obj: Mapping, kind: str, namespace: str) -> dict:
-    meta = got if isinstance(got := obj.get("metadata"), Mapping) else {}
-    key = (namespace, kind, meta.get("name"), meta.get("uid"), meta.get("generation"))
-    hit = _BUILT.get(key)
-    if hit is not None and hit[0] == obj.get("spec"):
-        return hit[1]
-    built = shared.build_shared_revision(obj, namespace, kind=kind)
-    if len(_BUILT) >= _BUILT_MAX:
-        _BUILT.clear()
-    _BUILT[key] = (clone(obj.get("spec")), built)
-    return built
-
-
-def pin(store: Store, obj: Mapping, kind: str, namespace: str) -> dict:
-    """The shared revision holding `obj` in `namespace`, created when it does not exist yet. An
-    old payload found under its name is not reused: the pin goes to its replacement
-    (engine upgraded_shared_name), which the upgrade of the VMs pinned to the old one also uses."""
-    return _get_or_create(store, _build(obj, kind, namespace), namespace)
-
-
-def upgrade(store: Store, cr: Mapping, vm: Mapping, namespace: str) -> dict:
-    """The shared revision replacing the old-payload shared revision `cr` for `vm` (get or create)."""
-    return _get_or_create(store, shared.upgraded_shared_revision(cr, vm, namespace), namespace, hops=0)
-
-
-def _get_or_create(store: Store, built: dict, namespace: str, hops: int = 1) -> dict:
-    name = built["metadata"]["name"]
-    for _ in range(3):   # get, create, and once more if a collection deleted it in between
-        try:
-            existing: dict | None = store.get("ControllerRevision", name, namespace)
-        except NotFound:
-            existing = _created_recently(store, namespace, name)
-        if existing is None and _grace(store):
-            # Workers starting VMs on one new spec at once: one creates it, the others wait for
-            # that and use it (a cache does not show it yet), rather than each trying a create.
-            with _CREATE_LOCK:
-                existing = _created_recently(store, namespace, name)
-                if existing is None:
-                    _pinned_now(namespace, name)
-                    try:
-                        created = store.create(built)
-                    except AlreadyExists:
-                        continue
-                    _CREATED[(namespace, name)] = (time.monotonic(), created)
-                    return created
-        if existing is not None:
-            if not shared.same_stored_spec(built, existing):
-                try:
-                    revisions.check_existing(built, existing)
-                except Error as e:
-                    raise Error(f"{_CAPTURE_ERROR}: {e}", reason="FailedCreate") from None
-            if not revisions.needs_upgrade(existing):
-                _pinned_now(namespace, name)
-                return existing
-            if hops <= 0:
-                raise Error(f"{_CAPTURE_ERROR}: ControllerRevision {name} holds an old payload", reason="FailedCreate")
-            meta = {**built["metadata"], "name": shared.upgraded_shared_name(built, name)}
-            return _get_or_create(store, {**built, "metadata": meta}, namespace, hops - 1)
-        _pinned_now(namespace, name)
-        try:
-            return store.create(built)
-        except AlreadyExists:
-            continue
-    raise Error(f"{_CAPTURE_ERROR}: ControllerRevision {name} was deleted while it was being pinned",
-                reason="FailedCreate")
-
-
-# (namespace, revision) -> when this process last pinned it (time.monotonic). A driver without
-# transactions (a cluster's controller: each write lands on its own, reads come from a cache)
-# gives its stores a `collect_grace`: a revision pinned less than that long ago is not collected,
-# since the VM about to name it may not show it yet (the pin and the VM's patch are two writes,
-# and the cache lags behind both). The embedded store runs pin and release in one transaction.
-_PINNED_AT: dict[tuple[str, str], float] = {}
 _PINNED_MAX = 65536
-
-
-def _pinned_now(namespace: str, name: str) -> None:
-    if len(_PINNED_AT) >= _PINNED_MAX:
-        _PINNED_AT.clear()
-    _PINNED_AT[(namespace, name)] = time.monotonic()
-
-
-# (namespace, revision) -> (when, the revision) this process created, for a driver whose reads lag
-# behind its writes (`collect_grace`): used while the cache may not show it yet, forgotten when
-# this process deletes it.
-_CREATED: dict[tuple[str, str], tuple[float, dict]] = {}
-_CREATE_LOCK = threading.Lock()
-
-
-def _grace(store: Store) -> float:
-    """The store's `collect_grace` (seconds; 0 on a store that runs pin and release in one transaction)."""
-    return getattr(store, "collect_grace", 0.0) or 0.0
-
-
-def _created_recently(store: Store, namespace: str, name: str) -> dict | None:
-    grace = _grace(store)
-    hit = _CREATED.get((namespace, name))
-    if not grace or hit is None:
-        return None
-    if time.monotonic() - hit[0] >= grace:
-        _CREATED.pop((namespace, name), None)
-        return None
-    return hit[1]
-
-
-def _too_recent(store: Store, namespace: str, name: str) -> bool:
-    grace = _grace(store)
-    at = _PINNED_AT.get((namespace, name))
-    return bool(grace) and at is not None and time.monotonic() - at < grace
-
-
-def restore(store: Store, name: str, obj: Mapping, kind: str, namespace: str) -> dict | None:
-    """Re-create the missing shared revision `name` from `obj` when `obj` still has the spec the
-    name was made from (None when it does not: the pinned spec is gone)."""
-    if _build(obj, kind, namespace)["metadata"]["name"] != name:
-        return None
-    return pin(store, obj, kind, namespace)
-
-
-# (namespace, revision) -> the name of a VM last seen pinning it. Only a hint, always checked with
-# a read of that VM, so a stale or foreign entry costs a read and nothing else: it spares the scan
-# of the namespace's VMs on most releases.
-_HOLDERS: dict[tuple[str, str], str] = {}
 _HOLDERS_MAX = 4096
 _LOOKAHEAD = 256   # VMs read past the first holder found, to remember a holder less likely to go next
 
 
-def _holds(store: Store, namespace: str, vm_name: str, revision: str, ignore_uid: str | None) -> bool:
-    try:
-        vm = store.get("VirtualMachine", vm_name, namespace)
-    except NotFound:
-        return False
-    return (vm.get("metadata") or {}).get("uid") != ignore_uid and revision in shared.pinned_names(vm)
+def enabled(store: Store) -> bool:
+    """The cluster's opt-in, read from its KubeVirt object (off when there is none)."""
+    kv = kubevirt_object(store)
+    return kv is not None and shared.enabled(kv)
 
 
-def _remember(namespace: str, revision: str, vm_name: str) -> None:
-    if len(_HOLDERS) >= _HOLDERS_MAX:
-        _HOLDERS.clear()
-    _HOLDERS[(namespace, revision)] = vm_name
+class SharedRevisions:
+    """What one controller remembers about shared revisions, and the operations that use it.
 
+    Owned by the driver that runs the reconciles (`controller.Cluster`, one per embedded store;
+    `runner.VMController`, one per cluster controller) and bound around them (`bound`), so two
+    stores or two controllers in one process never see each other's pins.
 
-def release(store: Store, namespace: str, names: Iterable[str], *, ignore_uid: str | None = None) -> list[str]:
-    """Delete each shared revision of `names` that no VM of `namespace` (other than `ignore_uid`)
-    pins any more; returns the deleted names. A VM remembered pinning it settles it with one read;
-    else one read of the namespace's VMs, stopping soon after every revision is found pinned.
-    Names of another form (a VM's own revisions) are left alone: their owner collects them."""
-    found: dict[str, dict] = {}
-    for name in sorted({n for n in names if shared.is_shared_name(n)}):
+    `collect_grace` (seconds): a driver without transactions (a cluster's controller: each write
+    lands on its own, reads come from a cache) keeps a revision pinned less than that long ago,
+    since the VM about to name it may not show it yet (the pin and the VM's patch are two writes,
+    and the cache lags behind both); `defer_collect(namespace)` is then called so that the
+    driver sweeps that namespace again later. The embedded store runs pin and release in one
+    transaction: grace 0.
+    """
+
+    def __init__(self, collect_grace: float = 0.0, defer_collect: Callable[[str], None] | None = None):
+        self.collect_grace = collect_grace
+        self._defer_collect = defer_collect
+        # (namespace, kind, name, uid, generation) of an object -> (its spec, its shared revision as
+        # built, read only). The spec is compared on every use: an entry serves only an object
+        # holding the same spec.
+        self.built: dict[tuple, tuple[object, dict]] = {}
+        # (namespace, revision) -> when this controller last pinned it (time.monotonic).
+        self.pinned_at: dict[tuple[str, str], float] = {}
+        # (namespace, revision) -> (when, the revision) this controller created, while its cache may
+        # not show it yet (`collect_grace`); forgotten when this controller deletes it.
+        self.created: dict[tuple[str, str], tuple[float, dict]] = {}
+        self._create_lock = threading.Lock()
+        # (namespace, revision) -> the name of a VM last seen pinning it. Only a hint, always checked
+        # with a read of that VM, so a stale entry costs a read and nothing else: it spares the scan
+        # of the namespace's VMs on most releases.
+        self.holders: dict[tuple[str, str], str] = {}
+
+    @contextmanager
+    def bound(self) -> Iterator[SharedRevisions]:
+        """This state is the one `current()` answers (in this thread) until the block ends."""
+        token = _CURRENT.set(self)
         try:
-            cr = store.get("ControllerRevision", name, namespace)
-        except NotFound:
-            continue
-        if shared.is_shared(cr) or not _owned_by_a_vm(cr):   # (an old payload has no label)
-            found[name] = cr
-    unpinned = {n for n in found
-                if not (_HOLDERS.get((namespace, n)) and _holds(store, namespace, _HOLDERS[(namespace, n)], n,
-                                                                ignore_uid))}
-    if unpinned:
-        lookahead = _LOOKAHEAD
-        for vm in store.list("VirtualMachine", namespace):
-            meta = vm.get("metadata") or {}
-            if ignore_uid and meta.get("uid") == ignore_uid:
-                continue
-            held = shared.pinned_names(vm) & found.keys()
-            for name in held:
-                _remember(namespace, name, meta.get("name") or "")
-            unpinned -= held
-            if not unpinned:
-                lookahead -= 1
-                if lookahead <= 0:
-                    break
-    deleted = []
-    for name in sorted(unpinned):
-        _HOLDERS.pop((namespace, name), None)
-        if _too_recent(store, namespace, name):
-            getattr(store, "defer_collect", lambda ns: None)(namespace)   # swept later (controller.runner)
-            continue
-        try:
-            # The uid precondition: a revision re-created meanwhile is another one, kept.
-            store.delete("ControllerRevision", name, namespace, uid=(found[name].get("metadata") or {}).get("uid"))
-        except (NotFound, Conflict):
-            continue
+            yield self
         finally:
-            _CREATED.pop((namespace, name), None)
-        deleted.append(name)
-    return deleted
+            _CURRENT.reset(token)
+
+    def _build(self, obj: Mapping, kind: str, namespace: str) -> dict:
+        meta = got if isinstance(got := obj.get("metadata"), Mapping) else {}
+        key = (namespace, kind, meta.get("name"), meta.get("uid"), meta.get("generation"))
+        hit = self.built.get(key)
+        if hit is not None and hit[0] == obj.get("spec"):
+            return hit[1]
+        built = shared.build_shared_revision(obj, namespace, kind=kind)
+        if len(self.built) >= _BUILT_MAX:
+            self.built.clear()
+        self.built[key] = (clone(obj.get("spec")), built)
+        return built
+
+    def pin(self, store: Store, obj: Mapping, kind: str, namespace: str) -> dict:
+        """The shared revision holding `obj` in `namespace`, created when it does not exist yet. An
+        old payload found under its name is not reused: the pin goes to its replacement
+        (engine upgraded_shared_name), which the upgrade of the VMs pinned to the old one also uses."""
+        return self._get_or_create(store, self._build(obj, kind, namespace), namespace)
+
+    def upgrade(self, store: Store, cr: Mapping, vm: Mapping, namespace: str) -> dict:
+        """The shared revision replacing the old-payload shared revision `cr` for `vm` (get or create)."""
+        return self._get_or_create(store, shared.upgraded_shared_revision(cr, vm, namespace), namespace, hops=0)
+
+    def _get_or_create(self, store: Store, built: dict, namespace: str, hops: int = 1) -> dict:
+        name = built["metadata"]["name"]
+        for _ in range(3):   # get, create, and once more if a collection deleted it in between
+            try:
+                existing: dict | None = store.get("ControllerRevision", name, namespace)
+            except NotFound:
+                existing = self._created_recently(namespace, name)
+            if existing is None and self.collect_grace:
+                # Workers starting VMs on one new spec at once: one creates it, the others wait for
+                # that and use it (a cache does not show it yet), rather than each trying a create.
+                with self._create_lock:
+                    existing = self._created_recently(namespace, name)
+                    if existing is None:
+                        self._pinned_now(namespace, name)
+                        try:
+                            created = store.create(built)
+                        except AlreadyExists:
+                            continue
+                        self.created[(namespace, name)] = (time.monotonic(), created)
+                        return created
+            if existing is not None:
+                if not shared.same_stored_spec(built, existing):
+                    try:
+                        revisions.check_existing(built, existing)
+                    except Error as e:
+                        raise Error(f"{_CAPTURE_ERROR}: {e}", reason="FailedCreate") from None
+                if not revisions.needs_upgrade(existing):
+                    self._pinned_now(namespace, name)
+                    return existing
+                if hops <= 0:
+                    raise Error(f"{_CAPTURE_ERROR}: ControllerRevision {name} holds an old payload",
+                                reason="FailedCreate")
+                meta = {**built["metadata"], "name": shared.upgraded_shared_name(built, name)}
+                return self._get_or_create(store, {**built, "metadata": meta}, namespace, hops - 1)
+            self._pinned_now(namespace, name)
+            try:
+                return store.create(built)
+            except AlreadyExists:
+                continue
+        raise Error(f"{_CAPTURE_ERROR}: ControllerRevision {name} was deleted while it was being pinned",
+                    reason="FailedCreate")
+
+    def _pinned_now(self, namespace: str, name: str) -> None:
+        if len(self.pinned_at) >= _PINNED_MAX:
+            self.pinned_at.clear()
+        self.pinned_at[(namespace, name)] = time.monotonic()
+
+    def _created_recently(self, namespace: str, name: str) -> dict | None:
+        hit = self.created.get((namespace, name))
+        if not self.collect_grace or hit is None:
+            return None
+        if time.monotonic() - hit[0] >= self.collect_grace:
+            self.created.pop((namespace, name), None)
+            return None
+        return hit[1]
+
+    def _too_recent(self, namespace: str, name: str) -> bool:
+        at = self.pinned_at.get((namespace, name))
+        return bool(self.collect_grace) and at is not None and time.monotonic() - at < self.collect_grace
+
+    def restore(self, store: Store, name: str, obj: Mapping, kind: str, namespace: str) -> dict | None:
+        """Re-create the missing shared revision `name` from `obj` when `obj` still has the spec the
+        name was made from (None when it does not: the pinned spec is gone)."""
+        if self._build(obj, kind, namespace)["metadata"]["name"] != name:
+            return None
+        return self.pin(store, obj, kind, namespace)
+
+    def _holds(self, store: Store, namespace: str, vm_name: str, revision: str, ignore_uid: str | None) -> bool:
+        try:
+            vm = store.get("VirtualMachine", vm_name, namespace)
+        except NotFound:
+            return False
+        return (vm.get("metadata") or {}).get("uid") != ignore_uid and revision in shared.pinned_names(vm)
+
+    def _remember(self, namespace: str, revision: str, vm_name: str) -> None:
+        if len(self.holders) >= _HOLDERS_MAX:
+            self.holders.clear()
+        self.holders[(namespace, revision)] = vm_name
+
+    def release(self, store: Store, namespace: str, names: Iterable[str], *,
+                ignore_uid: str | None = None) -> list[str]:
+        """Delete each shared revision of `names` that no VM of `namespace` (other than `ignore_uid`)
+        pins any more; returns the deleted names. A VM remembered pinning it settles it with one read;
+        else one read of the namespace's VMs, stopping soon after every revision is found pinned.
+        Names of another form (a VM's own revisions) are left alone: their owner collects them."""
+        found: dict[str, dict] = {}
+        for name in sorted({n for n in names if shared.is_shared_name(n)}):
+            try:
+                cr = store.get("ControllerRevision", name, namespace)
+            except NotFound:
+                continue
+            if shared.is_shared(cr) or not _owned_by_a_vm(cr):   # (an old payload has no label)
+                found[name] = cr
+        unpinned = {n for n in found
+                    if not (self.holders.get((namespace, n))
+                            and self._holds(store, namespace, self.holders[(namespace, n)], n, ignore_uid))}
+        if unpinned:
+            lookahead = _LOOKAHEAD
+            for vm in store.list("VirtualMachine", namespace):
+                meta = vm.get("metadata") or {}
+                if ignore_uid and meta.get("uid") == ignore_uid:
+                    continue
+                held = shared.pinned_names(vm) & found.keys()
+                for name in held:
+                    self._remember(namespace, name, meta.get("name") or "")
+                unpinned -= held
+                if not unpinned:
+                    lookahead -= 1
+                    if lookahead <= 0:
+                        break
+        deleted = []
+        for name in sorted(unpinned):
+            self.holders.pop((namespace, name), None)
+            if self._too_recent(namespace, name):
+                if self._defer_collect is not None:
+                    self._defer_collect(namespace)   # swept later (controller.runner)
+                continue
+            try:
+                # The uid precondition: a revision re-created meanwhile is another one, kept.
+                store.delete("ControllerRevision", name, namespace, uid=(found[name].get("metadata") or {}).get("uid"))
+            except (NotFound, Conflict):
+                continue
+            finally:
+                self.created.pop((namespace, name), None)
+            deleted.append(name)
+        return deleted
+
+    def on_vm_deleted(self, store: Store, vm: Mapping) -> list[str]:
+        """A VM is gone: release what it held (the VM-deletion event of a cluster driver lands here)."""
+        meta = got if isinstance(got := vm.get("metadata"), Mapping) else {}
+        return self.release(store, meta.get("namespace") or DEFAULT_NAMESPACE, shared.referenced_names(vm),
+                            ignore_uid=meta.get("uid"))
+
+    def sweep(self, store: Store, namespace: str | None = None) -> list[tuple[str, str]]:
+        """Delete every shared revision no VM pins (all namespaces when `namespace` is None): one read
+        of the VMs per namespace. Returns the (namespace, name) deleted; a namespace with one kept
+        only because it was pinned too recently (`collect_grace`) is passed to `defer_collect`."""
+        candidates: dict[str, list[dict]] = {}
+        for cr in store.list("ControllerRevision", namespace,
+                             label_selector={shared.LABEL_SHARED_REVISION: "true"}):
+            meta = cr.get("metadata") or {}
+            candidates.setdefault(meta.get("namespace") or DEFAULT_NAMESPACE, []).append(cr)
+        deleted = []
+        for ns, crs in sorted(candidates.items()):
+            pinned: set[str] = set()
+            for vm in store.list("VirtualMachine", ns):
+                pinned |= shared.pinned_names(vm)
+            deferred = False
+            for cr in crs:
+                meta = cr.get("metadata") or {}
+                if meta.get("name") in pinned:
+                    continue
+                if self._too_recent(ns, meta["name"]):
+                    deferred = True
+                    continue
+                try:
+                    store.delete("ControllerRevision", meta["name"], ns, uid=meta.get("uid"))
+                except (NotFound, Conflict):
+                    continue
+                finally:
+                    self.created.pop((ns, meta["name"]), None)
+                deleted.append((ns, meta["name"]))
+            if deferred and self._defer_collect is not None:
+                self._defer_collect(ns)
+        return deleted
 
 
 def _owned_by_a_vm(cr: Mapping) -> bool:
@@ -245,39 +292,13 @@ def _owned_by_a_vm(cr: Mapping) -> bool:
                for r in (cr.get("metadata") or {}).get("ownerReferences") or ())
 
 
-def on_vm_deleted(store: Store, vm: Mapping) -> list[str]:
-    """A VM is gone: release what it held (the VM-deletion event of a cluster driver lands here)."""
-    meta = got if isinstance(got := vm.get("metadata"), Mapping) else {}
-    return release(store, meta.get("namespace") or "default", shared.referenced_names(vm),
-                   ignore_uid=meta.get("uid"))
+# The state bound by the driver running the current reconcile. The reconcile reaches it through
+# `controller.revisions` without the state travelling through every function of `controller.vm`.
+_CURRENT: ContextVar[SharedRevisions | None] = ContextVar("shared_revisions", default=None)
 
 
-def sweep(store: Store, namespace: str | None = None, deferred: list | None = None) -> list[tuple[str, str]]:
-    """Delete every shared revision no VM pins (all namespaces when `namespace` is None): one read
-    of the VMs per namespace. Returns the (namespace, name) deleted; those kept only because they
-    were pinned too recently (`collect_grace`) are appended to `deferred`."""
-    candidates: dict[str, list[dict]] = {}
-    for cr in store.list("ControllerRevision", namespace, label_selector={shared.LABEL_SHARED_REVISION: "true"}):
-        meta = cr.get("metadata") or {}
-        candidates.setdefault(meta.get("namespace") or "default", []).append(cr)
-    deleted = []
-    for ns, crs in sorted(candidates.items()):
-        pinned: set[str] = set()
-        for vm in store.list("VirtualMachine", ns):
-            pinned |= shared.pinned_names(vm)
-        for cr in crs:
-            meta = cr.get("metadata") or {}
-            if meta.get("name") in pinned:
-                continue
-            if _too_recent(store, ns, meta["name"]):
-                if deferred is not None:
-                    deferred.append((ns, meta["name"]))
-                continue
-            try:
-                store.delete("ControllerRevision", meta["name"], ns, uid=meta.get("uid"))
-            except (NotFound, Conflict):
-                continue
-            finally:
-                _CREATED.pop((ns, meta["name"]), None)
-            deleted.append((ns, meta["name"]))
-    return deleted
+def current() -> SharedRevisions:
+    """The state the running driver bound; unbound (a one-off call), a fresh one that remembers
+    nothing, which is correct on a store with transactions (grace 0) and only slower."""
+    state = _CURRENT.get()
+    return state if state is not None else SharedRevisions()

@@ -8,48 +8,42 @@ Layering: above store, beside controller; reads api/ and catalog/, writes throug
     rbac.namespace_object(ns), rbac.rbac_objects(ns)
     kubevirt_objects()                      the `kubevirt` namespace and the KubeVirt object kubevirt/kubevirt
     catalogue_objects(kubevirt)             common-instancetypes as virt-operator deploys it
-                                            (controller/catalog_sync.desired_objects)
+                                            (lifecycle/catalog_sync.desired_objects)
     apiservice.apiservice_objects(ns, target), apiservice.apiservice_rbac_objects(ns)
                                             the subresource API's registration and RBAC
     manifests(namespace, target)            all of them, in the order `install` applies them
 
-Public: the above, `KUBEVIRT_NAMESPACE`, `KUBEVIRT_NAME`, `REGISTRY`.
+Public: the above. The namespaces are `api.kinds`'s (`INSTALL_NAMESPACE`, `KUBEVIRT_NAMESPACE`).
 """
 from __future__ import annotations
 
 from instancetype.api import kinds
 from instancetype.deploy.crds import MANAGED_BY, MANAGED_BY_LABEL, generate_crds
-from instancetype.deploy.rbac import DEFAULT_NAMESPACE, namespace_object, rbac_objects
+from instancetype.deploy.rbac import namespace_object, rbac_objects
 from instancetype.deploy.webhooks import WebhookTarget, webhook_configurations
-
-KUBEVIRT_NAMESPACE = "kubevirt"
-KUBEVIRT_NAME = "kubevirt"
-# The install-strategy-registry annotation of the catalogue objects this deployment keeps
-# (virt-operator writes its image registry there; the embedded store writes "embedded").
-REGISTRY = "instancetype"
 
 
 def kubevirt_object() -> dict:
     """kubevirt/kubevirt with an empty configuration: the cluster settings' home, as on the
     embedded store (every setting at KubeVirt's default)."""
     return {"apiVersion": kinds.KUBEVIRT_API_VERSION, "kind": "KubeVirt",
-            "metadata": {"name": KUBEVIRT_NAME, "namespace": KUBEVIRT_NAMESPACE,
+            "metadata": {"name": kinds.KUBEVIRT_NAME, "namespace": kinds.KUBEVIRT_NAMESPACE,
                          "labels": {MANAGED_BY_LABEL: MANAGED_BY}},
             "spec": {}}
 
 
 def kubevirt_objects() -> list[dict]:
-    return [namespace_object(KUBEVIRT_NAMESPACE), kubevirt_object()]
+    return [namespace_object(kinds.KUBEVIRT_NAMESPACE), kubevirt_object()]
 
 
 def catalogue_objects(kubevirt: dict | None) -> list[dict]:
     """The common-instancetypes objects for this KubeVirt object's configuration."""
-    from instancetype.controller.catalog_sync import desired_objects
+    from instancetype.lifecycle.catalog_sync import CLUSTER_REGISTRY, desired_objects
 
-    return desired_objects(kubevirt, registry=REGISTRY)
+    return desired_objects(kubevirt, registry=CLUSTER_REGISTRY)
 
 
-def manifests(namespace: str = DEFAULT_NAMESPACE, target: WebhookTarget | None = None) -> list[dict]:
+def manifests(namespace: str = kinds.INSTALL_NAMESPACE, target: WebhookTarget | None = None) -> list[dict]:
     """Everything `install` applies, in its order: CRDs, the namespace and RBAC, the KubeVirt
     object, the catalogue, the subresource API's APIService, and last the webhook configurations (so that nothing above waits for
     a webhook that is not serving yet)."""
@@ -67,7 +61,6 @@ def manifests(namespace: str = DEFAULT_NAMESPACE, target: WebhookTarget | None =
 
 
 __all__ = [
-    "KUBEVIRT_NAMESPACE", "KUBEVIRT_NAME", "REGISTRY", "WebhookTarget", "generate_crds", "webhook_configurations",
+    "WebhookTarget", "generate_crds", "webhook_configurations",
     "namespace_object", "rbac_objects", "kubevirt_object", "kubevirt_objects", "catalogue_objects", "manifests",
-    "DEFAULT_NAMESPACE",
 ]

@@ -31,12 +31,13 @@ import base64
 import ipaddress
 from urllib.parse import urlsplit
 
+from instancetype.api import kinds
 from instancetype.deploy.crds import MANAGED_BY, MANAGED_BY_LABEL
 from instancetype.deploy.rbac import NAME
 from instancetype.deploy.webhooks import WebhookTarget
 from instancetype.errors import Error
 
-GROUP, VERSION = "subresources.kubevirt.io", "v1"
+GROUP, VERSION = kinds.SUBRESOURCE_GROUP, kinds.SUBRESOURCE_VERSION
 APISERVICE_NAME = f"{VERSION}.{GROUP}"
 SERVICE_NAME = "virt-api"               # virt-operator's VirtApiServiceName
 SERVICE_PORT = 443

@@ -2,7 +2,7 @@
 
 `install`: server-side apply (field manager `instancetype`, conflicts forced: these objects are
 ours) of the CRDs, then a bounded wait until each is Established, then the namespace and RBAC,
-the KubeVirt object (only when the cluster has none), the catalogue (controller/catalog_sync's
+the KubeVirt object (only when the cluster has none), the catalogue (lifecycle/catalog_sync's
 plan: created, restored or deleted as virt-operator does; unchanged objects are not written, so
 a second install sends nothing to the webhooks), the subresource API's APIService (deploy/apiservice;
 only for an address the aggregator may dial, else a warning on stderr), and last the webhook
@@ -39,7 +39,6 @@ from lightkube.generic_resource import create_global_resource, create_namespaced
 
 from instancetype.api import kinds
 from instancetype.deploy import (
-    KUBEVIRT_NAMESPACE,
     catalogue_objects,
     kubevirt_objects,
     namespace_object,
@@ -297,10 +296,10 @@ def install(client: Client, *, namespace: str, target: WebhookTarget, echo: Echo
         kubevirt = existing[0]
         echo(f"{_label(kubevirt)} unchanged")
     else:
-        _wait_not_terminating(cluster, KUBEVIRT_NAMESPACE)
+        _wait_not_terminating(cluster, kinds.KUBEVIRT_NAMESPACE)
         for obj in kubevirt_objects():
             echo(f"{_label(obj)} {cluster.apply(obj)}")
-        kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", "kubevirt", KUBEVIRT_NAMESPACE)
+        kubevirt = cluster.get(kinds.KUBEVIRT_API_VERSION, "KubeVirt", kinds.KUBEVIRT_NAME, kinds.KUBEVIRT_NAMESPACE)
     # 4. the catalogue, as virt-operator keeps it
     _sync_catalogue(cluster, kubevirt, echo)
     # 5. the subresource API (virt-api's APIService), where an aggregated API may be served
@@ -339,7 +338,7 @@ def _wait_not_terminating(cluster: _Cluster, namespace: str) -> None:
 
 def _sync_catalogue(cluster: _Cluster, kubevirt: dict | None, echo: Echo) -> None:
     from instancetype.catalog import MANAGED_SELECTOR
-    from instancetype.controller.catalog_sync import plan
+    from instancetype.lifecycle.catalog_sync import plan
 
     def get_live(kind: str, name: str) -> dict | None:
         return cluster.get(kinds.API_VERSION, kind, name)
@@ -384,7 +383,7 @@ def uninstall(client: Client, *, namespace: str, echo: Echo) -> None:
     crd_names = {c["metadata"]["name"] for c in crds}
     if kinds.BY_KIND[kinds.CLUSTER_INSTANCETYPE].qualified in crd_names:
         from instancetype.catalog import MANAGED_SELECTOR
-        from instancetype.controller.catalog_sync import CATALOGUE_KINDS
+        from instancetype.lifecycle.catalog_sync import CATALOGUE_KINDS
 
         for kind in CATALOGUE_KINDS:
             for live in cluster.delete_collection(kinds.API_VERSION, kind, MANAGED_SELECTOR):

@@ -137,7 +137,7 @@ def _preserved_kind(description: str = "") -> dict:
 def _kubevirt_schema() -> dict:
     """KubeVirt's object: every field kept, and the parts the controller reads typed as objects, so
     that the API server refuses `instancetype: 5` as the embedded store does (the same paths)."""
-    from instancetype.webhook.admission import KUBEVIRT_OBJECT_PATHS
+    from instancetype.lifecycle.admission import KUBEVIRT_OBJECT_PATHS
 
     schema = _preserved_kind("KubeVirt represents the object deploying all KubeVirt resources.")
     for path in KUBEVIRT_OBJECT_PATHS:       # parents first

@@ -12,7 +12,7 @@ One identity, `instancetype-controller`, runs both (virt-controller's and virt-a
 - events: create and patch; leases: in its own namespace only (a Role), for leader election.
 Nothing else: no Secrets, no ConfigMaps, no Pods, no cluster-wide write beyond the above.
 
-Public: `NAME`, `DEFAULT_NAMESPACE`, `namespace_object(name)`, `rbac_objects(namespace) -> list[dict]`,
+Public: `NAME`, `namespace_object(name)`, `rbac_objects(namespace) -> list[dict]`,
 `CLUSTER_ROLE_RULES`.
 """
 from __future__ import annotations
@@ -22,7 +22,6 @@ from instancetype.deploy.crds import MANAGED_BY, MANAGED_BY_LABEL, flavor_resour
 from instancetype.jsonutil import clone
 
 NAME = "instancetype-controller"
-DEFAULT_NAMESPACE = "instancetype-system"
 READ = ["get", "list", "watch"]
 
 _TYPE_PLURALS = [kinds.BY_KIND[k].plural for k in kinds.ALL_TYPE_KINDS]

@@ -50,9 +50,13 @@ def _check_scalar(v: Any, want: type, path: str) -> None:
 
 def check_config(config: Any) -> None:
     """The parts of the KubeVirt configuration the engine reads, checked as Go decodes them."""
-    if config is None or hasattr(config, "machine_type_for"):    # absent, or an already read ClusterConfig
+    if config is None:
         return
     if not isinstance(config, dict):
+        from instancetype.engine.virt_config import ClusterConfig
+
+        if isinstance(config, ClusterConfig):      # already read
+            return
         raise DecodeError(f"config: json: cannot unmarshal {_json_kind(config)} into Go value of type "
                           "v1.KubeVirtConfiguration", field="config")
     for key in config:

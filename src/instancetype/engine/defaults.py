@@ -63,11 +63,9 @@ def set_default_network_interface(spec: dict[str, Any], config: Any = None) -> N
     # Only when nothing is specified.
     if spec.get("networks") or devices.get("interfaces"):
         return
-    cfg = config
-    if not hasattr(cfg, "default_network_interface"):  # a raw configuration dict (or None)
-        from instancetype.engine.virt_config import cluster_config
+    from instancetype.engine.virt_config import cluster_config
 
-        cfg = cluster_config(config)
+    cfg = cluster_config(config)     # a raw configuration dict (or None), or one already read
     kind = cfg.default_network_interface
     if kind == "bridge":
         if not cfg.permit_bridge_on_pod_network:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from instancetype.api import kinds as K
-from instancetype.engine.objects import ObjectIndex
+from instancetype.engine.objects import ObjectIndex, ObjectSource
 from instancetype.engine.spec import instancetype_spec, is_whole_object, preference_spec
 from instancetype.errors import DecodeError, Error, NotFoundError, UnexpectedKindError
 
@@ -183,5 +183,5 @@ def objects_for_matchers(vm: dict[str, Any], instancetype: Any, preference: Any)
 
 def index_for(vm: dict[str, Any], objects: Iterable[dict[str, Any]] = ()) -> ObjectIndex:
     """An ObjectIndex whose default namespace is the VM's."""
-    return ObjectIndex(objects if hasattr(objects, "lookup") else (objects or ()),
+    return ObjectIndex(objects if isinstance(objects, ObjectSource) else (objects or ()),
                        default_namespace=vm_namespace(vm))

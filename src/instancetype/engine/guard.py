@@ -36,14 +36,24 @@ def _short(path: str) -> str:
 
 def _check_json(name: str, value: Any) -> None:
     """DecodeError where the argument `name` holds something no JSON document can."""
-    if value is None or hasattr(value, "lookup") or hasattr(value, "machine_type_for"):
-        return      # absent, or an ObjectIndex / ClusterConfig the engine built itself
+    if value is None or _engine_built(value):
+        return      # absent, or a store's ObjectSource / a ClusterConfig the engine built itself
     problem = json_problem(value)
     if problem is not None:
         path, reason = problem
         where = name if not path else path if not name else \
             f"{name}{path}" if path.startswith("[") else f"{name}.{path}"
         raise DecodeError(f"{_short(where) or 'the top level'}: {reason}", field=path)
+
+
+def _engine_built(value: Any) -> bool:
+    """A value of the engine's own types (never JSON: a dict, list or scalar is not looked at)."""
+    if isinstance(value, (dict, list, str, int, float)):
+        return False
+    from instancetype.engine.objects import ObjectSource
+    from instancetype.engine.virt_config import ClusterConfig
+
+    return isinstance(value, (ObjectSource, ClusterConfig))
 
 
 def _decode_typed(obj: dict[str, Any]) -> None:
@@ -58,7 +68,7 @@ def _decode_typed(obj: dict[str, Any]) -> None:
 
 
 def _check_objects(objects: Any) -> None:
-    if objects is None or hasattr(objects, "lookup"):
+    if objects is None or _engine_built(objects):
         return
     if not isinstance(objects, Iterable) or isinstance(objects, (str, bytes, dict)):
         raise DecodeError(f"objects: must be a list of objects, not {type(objects).__name__}")

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from instancetype.engine.objects import ObjectIndex
+from instancetype.engine.objects import ObjectIndex, ObjectSource
 from instancetype.errors import LoadError
 
 
 def object_index(objects: Any, default_namespace: str, extra: Iterable[Mapping[str, Any]] = ()) -> ObjectIndex:
     """An ObjectIndex of `objects` (plus `extra`), after checking the names it keys on are strings
     (LoadError). An `ObjectSource` (the store) is asked on demand instead of listed."""
-    if hasattr(objects, "lookup"):
+    if isinstance(objects, ObjectSource):
         index = ObjectIndex(objects, default_namespace)
         for i, obj in enumerate(object_list(list(extra))):
             index.add(obj, index=i)

@@ -6,17 +6,25 @@ for (the VM's). Objects are not copied: callers never mutate what they get.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
-from instancetype.api.kinds import BY_KIND
+from instancetype.api.kinds import BY_KIND, DEFAULT_NAMESPACE
 from instancetype.errors import LoadError
 
 
-class ObjectSource(Protocol):
-    """Objects that live elsewhere (the store): found one at a time instead of listed up front."""
+class ObjectSource(ABC):
+    """Objects that live elsewhere (the store): found one at a time instead of listed up front.
 
-    def lookup(self, kind: str, name: str, namespace: str) -> Mapping[str, Any] | None: ...
+    A base class, not a structural protocol: the engine tells a source from a list of objects by
+    its type (`isinstance`), so a source says what it is by deriving from this."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def lookup(self, kind: str, name: str, namespace: str) -> Mapping[str, Any] | None:
+        """The object, or None when there is none."""
 
 
 class ObjectIndex:
@@ -25,12 +33,12 @@ class ObjectIndex:
 
     __slots__ = ("_by_key", "default_namespace", "_source")
 
-    def __init__(self, objects: Iterable[Mapping[str, Any]] | ObjectSource = (), default_namespace: str = "default"):
+    def __init__(self, objects: Iterable[Mapping[str, Any]] | ObjectSource = (), default_namespace: str = DEFAULT_NAMESPACE):
         self.default_namespace = default_namespace
         self._by_key: dict[tuple[str, str, str], Mapping[str, Any]] = {}
         self._source: ObjectSource | None = None
-        if hasattr(objects, "lookup"):
-            self._source = objects  # type: ignore[assignment]  # hasattr found its lookup: an ObjectSource
+        if isinstance(objects, ObjectSource):
+            self._source = objects
             return
         for i, obj in enumerate(objects or ()):
             self.add(obj, index=i)

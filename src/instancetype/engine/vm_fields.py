@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, overload
 
+from instancetype.api.kinds import DEFAULT_NAMESPACE
 from instancetype.engine.spec import _canonical_str, canonical_quantity
 from instancetype.jsonutil import dict_items
 
@@ -21,7 +22,7 @@ from instancetype.jsonutil import dict_items
 def namespace(vm: dict[str, Any]) -> str:
     meta = vm.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, dict) else None
-    return ns or "default"
+    return ns or DEFAULT_NAMESPACE
 
 
 @overload

@@ -34,11 +34,12 @@ from typing import Any
 
 from instancetype.api import names, selectors
 from instancetype.api.gotext import quote
-from instancetype.api.kinds import BY_KIND, Resource
+from instancetype.api.kinds import BY_KIND, DEFAULT_NAMESPACE, Resource
 from instancetype.errors import NotFoundError, SelectorError, StoreError
 from instancetype.jsonutil import clone
 
-DEFAULT_NAMESPACE = "default"
+from .kubevirt import kubevirt_config
+
 STATE_ENV = "INSTANCETYPE_STATE"
 
 # Kinds served with a status subresource: a main-resource write keeps the stored status.
@@ -402,7 +403,27 @@ def owner_uids(obj: Mapping) -> list[str]:
 class Store(ABC):
     """Objects by kind, namespace and name. `namespace=None` means the default namespace for a
     namespaced kind's get/create/update/patch/delete, and *all* namespaces for list/count/changes.
-    Cluster-scoped kinds ignore the namespace. Returned objects are the caller's to keep."""
+    Cluster-scoped kinds ignore the namespace. Returned objects are the caller's to keep.
+
+    What a store can do beyond the interface is declared here, each capability with the answer of
+    a store that lacks it (as KubeVirt's finders are small interfaces), so callers read a typed
+    attribute instead of asking a store by name what it has."""
+
+    # The state file, for a store kept in one (uploaded images live beside it); None for the others.
+    path: Path | None = None
+    # Opened read-only (a state file in a directory this user cannot write): nothing to deploy or sweep.
+    read_only: bool = False
+    # A transaction holds many writes, all or none, across objects (the embedded store): virt-api's
+    # part of a request and the controller's work can then land in one. An API server has no
+    # multi-object transactions (its `transaction()` is a no-op).
+    transactional: bool = False
+    # Inside `dry_run_scope()`: every write is sent as the server's dry run (`dryRun=All`).
+    dry_run: bool = False
+
+    def dry_run_scope(self) -> AbstractContextManager[None] | None:
+        """The server's own dry run for the writes of a block, on a store whose server offers one
+        (kubectl's `--dry-run=server`); None: a store with transactions undoes one instead."""
+        return None
 
     @abstractmethod
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict: ...
@@ -492,12 +513,13 @@ class StoreReads:
     command line's `cli.remote.RemoteCluster` (each sets `store`)."""
 
     store: Store
+    # Over a Kubernetes API server (`RemoteCluster`), not the embedded store: some commands ask
+    # the server (a table's columns, an upload's proxy) where the embedded store answers itself.
+    remote: bool = False
 
     def config(self, store: Store | None = None) -> dict | None:
         """`spec.configuration` of the cluster's KubeVirt object (None: all defaults)."""
-        for kv in (store or self.store).list("KubeVirt"):
-            return (kv.get("spec") or {}).get("configuration") or {}
-        return None
+        return kubevirt_config(store or self.store)
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
         return self.store.get(kind, name, namespace)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from instancetype.engine.objects import ObjectSource
+
 from .base import NotFound, Store
 
 
@@ -23,7 +25,7 @@ def get_type(store: Store, kind: str, name: str, namespace: str | None = None) -
         return found
 
 
-class StoreObjects:
+class StoreObjects(ObjectSource):
     """An `ObjectSource` over a store (or a transaction handle)."""
 
     __slots__ = ("store",)

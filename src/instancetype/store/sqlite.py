@@ -141,6 +141,9 @@ def open_store(path: str | os.PathLike | None = None) -> SqliteStore:
 
 
 class SqliteStore(Store):
+    path: Path       # always a state file here
+    transactional = True
+
     def __init__(self, path: str | os.PathLike | None = None, *, lock_timeout: float = LOCK_TIMEOUT,
                  _new: bool = False):
         explicit = path is not None

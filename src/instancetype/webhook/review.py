@@ -1,5 +1,5 @@
 """AdmissionReview v1 in, AdmissionReview v1 out: a cluster's webhook calls answered by
-`webhook.admission`'s own functions (no rule is written twice).
+`lifecycle.admission`'s own functions (no rule is written twice).
 
     answer(path, review, objects=..., config=...) -> (response review dict, Denial | None)
 
@@ -27,9 +27,9 @@ from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.engine.results import AdmissionResult
 from instancetype.errors import Error
 from instancetype.jsonutil import clone
+from instancetype.lifecycle.admission import Refused, admit_type, admit_vm_object, stored_vm
 
 from . import jsonpatch
-from .admission import Refused, admit_type, admit_vm_object, stored_vm
 
 REVIEW_API_VERSION = "admission.k8s.io/v1"
 

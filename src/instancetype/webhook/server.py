@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -105,11 +105,25 @@ def denial_line(d: Denial) -> str:
                        "reason": d.reason, "message": d.message}, separators=(",", ":"))
 
 
-class WebhookServer:
-    """The aiohttp application over a `CachedStore` (anything with `objects()`,
-    `kubevirt_config()` and `has_synced`)."""
+class AdmissionCache(Protocol):
+    """What the webhooks read (a `store.kube.CachedStore`; tests give a list of objects): the
+    objects a review looks up, the KubeVirt configuration, whether the caches have synced and, if
+    not, why."""
 
-    def __init__(self, cached: Any, tls: ReloadingTLS, *, host: str = "127.0.0.1", port: int = 8443,
+    @property
+    def has_synced(self) -> bool: ...
+
+    def objects(self) -> Any: ...      # an `engine.objects.ObjectSource`, or the objects themselves
+
+    def kubevirt_config(self) -> dict | None: ...
+
+    def sync_failures(self) -> list[str]: ...
+
+
+class WebhookServer:
+    """The aiohttp application over an `AdmissionCache`."""
+
+    def __init__(self, cached: AdmissionCache, tls: ReloadingTLS, *, host: str = "127.0.0.1", port: int = 8443,
                  reload_interval: float = RELOAD_INTERVAL, log_line: Callable[[str], None] | None = None,
                  subresources: Any = None):
         self.cached = cached
@@ -154,7 +168,7 @@ class WebhookServer:
     async def _readyz(self, request: web.Request) -> web.Response:
         if self.cached.has_synced:
             return web.Response(text="ok\n")
-        missing = "; ".join(self.cached.informers.failures()) if hasattr(self.cached, "informers") else ""
+        missing = "; ".join(self.cached.sync_failures())
         return web.Response(status=503, text=f"informer caches not synced{': ' + missing if missing else ''}\n")
 
     # --- life ----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.api.kinds import DEFAULT_NAMESPACE
 from instancetype.engine.vm_validation._common import _E, INVALID, REQUIRED, cause
 
 _CDI_SOURCES = ("http", "s3", "gcs", "registry", "pvc", "upload", "blank", "imageio", "vddk", "snapshot")
@@ -63,7 +64,7 @@ def validate_data_volume_template_namespaces(vm: dict[str, Any], operation: str,
     dvts = spec.get("dataVolumeTemplates")
     if operation == "UPDATE" and old is not None and (old.get("spec") or _E).get("dataVolumeTemplates") == dvts:
         return []
-    ns = ((vm.get("metadata") or _E).get("namespace") or "") or "default"
+    ns = ((vm.get("metadata") or _E).get("namespace") or "") or DEFAULT_NAMESPACE
     causes = []
     for idx, dvt in enumerate(dvts or ()):
         dv_ns = ((dvt.get("metadata") or _E).get("namespace") or "")

@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from instancetype.api import kinds
+from instancetype.engine.objects import ObjectSource
 from instancetype.store.base import (
     Event,
     NotFound,
@@ -31,12 +32,12 @@ from instancetype.store.base import (
     parse_label_selector,
 )
 
+from ..kubevirt import kubevirt_config
 from .client import resource_of
 from .flavor import FLAVOR_INFORMER_KINDS, FLAVOR_OF, as_type, informer_key
 from .informer import Informer, InformerSet
 from .store import KubeStore
 
-KUBEVIRT_NAMESPACE = "kubevirt"
 # The kinds a VM names: a miss in their informer is asked of the API server, as KubeVirt's finders
 # do (pkg/instancetype/find, pkg/instancetype/preference/find: store.GetByKey, then the client), so
 # an object created a moment before the VM that names it is found though the cache has not seen it.
@@ -70,6 +71,10 @@ class CachedStore(Store):
     @property
     def has_synced(self) -> bool:
         return self.informers.has_synced
+
+    def sync_failures(self) -> list[str]:
+        """Why informers that have not synced are failing (for a readiness answer)."""
+        return self.informers.failures()
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
         return self.informers.wait_for_sync(timeout)
@@ -136,15 +141,7 @@ class CachedStore(Store):
     def kubevirt_config(self) -> dict | None:
         """`spec.configuration` of the cluster's KubeVirt object (`kubevirt/kubevirt` as KubeVirt
         installs it; else the first one), from the cache; None when there is none (all defaults)."""
-        inf = self.informers.informers.get("KubeVirt")
-        kv = None
-        if inf is not None:
-            kv = inf.get("kubevirt", KUBEVIRT_NAMESPACE) or next(iter(inf.list()), None)
-        else:
-            kv = next(iter(self.api.list("KubeVirt")), None)
-        if kv is None:
-            return None
-        return (kv.get("spec") or {}).get("configuration") or {}
+        return kubevirt_config(self)
 
     def objects(self) -> CachedObjects:
         """The engine's `ObjectSource` over the cache."""
@@ -179,7 +176,7 @@ class CachedStore(Store):
         return nullcontext(self)
 
 
-class CachedObjects:
+class CachedObjects(ObjectSource):
     """An `ObjectSource` (engine.objects) over a CachedStore's informers."""
 
     __slots__ = ("cached",)

@@ -1,8 +1,9 @@
 """What virt-api's VM and VMI subresources do, against a `Store` (pkg/virt-api/rest/lifecycle.go and
 expand.go): blocking functions, run by the HTTP layer in a worker thread.
 
-The rules are the controller's (`controller.vm.start/stop/restart`) and the engine's
-(`instancetype.expand`); this module adds only what virt-api adds: the option bodies
+The rules are the controller's (`controller.vm.start/stop/restart`, given to `VirtAPI` as its
+`VMVerbs` by whoever builds it, so that this driver imports no other), the engine's
+(`instancetype.expand`) and `lifecycle.expand`'s; this module adds only what virt-api adds: the option bodies
 (StartOptions, StopOptions, RestartOptions, decoded as Go decodes them), the resource the errors
 name (`virtualmachine.kubevirt.io`), dry runs, and the error classes (NotFound 404, Conflict 409,
 BadRequest 400, InternalError 500).
@@ -10,18 +11,48 @@ BadRequest 400, InternalError 500).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from instancetype.api.godecode import number_literal, type_error
 from instancetype.errors import DecodeError, Error
+from instancetype.lifecycle.expand import UNMARSHAL_ERROR, expand_spec
 from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, Store
+from instancetype.store.kubevirt import kubevirt_config
 
-UNMARSHAL_ERROR = "Can not unmarshal Request body to struct, error: {}"   # unmarshalRequestErrFmt
 VM_GROUP, VM_RESOURCE = "kubevirt.io", "virtualmachine"                   # v1.Resource("virtualmachine")
 MODIFIED = "the object has been modified"      # a resourceVersion precondition failed (client-go's RetryOnConflict)
 CONFLICT_RETRIES = 5
+
+
+class VMVerbs(Protocol):
+    """virt-api's start, stop and restart of a VM and their checks (`controller.vm` is one: the
+    module itself is passed). `inline`: the controller's reconcile runs in the same transaction
+    (the embedded store); else the controller watching the store carries the request out."""
+
+    def check_not_running(self, store: Store, vm: dict) -> None: ...
+
+    def check_restart_grace(self, grace: int | None) -> None: ...
+
+    def start(self, store: Store, vm: dict, config: dict | None = None, *, paused: bool = False,
+              inline: bool = True) -> dict: ...
+
+    def stop(self, store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
+             inline: bool = True) -> dict: ...
+
+    def restart(self, store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
+                inline: bool = True) -> dict: ...
+
+
+class VMIVerbs(Protocol):
+    """virt-api's pause, unpause and soft reboot of a VMI, their checks and the node's part
+    (`controller.pause` is one: the module itself is passed)."""
+
+    def check_vm_not_snapshotting(self, store: Store, name: str, namespace: str) -> None: ...
+
+    def act(self, store: Store, action: str, name: str, namespace: str, config: dict | None = None, *,
+            dry_run: bool = False, inline: bool = True) -> dict: ...
 
 
 class InternalError(APIError):
@@ -190,17 +221,15 @@ class _Undo(Exception):
 
 def embedded(store: Store) -> bool:
     """The embedded store: one transaction can hold the request and the controller's work."""
-    from instancetype.store.sqlite import SqliteStore
-
-    return isinstance(store, SqliteStore)
+    return store.transactional
 
 
 @contextmanager
 def dry_run(store: Store) -> Iterator[Store]:
     """The writes run and nothing stays: the embedded store undoes its transaction (admission and
-    all ran); any other store gets an overlay that keeps the writes (`dryrun.DryRunStore`)."""
+    all ran); any other store gets an overlay that keeps the writes (`store.dryrun.DryRunStore`)."""
     if not embedded(store):
-        from .dryrun import DryRunStore
+        from instancetype.store.dryrun import DryRunStore
 
         yield DryRunStore(store)
         return
@@ -212,17 +241,6 @@ def dry_run(store: Store) -> Iterator[Store]:
         pass
 
 
-def cluster_config(store: Store) -> dict | None:
-    """`spec.configuration` of the KubeVirt object (None: KubeVirt's defaults, also when the
-    cluster has no KubeVirt kind at all)."""
-    try:
-        for kv in store.list("KubeVirt"):
-            return (kv.get("spec") or {}).get("configuration") or {}
-    except NotFound:
-        return None
-    return None
-
-
 def fetch_vm(store: Store, name: str, namespace: str) -> dict:
     """fetchVirtualMachine: NotFound names `virtualmachine.kubevirt.io`."""
     try:
@@ -231,18 +249,17 @@ def fetch_vm(store: Store, name: str, namespace: str) -> dict:
         raise NotFound(f'{VM_RESOURCE}.{VM_GROUP} "{name}" not found', kind=VM_RESOURCE, name=name) from None
 
 
-def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes) -> None:
-    """PUT .../virtualmachines/NAME/{start,stop,restart}: the controller's rule in one transaction."""
-    from instancetype.controller import vm as vmctl
-
+def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes, verbs: VMVerbs) -> None:
+    """PUT .../virtualmachines/NAME/{start,stop,restart}: the controller's rule (`verbs`) in one
+    transaction."""
     struct = {"start": "StartOptions", "stop": "StopOptions", "restart": "RestartOptions"}[action]
     if action != "start":       # Stop and Restart decode the body before fetching the VM
         options = decode_options(body, struct)
     if action == "restart":
-        vmctl.check_restart_grace(options.get("gracePeriodSeconds"))
+        verbs.check_restart_grace(options.get("gracePeriodSeconds"))
     vm = fetch_vm(store, name, namespace)
     if action == "start":       # Start reads the body once the VM is known not to run
-        vmctl.check_not_running(store, vm)
+        verbs.check_not_running(store, vm)
         options = decode_options(body, struct)
     dry = dry_run_of(options)
     by_action: dict[str, dict[str, Any]] = {"start": {"paused": bool(options.get("paused"))},
@@ -255,11 +272,13 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes)
     # (that controller writing the status) changed the VM between the read and the write.
     inline = embedded(store)
     for attempt in range(1 if inline else CONFLICT_RETRIES):
-        config = cluster_config(store)
+        config = kubevirt_config(store)
         try:
             with (dry_run(store) if dry else store.transaction()) as tx:
                 vm = fetch_vm(tx, name, namespace)
-                getattr(vmctl, action)(tx, vm, config, inline=inline, **kwargs)
+                verb: dict[str, Callable[..., dict]] = {
+                    "start": verbs.start, "stop": verbs.stop, "restart": verbs.restart}
+                verb[action](tx, vm, config, inline=inline, **kwargs)
             return
         except Conflict as e:
             if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
@@ -270,30 +289,27 @@ VMI_GROUP, VMI_RESOURCE = "kubevirt.io", "virtualmachineinstance"
 VMI_ACTIONS = ("pause", "unpause", "softreboot")
 
 
-def vmi_action(store: Store, action: str, namespace: str, name: str, body: bytes) -> None:
+def vmi_action(store: Store, action: str, namespace: str, name: str, body: bytes, verbs: VMIVerbs) -> None:
     """PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot} in v1.9's order: pause
     decodes PauseOptions, then reads the VMI; unpause first refuses a VM of that name with a
     snapshot in progress, then decodes; soft reboot reads no body. A dry run (the options'
     first `dryRun` is `All`; other values are ignored, unlike the VM verbs) stops after the
-    checks. The rules and the simulated node's part: `controller.lifecycle`."""
-    from instancetype.controller import lifecycle
-
+    checks. The rules and the simulated node's part: `verbs` (controller.pause)."""
     options: dict = {}
     if action == "pause":
         options = decode_options(body, "PauseOptions")
     elif action == "unpause":
-        lifecycle.check_vm_not_snapshotting(store, name, namespace)
+        verbs.check_vm_not_snapshotting(store, name, namespace)
         options = decode_options(body, "UnpauseOptions")
     dry = (options.get("dryRun") or [None])[0] == "All"
-    run = {"pause": lifecycle.pause, "unpause": lifecycle.unpause, "softreboot": lifecycle.soft_reboot}[action]
     # As vm_action: inline on the embedded store; on an API server the controller watching the
     # VMI updates its VM, and a VMI changed between the read and the write is read again.
     inline = embedded(store)
     for attempt in range(1 if inline else CONFLICT_RETRIES):
-        config = cluster_config(store)
+        config = kubevirt_config(store)
         try:
             with store.transaction() as tx:
-                run(tx, lifecycle.fetch_vmi(tx, name, namespace), config, dry_run=dry, inline=inline)
+                verbs.act(tx, action, name, namespace, config, dry_run=dry, inline=inline)
             return
         except Conflict as e:
             if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
@@ -307,51 +323,9 @@ def expand_stored(store: Store, namespace: str, name: str) -> dict:
 
     vm = fetch_vm(store, name, namespace)
     try:
-        return instancetype.expand(vm, objects=StoreObjects(store), config=cluster_config(store))
+        return instancetype.expand(vm, objects=StoreObjects(store), config=kubevirt_config(store))
     except Error as e:
         raise InternalError(e) from None
-
-
-class InvalidVM(BadRequest):
-    """writeValidationErrors: `Object is not a valid VirtualMachine`, 400, one cause per schema error."""
-
-    def __init__(self, messages: list[str]):
-        super().__init__("Object is not a valid VirtualMachine")
-        self.messages = messages
-
-    def status(self) -> dict:
-        return {**super().status(), "details": {"causes": [{"message": m} for m in self.messages]}}
-
-
-# ObjectMeta fields json.Unmarshal reads as strings, and those it reads as map[string]string.
-_META_STRINGS = ("name", "generateName", "namespace", "uid", "resourceVersion")
-_META_MAPS = ("labels", "annotations")
-
-
-def _go_decode_error(vm: dict) -> DecodeError | None:
-    """The first error json.Unmarshal into v1.VirtualMachine meets that the schema check above
-    does not see: the type meta and the metadata (Validate does not look at them)."""
-    for key, value in vm.items():
-        if value is None:
-            continue
-        if key in ("kind", "apiVersion") and not isinstance(value, str):
-            return type_error(_kind(value), "VirtualMachine", (key,), "string")
-        if key != "metadata":
-            continue
-        if not isinstance(value, dict):
-            return type_error(_kind(value), "VirtualMachine", ("metadata",), "v1.ObjectMeta")
-        for field, x in value.items():
-            if x is None:
-                continue
-            if field in _META_STRINGS and not isinstance(x, str):
-                return type_error(_kind(x), "VirtualMachine", ("metadata", field), "string")
-            if field in _META_MAPS:
-                if not isinstance(x, dict):
-                    return type_error(_kind(x), "VirtualMachine", ("metadata", field), "map[string]string")
-                bad = next((v for v in x.values() if v is not None and not isinstance(v, str)), None)
-                if bad is not None:
-                    return type_error(_kind(bad), "VirtualMachine", ("metadata", field), "string")
-    return None
 
 
 def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
@@ -368,32 +342,5 @@ def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
     return expand_spec(store, namespace, vm)
 
 
-def expand_spec(store: Store, namespace: str, vm: dict) -> dict:
-    """expand-vm-spec of a decoded VM (also the embedded store's `expand --file`): checked against
-    the VirtualMachine OpenAPI schema (400 `Object is not a valid VirtualMachine`, the schema
-    errors as the causes), decoded into the VM type (400 as the first decoding), its namespace
-    empty or NS (400 `VM namespace must be empty or NS`); then expanded in NS, an expansion error
-    a 400."""
-    import instancetype
-    from instancetype.engine.vm_validation.schema import check_vm_body
-    from instancetype.store.source import StoreObjects
-
-    causes = check_vm_body(vm)
-    if causes:
-        raise InvalidVM([c.message for c in causes])
-    decode_error = _go_decode_error(vm)
-    if decode_error is not None:
-        raise BadRequest(UNMARSHAL_ERROR.format(decode_error))
-    meta = vm.get("metadata") or {}
-    vm_ns = meta.get("namespace")
-    if vm_ns and vm_ns != namespace:
-        raise BadRequest(f"VM namespace must be empty or {namespace}")
-    vm = {**vm, "metadata": {**meta, "namespace": namespace}}
-    try:
-        return instancetype.expand(vm, objects=StoreObjects(store), config=cluster_config(store))
-    except Error as e:
-        raise BadRequest(str(e)) from None
-
-
-__all__ = ["Conflict", "InternalError", "decode_options", "dry_run", "expand_posted", "expand_spec",
-           "expand_stored", "fetch_vm", "status_of", "vm_action", "vmi_action"]
+__all__ = ["Conflict", "InternalError", "VMIVerbs", "VMVerbs", "decode_options", "dry_run", "expand_posted",
+           "expand_spec", "expand_stored", "fetch_vm", "status_of", "vm_action", "vmi_action"]

@@ -8,10 +8,9 @@ from __future__ import annotations
 import platform
 
 from instancetype import __version__
-from instancetype.controller.cluster import KUBEVIRT_VERSION
+from instancetype.api.kinds import KUBEVIRT_VERSION, SUBRESOURCE_GROUP, SUBRESOURCE_VERSION
 
-GROUP = "subresources.kubevirt.io"
-VERSION = "v1"
+GROUP, VERSION = SUBRESOURCE_GROUP, SUBRESOURCE_VERSION
 GROUP_VERSION = f"{GROUP}/{VERSION}"
 PREFIX = f"/apis/{GROUP_VERSION}"
 

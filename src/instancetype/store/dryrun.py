@@ -1,10 +1,11 @@
 """A dry run over a store that cannot undo a transaction (the API server's).
 
 virt-api passes `dryRun` to the API server on the VM patch it sends (PatchOptions.DryRun); here
-the controller's start/stop/restart run whole, so their writes go to an overlay instead: reads
-see the base store with the overlay's writes on top, and nothing reaches the base. The
-subresource's rules (already running, not running, run strategy) are checked as in a real
-request; what the API server's own admission would say of the written objects is not asked.
+(`webhook.virtapi.actions.dry_run`) the controller's start/stop/restart run whole, so their
+writes go to an overlay instead: reads see the base store with the overlay's writes on top, and
+nothing reaches the base. The subresource's rules (already running, not running, run strategy)
+are checked as in a real request; what the API server's own admission would say of the written
+objects is not asked.
 """
 from __future__ import annotations
 

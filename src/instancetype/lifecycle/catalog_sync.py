@@ -22,6 +22,13 @@ from instancetype import __version__
 from instancetype.api import kinds
 from instancetype.jsonutil import clone
 from instancetype.store.base import NotFound, Store
+from instancetype.store.kubevirt import configuration_of, kubevirt_object
+
+# The install-strategy-registry annotation of the catalogue objects each deployment keeps
+# (virt-operator writes its image registry there): the embedded store's, and a cluster's, where
+# `instancetype install` deploys and the controller keeps them.
+EMBEDDED_REGISTRY = "embedded"
+CLUSTER_REGISTRY = "instancetype"
 
 MARKER_KIND = kinds.CLUSTER_INSTANCETYPE
 MARKER_NAME = "u1.medium"
@@ -40,15 +47,11 @@ class Change:
 
 def config_of(kubevirt: dict | None) -> tuple[dict, int | None]:
     """The KubeVirt object's `spec.configuration` and `metadata.generation` ({} and None without one)."""
-    if kubevirt is None:
-        return {}, None
-    return (kubevirt.get("spec") or {}).get("configuration") or {}, (kubevirt.get("metadata") or {}).get("generation")
+    return configuration_of(kubevirt) or {}, ((kubevirt or {}).get("metadata") or {}).get("generation")
 
 
 def _config(store: Store) -> tuple[dict, int | None]:
-    for kv in store.list("KubeVirt"):
-        return config_of(kv)
-    return {}, None
+    return config_of(kubevirt_object(store))
 
 
 def enabled(config: dict) -> bool:
@@ -75,9 +78,8 @@ def desired_objects(kubevirt: dict | None, *, registry: str) -> list[dict]:
                                    generation=generation)
 
 
-def desired(store: Store, *, registry: str = "embedded") -> list[dict]:
-    kubevirt = next(iter(store.list("KubeVirt")), None)
-    return desired_objects(kubevirt, registry=registry)
+def desired(store: Store, *, registry: str = EMBEDDED_REGISTRY) -> list[dict]:
+    return desired_objects(kubevirt_object(store), registry=registry)
 
 
 def needs_sync(store: Store) -> bool:
@@ -144,14 +146,14 @@ def plan(want: list[dict], get_live: Callable[[str, str], dict | None],
     return steps
 
 
-def sync(store: Store, *, dry_run: bool = False, registry: str = "embedded",
+def sync(store: Store, *, dry_run: bool = False, registry: str = EMBEDDED_REGISTRY,
          admit_here: bool = True) -> list[Change]:
     """Bring the managed catalogue objects in line with the catalogue; returns what changed.
     `registry`: who deploys them (the cluster's controller passes install's). `admit_here`:
     run admission in this process (the embedded store); False where the API server's webhooks
     admit every write (the command line on a cluster)."""
     from instancetype.catalog import MANAGED_SELECTOR
-    from instancetype.webhook.admission import admit
+    from instancetype.lifecycle.admission import admit
 
     def admitted(tx: Store, obj: dict, old: dict | None = None) -> dict:
         if not admit_here:

@@ -1,6 +1,8 @@
 """virtctl `pause`, `unpause` and `soft-reboot`: what virt-api checks before it asks virt-handler
 (pkg/virt-api/rest/lifecycle.go: PauseVMIRequestHandler, UnpauseVMIRequestHandler,
-SoftRebootVMIRequestHandler) and what the simulated node then does, on any store.
+SoftRebootVMIRequestHandler) and what the simulated node then does, on any store. The embedded
+Cluster calls it directly; virt-api (`webhook/virtapi/actions.vmi_action`) is given this module
+as its `VMIVerbs` by whoever builds it (serve), so that the drivers import no other.
 
 The checks raise the Status errors virt-api answers with (409 Conflict, 403 Forbidden, 404
 NotFound on `virtualmachineinstance.kubevirt.io`). The node's part is the VMI status virt-handler
@@ -160,3 +162,12 @@ def soft_reboot(store: Store, vmi: dict, config: dict | None = None, *, dry_run:
     """Accepted as v1.9 accepts it (ACPI, no agent); the simulated guest has nothing to reboot."""
     check_soft_reboot(vmi)
     return vmi
+
+
+ACTIONS = {"pause": pause, "unpause": unpause, "softreboot": soft_reboot}
+
+
+def act(store: Store, action: str, name: str, namespace: str, config: dict | None = None, *,
+        dry_run: bool = False, inline: bool = True) -> dict:
+    """`action` (pause, unpause, softreboot) of the VMI `namespace/name`, read from `store`."""
+    return ACTIONS[action](store, fetch_vmi(store, name, namespace), config, dry_run=dry_run, inline=inline)

@@ -1,0 +1,73 @@
+"""The cluster's KubeVirt object and its `spec.configuration`, read one way by everyone: the
+embedded Cluster, the cluster controller and its catalogue sync, virt-api's subresources and the
+admission webhooks.
+
+KubeVirt's rule (pkg/virt-config `ClusterConfig.GetConfigFromKubeVirtCR`): virt-config's informer
+watches KubeVirt objects in the install namespace only; of those not being deleted, it takes one
+(the last its cache lists that has a `status.phase`) and reads it by `<namespace>/<name>`. A
+KubeVirt installation has exactly one, `kubevirt/kubevirt`, and virt-operator refuses a second.
+
+Ours, the same on every store:
+* only objects in the install namespace `kubevirt` count (one in another namespace configures
+  nothing, as for virt-config);
+* one being deleted (`metadata.deletionTimestamp`) counts for nothing;
+* `kubevirt/kubevirt` when it counts, else the first other one by name (a cache's list order is
+  no order at all, so "the last one listed" is replaced by a stable choice);
+* a status phase is not required: no virt-operator runs here to set one (the embedded store sets
+  `Deployed` itself; `instancetype install` creates the object without a status).
+None: no KubeVirt object, or a cluster that does not serve the kind: every setting at its default.
+
+Before this module the five readers disagreed: two took `kubevirt/kubevirt` first, three the
+first KubeVirt listed in any namespace, and none skipped one being deleted.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from instancetype.api.kinds import KUBEVIRT_NAME, KUBEVIRT_NAMESPACE
+from instancetype.errors import NotFoundError
+
+KIND = "KubeVirt"
+
+
+class Lister(Protocol):
+    """What reading the configuration needs of a store (every `Store` is one; `base` uses this
+    module, so it is not imported here)."""
+
+    def list(self, kind: str, namespace: str | None = None) -> Iterable[dict]: ...
+
+
+def choose_kubevirt(objects: Iterable[Mapping]) -> Mapping | None:
+    """The KubeVirt object that configures the cluster among `objects` (see the module's rule)."""
+    chosen: Mapping | None = None
+    for kv in objects:
+        meta = kv.get("metadata") or {}
+        if meta.get("namespace") != KUBEVIRT_NAMESPACE or meta.get("deletionTimestamp"):
+            continue
+        name = meta.get("name") or ""
+        if name == KUBEVIRT_NAME:
+            return kv
+        if chosen is None or name < ((chosen.get("metadata") or {}).get("name") or ""):
+            chosen = kv
+    return chosen
+
+
+def kubevirt_object(store: Lister) -> dict | None:
+    """The KubeVirt object that configures the cluster, or None."""
+    try:
+        return choose_kubevirt(store.list(KIND, KUBEVIRT_NAMESPACE))   # type: ignore[return-value]
+    except NotFoundError:       # the cluster serves no KubeVirt kind
+        return None
+
+
+def configuration_of(kubevirt: Mapping | None) -> dict | None:
+    """`spec.configuration` of a KubeVirt object ({} when it has none); None without an object."""
+    if kubevirt is None:
+        return None
+    return (kubevirt.get("spec") or {}).get("configuration") or {}
+
+
+def kubevirt_config(store: Lister) -> dict | None:
+    """`spec.configuration` of the KubeVirt object that configures the cluster (None: all defaults)."""
+    return configuration_of(kubevirt_object(store))
