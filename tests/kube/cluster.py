@@ -373,6 +373,15 @@ class Cluster:
         """Stop kube-apiserver only (`start_apiserver` brings it back)."""
         self._terminate(self._procs["kube-apiserver"])
 
+    def kill_apiserver(self) -> None:
+        """kill -9 kube-apiserver: no graceful shutdown, every connection reset at once
+        (`start_apiserver` brings it back)."""
+        popen = self._procs["kube-apiserver"].popen
+        if popen is not None and popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                popen.kill()
+            popen.wait(timeout=STOP_TIMEOUT_S)
+
     def start_apiserver(self) -> None:
         proc = self._procs["kube-apiserver"]
         if not proc.alive():

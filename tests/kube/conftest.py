@@ -33,6 +33,8 @@ kube (session, one per xdist worker) -> tests.kube.cluster.Cluster, started on 1
                             about 2 s to stop, 3-5 s to be ready again)
     kube.stop_apiserver() / kube.start_apiserver()  the same in two steps (fault tests); while
                             it is down kubectl says "The connection to the server ... was refused"
+    kube.kill_apiserver()   kill -9 kube-apiserver (connections reset, no graceful shutdown);
+                            `start_apiserver` brings it back
     kube.front_proxy_ca (.cert/.key), kube.front_proxy_client (.cert/.key): the aggregator's
                             requestheader CA (also in kube-system/extension-apiserver-authentication)
     kube.sa_key, kube.sa_pub  service-account signing key pair;  kube.workdir, kube.log_tail()

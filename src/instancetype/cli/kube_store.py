@@ -5,7 +5,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from instancetype.store.kube.store import ALL_NS, PAGE, KubeStore, resource_of, selector_text
+import msgspec
+
+from instancetype.store.kube.store import PAGE, KubeStore, resource_of, selector_text
 
 # kubectl get's Accept header for a list it prints as a table (get.go `transformRequests`): the API
 # server computes the rows (a CRD's additionalPrinterColumns, a built-in kind's printer), and sends
@@ -38,26 +40,16 @@ class CommandLineKubeStore(KubeStore):
         res = resource_of(kind)
         params = {"limit": PAGE, "labelSelector": selector_text(label_selector),
                   "fieldSelector": selector_text(field_selector, fields=True)}
-        ns = (namespace or ALL_NS) if res.namespaced else None
+        ns = namespace or None if res.namespaced else None
         return self.list_pages(res, ns, params, headers={"Accept": TABLE_ACCEPT})
 
     def request(self, method: str, path: str, body: Any = None) -> dict:
         """A request to any path of the API server (the subresource API), Kubernetes' errors as the
         store's; a 404 without a Status is virtctl's `the server could not find the requested
         resource`."""
-        import msgspec
-
-        from instancetype.store.kube.client import api_errors
-
-        gc = self._gc
         params = {"dryRun": "All"} if self.dry_run and method != "GET" else None
-        with api_errors(self.server):
-            req = gc._client.build_request(method, path, json=body, params=params)
-            resp = gc.send(req)
-            gc.raise_for_status(resp)
-        if not resp.content:
-            return {}
+        content = self.http.request(method, path, params=params, body=body).content
         try:
-            return msgspec.json.decode(resp.content)
+            return msgspec.json.decode(content) if content else {}
         except msgspec.DecodeError:
             return {}

@@ -49,6 +49,8 @@ from instancetype.deploy.apiservice import APISERVICE_NAME, TargetError, apiserv
 from instancetype.deploy.crds import KUBEVIRT_KINDS, STORAGE_KINDS, generate_crds, is_ours
 from instancetype.deploy.webhooks import WebhookTarget
 from instancetype.errors import Error
+from instancetype.store.base import APIError, NotFound
+from instancetype.store.kube.client import ApiClient, Unreachable, resource_of, resource_path
 
 FIELD_MANAGER = "instancetype"
 CRD_WAIT_SECONDS = 60.0
@@ -129,6 +131,8 @@ class _Cluster:
 
     def __init__(self, client: Client):
         self.client = client
+        # Requests lightkube's typed client does not make (a collection's DELETE, a raw list).
+        self.http = ApiClient(client.config, timeout=30.0)
 
     def _call(self, what: str, fn, *args, **kwargs):
         deadline = time.monotonic() + RETRY_SECONDS
@@ -142,6 +146,13 @@ class _Cluster:
                     time.sleep(0.2)
                     continue
                 raise ClusterError(f"{what}: {exc.status.message or exc.status.reason}") from None
+            except APIError as exc:         # the same refusals through store/kube/client.py
+                if exc.code in (429, 503, 504) and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                    continue
+                raise ClusterError(f"{what}: {exc}") from None
+            except Unreachable as exc:
+                raise ClusterError(str(exc)) from None
             except httpx2.HTTPError as exc:
                 cluster = getattr(getattr(self.client, "config", None), "cluster", None)
                 server = getattr(cluster, "server", "") or "(unknown)"
@@ -185,15 +196,12 @@ class _Cluster:
         """One DELETE of the collection of a cluster-scoped kind (the objects with `labels`): the
         objects the API server deleted, in its list order (a hundred catalogue objects in one
         request, not one each)."""
-        cls = _class_of(api_version, kind)
-        gc = self.client._client
+        res = resource_of(kind, api_version)
         selector = ",".join(f"{k}={v}" for k, v in labels.items())
 
         def remove() -> list[dict]:
-            br = gc.prepare_request("deletecollection", cls, params={"labelSelector": selector})
-            resp = gc.send(gc.build_adapter_request(br))
-            gc.raise_for_status(resp)
-            items = resp.json().get("items") if resp.content else None
+            out = self.http.request_json("DELETE", resource_path(res), params={"labelSelector": selector}, res=res)
+            items = out.get("items") if isinstance(out, dict) else None
             return [o for o in items or () if isinstance(o, dict)]
         return self._call(f"delete {kind} -l {selector}", remove)
 
@@ -212,15 +220,12 @@ class _Cluster:
         spec = crd["spec"]
         version = next(v["name"] for v in spec["versions"] if v.get("storage"))
         path = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}"
-        gc = self.client._client
 
         def first_page() -> None:
-            resp = gc.send(gc._client.build_request("GET", path, params={"limit": 1, "resourceVersion": "0"}))
             try:
-                gc.raise_for_status(resp)
-            except ApiError as exc:
-                if exc.status.code != 404:     # 404: not served (yet), no storage to wait for
-                    raise
+                self.http.request("GET", path, params={"limit": 1, "resourceVersion": "0"})
+            except NotFound:       # not served (yet), no storage to wait for
+                pass
         try:
             self._call(f"list {spec['names']['plural']}.{spec['group']}", first_page)
         except ClusterError:

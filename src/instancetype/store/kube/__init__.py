@@ -1,4 +1,4 @@
-"""The store over a Kubernetes API server (lightkube), beside the embedded SQLite store.
+"""The store over a Kubernetes API server (HTTP through client.py), beside the embedded SQLite store.
 
     KubeStore(kubeconfig=None, context=None, *, config=None, timeout=10.0, field_manager="instancetype")
         The `Store` interface, one request per call: get, list, count, create (dry_run=),
@@ -6,7 +6,8 @@
         delete (propagation=, resource_version=, uid=), changes/watch (per kind),
         resource_version(kind="Namespace") -> str, transaction() (a no-op context), ping(),
         list_at(kind, ...) -> (objects, list resourceVersion), open_watch(...) -> WatchStream,
-        new_client(), last_warnings (the API server's Warning headers of the last request).
+        new_client() (a typed lightkube Client), http (client.ApiClient: a connection pool per
+        thread), last_warnings (the API server's Warning headers of the last request).
         Errors: store.base's NotFound / AlreadyExists / Conflict / Invalid (.causes, .status_causes)
         / BadRequest / Forbidden / APIError(.code, .reason), `Gone` (410), and `Unreachable` (a
         StoreError: the server cannot be reached or refused the credentials, one line).

@@ -23,8 +23,10 @@ object; no reader here applies or inspects it, and an update that omits it keeps
 Kubernetes' fieldmanager). Keys share their strings (`sys.intern`): every object of a namespace
 names it, and a VM and its VMI have one name.
 
-The watch stream blocks a connection: each informer has its own lightkube Client; `stop()` aborts
-the open stream (a blocked read returns at once) and closes the client.
+The informer's thread makes every request of its own (relists, watches) on its own connections
+(client.ApiClient keeps a pool per thread) and is the only thread that reads or closes them:
+`stop()` sets a flag and wakes a blocked watch read (`WatchStream.abort`: a shutdown(2) of the
+socket, not a close); the thread sees it, closes its response and its pool, and ends.
 """
 from __future__ import annotations
 
@@ -131,7 +133,6 @@ class Informer:
         self._synced = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._client = None
         self._stream: WatchStream | None = None
         self._next_version: str | None = None
         self.resource_version = ""     # the last resourceVersion seen (list, event or bookmark)
@@ -149,20 +150,18 @@ class Informer:
 
     def start(self) -> Informer:
         if self._thread is None:
-            self._client = self.store.new_client()
             self._thread = threading.Thread(target=self._run, name=f"informer-{self.kind}", daemon=True)
             self._thread.start()
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread and wait for it (at most `timeout`): it closes its own connections."""
         self._stop.set()
         stream = self._stream
         if stream is not None:
             stream.abort()               # ends a blocked watch read at once
-        if self._thread is not None:
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
-        if self._client is not None:
-            self._client.close()
 
     def reconnect(self, resource_version: str | None = None) -> None:
         """Drop the open watch; it is opened again from `resource_version` (default: the last
@@ -220,6 +219,12 @@ class Informer:
     # --- the reflector loop ---------------------------------------------------------------------------
 
     def _run(self) -> None:
+        try:
+            self._reflect()
+        finally:
+            self.store.http.close_thread()      # this thread's connections, closed by this thread
+
+    def _reflect(self) -> None:
         backoff = self.backoff_start
         need_list = True
         error: Exception
@@ -295,8 +300,8 @@ class Informer:
         if self._next_version is not None:
             self.resource_version, self._next_version = self._next_version, None
         self._stream = self.store.open_watch(self.kind, self.namespace, since=self.resource_version,
-                                             server_timeout=self.watch_timeout, client=self._client,
-                                             label_selector=self.label_selector, api_version=self.api_version)
+                                             server_timeout=self.watch_timeout, label_selector=self.label_selector,
+                                             api_version=self.api_version)
         if self._stop.is_set():
             return iter(())
         return iter(self._stream)

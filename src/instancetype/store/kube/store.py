@@ -1,4 +1,4 @@
-"""`KubeStore`: the `Store` interface over a Kubernetes API server (lightkube, synchronous).
+"""`KubeStore`: the `Store` interface over a Kubernetes API server (synchronous HTTP, client.py).
 
 Every call is one request (two for an `update` without a resourceVersion); the API server does
 what the embedded store does itself: metadata on create, optimistic concurrency on
@@ -12,15 +12,13 @@ cluster: `transaction()` is a no-op context that yields the store itself.
 from __future__ import annotations
 
 import builtins
-import gc as collector  # `gc` is lightkube's generic client below
+import gc as collector
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
-import httpx2
 import msgspec
-from lightkube.core.generic_client import ALL_NS
 
 from instancetype.api.kinds import Resource
 from instancetype.store.base import (
@@ -40,15 +38,15 @@ from instancetype.store.base import (
 from .client import (
     DEFAULT_TIMEOUT,
     FIELD_MANAGER,
+    ApiClient,
     Gone,
-    api_errors,
-    describe_server,
-    generic,
+    LineStream,
+    Response,
+    ThreadClient,
+    api_error,
     load_config,
-    make_client,
-    make_generic_client,
-    resource_class,
     resource_of,
+    resource_path,
 )
 from .flavor import FLAVOR_API_VERSION, FLAVOR_OF, as_type
 
@@ -89,10 +87,10 @@ def selector_text(selector: Any, *, fields: bool = False) -> str | None:
     return selector or None
 
 
-def warnings_of(resp: Any) -> list[str]:
+def warnings_of(resp: Response) -> list[str]:
     """The texts of an answer's `Warning: 299 - "text"` headers (RFC 7234), in order."""
     out = []
-    for value in resp.headers.get_list("warning"):
+    for value in resp.header_values("warning"):
         value = value.strip()
         if value.startswith("299 ") and '"' in value:
             text = value.split('"', 1)[1].rsplit('"', 1)[0]
@@ -130,18 +128,18 @@ class KubeStore(Store):
         self.config = config if config is not None else load_config(kubeconfig, context)
         self.timeout = timeout
         self.field_manager = field_manager
-        self._gc = make_generic_client(self.config, timeout=timeout, field_manager=field_manager)
-        self.server = describe_server(self.config)
-        self.default_namespace = self._gc.namespace or DEFAULT_NAMESPACE
+        self.http = ApiClient(self.config, timeout=timeout)
+        self.server = self.http.server
+        self.default_namespace = self.http.namespace or DEFAULT_NAMESPACE
         self.last_warnings: list[str] = []     # the API server's `Warning` headers of the last request
 
     def new_client(self, *, timeout: float | None = None):
-        """Another lightkube Client on the same cluster and credentials (its own connections: an
-        informer's watch stream blocks one)."""
-        return make_client(self.config, timeout=timeout or self.timeout, field_manager=self.field_manager)
+        """lightkube's typed Client on the same cluster and credentials (for lightkube's models),
+        one per calling thread (client.ThreadClient)."""
+        return ThreadClient(self.config, timeout=timeout or self.timeout, field_manager=self.field_manager)
 
     def close(self) -> None:
-        self._gc.close()
+        self.http.close()
 
     # --- requests ------------------------------------------------------------------------------
 
@@ -155,34 +153,21 @@ class KubeStore(Store):
     def _send(self, method: str, res: Resource, *, name: str | None = None, namespace: str | None = None,
               body: Any = None, content_type: str | None = None, params: dict | None = None,
               subresource: str | None = None) -> Any:
-        """One request; the decoded JSON answer. `method` is lightkube's verb (get, post, put, patch,
-        delete); the URL is lightkube's for the generic resource of `res`."""
+        """One request; the decoded JSON answer. `method` is get, post, put, patch or delete; the
+        URL is `res`'s collection (post) or object."""
         if subresource not in (None, "status"):
             raise BadRequest(f'the server could not find the requested resource (subresource "{subresource}")')
-        cls = resource_class(res)
-        if subresource == "status":
-            cls = cls.Status
         if name is not None and (not isinstance(name, str) or not name):
             raise BadRequest("resource name may not be empty")
-        gc = self._gc
-        with api_errors(self.server, res):
-            # lightkube's URL for the object (the collection for a create); the body goes as given.
-            br = gc.prepare_request("list" if method == "post" else "get", cls,
-                                    name=None if method == "post" else name,
-                                    namespace=namespace if res.namespaced else None)
-            br.method = _HTTP[method]
-            br.params = {k: v for k, v in (params or {}).items() if v is not None}
-            if method in ("post", "put", "patch"):
-                br.params.setdefault("fieldManager", self.field_manager)
-            br.data = body
-            br.headers = {"Content-Type": content_type or "application/json"} if body is not None else None
-            resp = gc.send(gc.build_adapter_request(br))
-            self.last_warnings = warnings_of(resp)
-            gc.raise_for_status(resp)
-        try:
-            return _decode(resp.content) if resp.content else {}
-        except msgspec.DecodeError:
-            raise BadRequest(f"the API server's answer is not JSON: {resp.text[:200]!r}") from None
+        # The collection for a create; the object (and its subresource) otherwise.
+        path = resource_path(res, namespace if res.namespaced else None, None if method == "post" else name,
+                             subresource)
+        query = dict(params or {})
+        if method in ("post", "put", "patch"):
+            query.setdefault("fieldManager", self.field_manager)
+        resp = self.http.request(_HTTP[method], path, params=query, body=body, content_type=content_type, res=res)
+        self.last_warnings = warnings_of(resp)
+        return resp.json()
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -220,7 +205,7 @@ class KubeStore(Store):
                   "fieldSelector": selector_text(field_selector, fields=True)}
         if namespace is not None and not isinstance(namespace, str):
             raise BadRequest(f"namespace: must be a string, not {type(namespace).__name__}")
-        ns = (namespace or ALL_NS) if res.namespaced else None
+        ns = namespace or None if res.namespaced else None
         items: list = []
         with gc_paused():
             for page in self.list_pages(res, ns, params, raw_items=convert is not None):
@@ -236,30 +221,28 @@ class KubeStore(Store):
 
     def list_pages(self, res: Resource, namespace: str | None, params: dict,
                    headers: dict | None = None, *, raw_items: bool = False) -> Iterator[dict]:
-        """The decoded pages of one list request (`limit`/`continue` paging, lightkube's request
-        builder), as the API server sent them: no object is built per item. `namespace` is a
-        namespace, `ALL_NS`, or None for a cluster-scoped kind; `headers` may ask for another
-        representation of the list (a Table); `raw_items`: each item left as its JSON
-        (`msgspec.Raw`), for the caller to decode one at a time."""
+        """The decoded pages of one list request (`limit`/`continue` paging), as the API server sent
+        them: no object is built per item. `namespace` None lists a namespaced kind in all
+        namespaces; `headers` may ask for another representation of the list (a Table);
+        `raw_items`: each item left as its JSON (`msgspec.Raw`), for the caller to decode one at a
+        time."""
         decode = _decode_raw_page if raw_items else _decode
-        gc = self._gc
-        with api_errors(self.server, res):
-            br = gc.prepare_request("list", resource_class(res), namespace=namespace, params=params, headers=headers)
-            while True:
-                resp = gc.send(gc.build_adapter_request(br))
-                gc.raise_for_status(resp)
-                try:
-                    with gc_paused():
-                        page = decode(resp.content)
-                except msgspec.DecodeError:
-                    raise BadRequest(f"the API server's answer is not JSON: {resp.text[:200]!r}") from None
-                if not isinstance(page, dict):
-                    raise BadRequest("the API server's answer is not a list")
-                yield page
-                cont = (page.get("metadata") or {}).get("continue")
-                if not cont:
-                    return
-                br.params["continue"] = cont
+        path = resource_path(res, namespace)
+        query = dict(params)
+        while True:
+            resp = self.http.request("GET", path, params=query, headers=headers, res=res)
+            try:
+                with gc_paused():
+                    page = decode(resp.content)
+            except msgspec.DecodeError:
+                raise BadRequest(f"the API server's answer is not JSON: {resp.content[:200]!r}") from None
+            if not isinstance(page, dict):
+                raise BadRequest("the API server's answer is not a list")
+            yield page
+            cont = (page.get("metadata") or {}).get("continue")
+            if not cont:
+                return
+            query["continue"] = cont
 
     def count(self, kind: str, namespace: str | None = None, *, label_selector: Any = None,
               field_selector: Any = None) -> int:
@@ -269,14 +252,8 @@ class KubeStore(Store):
         """The API server's current resourceVersion (a one-item list of `kind`): a watch of any
         kind can start there."""
         res = resource_of(kind)
-        gc = self._gc
-        with api_errors(self.server, res):
-            br = gc.prepare_request("list", resource_class(res), namespace=ALL_NS if res.namespaced else None,
-                                    params={"limit": 1})
-            req = gc.build_adapter_request(br)
-            resp = gc.send(req)
-            gc.raise_for_status(resp)
-        return (_decode(resp.content).get("metadata") or {}).get("resourceVersion", "")
+        page = self.http.request_json("GET", resource_path(res), params={"limit": 1}, res=res)
+        return (page.get("metadata") or {}).get("resourceVersion", "")
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -371,20 +348,18 @@ class KubeStore(Store):
 
     def open_watch(self, kind: str, namespace: str | None = None, *, since: str | None = None,
                    idle: float | None = None, server_timeout: int | None = None, bookmarks: bool = True,
-                   client: Any = None, label_selector: Any = None,
-                   api_version: str | None = None) -> WatchStream:
+                   label_selector: Any = None, api_version: str | None = None) -> WatchStream:
         """Kubernetes' watch of one kind from resourceVersion `since` (one request): iterate it for
         (type, object) pairs, BOOKMARK events included. It ends when the server closes it
         (`server_timeout`), or once `idle` seconds pass with no event; 410 Gone raises `Gone`;
-        `abort()` (from any thread) ends it at once. `api_version`: as for `list_at`."""
+        `abort()` (from any thread) ends it at once. `api_version`: as for `list_at`. The thread that
+        iterates it makes the request and reads it on its own connection (client.ApiClient)."""
         res = resource_of(kind, api_version)
-        params = {"resourceVersion": since or None, "allowWatchBookmarks": "true" if bookmarks else None,
+        params = {"watch": "true", "resourceVersion": since or None,
+                  "allowWatchBookmarks": "true" if bookmarks else None,
                   "timeoutSeconds": server_timeout, "labelSelector": selector_text(label_selector)}
-        ns = (namespace or ALL_NS) if res.namespaced else None
-        gc = generic(client) if client is not None else self._gc
-        with api_errors(self.server):
-            br = gc.prepare_request("list", resource_class(res), namespace=ns, watch=True, params=params)
-        return WatchStream(self, gc, br, idle, res)
+        path = resource_path(res, namespace or None if res.namespaced else None)
+        return WatchStream(self.http.stream(path, params, idle=idle, res=res))
 
     def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
                 namespace: str | None = None) -> Iterator[Event]:
@@ -413,67 +388,26 @@ class KubeStore(Store):
 
     def ping(self) -> str:
         """The API server's version (`/version`): proves it can be reached with these credentials."""
-        gc = self._gc
-        with api_errors(self.server):
-            resp = gc.send(gc._client.build_request("GET", "/version"))
-            gc.raise_for_status(resp)
-        return _decode(resp.content).get("gitVersion", "")
+        return self.http.request_json("GET", "/version").get("gitVersion", "")
 
 
 class WatchStream:
     """One watch request's events as (type, dict) pairs (see `KubeStore.open_watch`)."""
 
-    def __init__(self, store: KubeStore, gc: Any, br: Any, idle: float | None, res: Resource):
-        self.store, self._gc, self._br, self._idle, self._res = store, gc, br, idle, res
-        self._resp = None
-        self._aborted = False
+    def __init__(self, lines: LineStream):
+        self._lines = lines
 
     def __iter__(self) -> Iterator[tuple[str, dict]]:
-        gc = self._gc
-        timeout = httpx2.Timeout(self.store.timeout)
-        timeout.read = self._idle        # None: a watch waits for events as long as it is open
-        with api_errors(self.store.server, self._res):
-            if self._aborted:
-                return
-            req = gc._client.build_request(self._br.method, self._br.url, params=self._br.params, timeout=timeout)
-            resp = self._resp = gc.send(req, stream=True)
-            try:
-                if resp.status_code >= 400:
-                    resp.read()
-                    gc.raise_for_status(resp)
-                for line in resp.iter_lines():
-                    if not line:
-                        continue
-                    event = _decode(line)
-                    etype, obj = event.get("type"), event.get("object") or {}
-                    if etype == "ERROR":
-                        from .client import api_error
-                        raise api_error(obj)
-                    yield etype, obj
-            except httpx2.ReadTimeout:
-                if self._idle is None:
-                    raise
-            except (httpx2.TransportError, OSError, ValueError):
-                if not self._aborted:
-                    raise
-            finally:
-                resp.close()
+        for line in self._lines:
+            event = _decode(line)
+            etype, obj = event.get("type"), event.get("object") or {}
+            if etype == "ERROR":
+                raise api_error(obj)
+            yield etype, obj
 
     def abort(self) -> None:
         """End the stream now (another thread's blocked read returns)."""
-        self._aborted = True
-        resp = self._resp
-        if resp is None:
-            return
-        stream = resp.extensions.get("network_stream")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        if sock is not None:
-            import socket
-
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        self._lines.abort()
 
 
 def wait_deleted(store: KubeStore, kind: str, name: str, namespace: str | None = None, *,
