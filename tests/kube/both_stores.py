@@ -154,14 +154,23 @@ class KubeCluster:
         self.settle([(kind, ns, name)])
         return deleted
 
-    def start(self, name: str, namespace: str | None = None) -> dict:
-        return self._vm_action(self.remote.start, name, namespace)
+    def start(self, name: str, namespace: str | None = None, **options: Any) -> dict:
+        return self._vm_action(self.remote.start, name, namespace, **options)
 
     def stop(self, name: str, namespace: str | None = None, **options: Any) -> dict:
         return self._vm_action(self.remote.stop, name, namespace, **options)
 
     def restart(self, name: str, namespace: str | None = None, **options: Any) -> dict:
         return self._vm_action(self.remote.restart, name, namespace, **options)
+
+    def pause(self, name: str, namespace: str | None = None) -> dict:
+        return self._vm_action(self.remote.pause, name, namespace)
+
+    def unpause(self, name: str, namespace: str | None = None) -> dict:
+        return self._vm_action(self.remote.unpause, name, namespace)
+
+    def soft_reboot(self, name: str, namespace: str | None = None) -> dict:
+        return self._vm_action(self.remote.soft_reboot, name, namespace)
 
     def _vm_action(self, action, name: str, namespace: str | None, **options: Any) -> dict:
         ns = namespace or self.namespace

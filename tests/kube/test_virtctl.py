@@ -300,3 +300,45 @@ def test_virtctl_version_reads_the_server(subresource_api):
     out = subresource_api.virtctl("version").stdout.splitlines()
     assert out[0].startswith('Client Version: version.Info{GitVersion:"v1.7.0"')
     assert out[1].startswith('Server Version: version.Info{GitVersion:"v1.9.0", GitCommit:"", GitTreeState:"clean"')
+
+
+def _last_error(r: subprocess.CompletedProcess) -> str:
+    assert r.returncode == 1, r.stdout
+    return r.stderr.splitlines()[-1]
+
+
+def test_pause_unpause_soft_reboot(clients, vm_namespace):
+    """virtctl `pause`, `unpause` (vm and vmi) and `soft-reboot` against serve's subresource API
+    (KubeVirt's VMI subresources), the simulated node reporting the pause; the same lines from
+    `instancetype --kubeconfig`."""
+    kubectl, virtctl, ns = clients.kubectl, clients.virtctl, vm_namespace
+    assert _last_error(virtctl("pause", "vm", "vm1", "-n", ns, check=False)) == \
+        "Error pausing VirtualMachineInstance vm1. VirtualMachine vm1 is not set to run"
+    virtctl("start", "vm1", "-n", ns)
+    kubectl("wait", "vms/vm1", "-n", ns, "--for=condition=Ready", "--timeout=60s")
+
+    dry = virtctl("pause", "vm", "vm1", "-n", ns, "--dry-run")
+    assert dry.stdout == "Dry Run execution\nVMI vm1 was scheduled to pause\n"
+    assert kubectl("get", "vmi", "vm1", "-n", ns, "-o", "jsonpath={.status.conditions[*].type}").stdout == "Ready"
+
+    assert virtctl("pause", "vm", "vm1", "-n", ns).stdout == "VMI vm1 was scheduled to pause\n"
+    kubectl("wait", "vms/vm1", "-n", ns, "--for=jsonpath={.status.printableStatus}=Paused", "--timeout=60s")
+    kubectl("wait", "vmis/vm1", "-n", ns, "--for=condition=Paused", "--timeout=60s")
+    conflict = 'Operation cannot be fulfilled on virtualmachineinstance.kubevirt.io "vm1": '
+    assert _last_error(virtctl("pause", "vmi", "vm1", "-n", ns, check=False)) == \
+        f"Error pausing VirtualMachineInstance vm1: {conflict}VMI is already paused"
+    assert _last_error(virtctl("soft-reboot", "vm1", "-n", ns, check=False)) == \
+        f"Error soft rebooting VirtualMachineInstance vm1: {conflict}VMI is paused"
+
+    assert virtctl("unpause", "vmi", "vm1", "-n", ns).stdout == "VMI vm1 was scheduled to unpause\n"
+    kubectl("wait", "vms/vm1", "-n", ns, "--for=jsonpath={.status.printableStatus}=Running", "--timeout=60s")
+    kubectl("wait", "vms/vm1", "-n", ns, "--for=condition=Ready", "--timeout=60s")
+    assert _last_error(virtctl("unpause", "vm", "vm1", "-n", ns, check=False)) == \
+        f"Error unpausing VirtualMachineInstance vm1: {conflict}VMI is not paused"
+    assert virtctl("soft-reboot", "vm1", "-n", ns).stdout == "VMI vm1 was scheduled to soft-reboot\n"
+
+    assert _last_error(virtctl("pause", "vmi", "nope", "-n", ns, check=False)) == \
+        'Error pausing VirtualMachineInstance nope: virtualmachineinstance.kubevirt.io "nope" not found'
+    assert _last_error(virtctl("unpause", "vm", "nope", "-n", ns, check=False)) == \
+        'Error getting VirtualMachine nope: virtualmachines.kubevirt.io "nope" not found'
+    virtctl("stop", "vm1", "-n", ns)

@@ -171,6 +171,24 @@ class RemoteCluster(StoreReads):
         return self._vm_action("restart", name, namespace,
                                None if grace_period is None else {"gracePeriodSeconds": grace_period})
 
+    def pause(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("pause", name, namespace)
+
+    def unpause(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("unpause", name, namespace)
+
+    def soft_reboot(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("softreboot", name, namespace)
+
+    def _vmi_action(self, action: str, name: str, namespace: str | None) -> dict:
+        """PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot} with the options virtctl
+        sends (PauseOptions/UnpauseOptions: the dry run; soft reboot has no body)."""
+        body: dict | None = None
+        if action != "softreboot":
+            body = {"dryRun": ["All"]} if getattr(self.store, "dry_run", False) else {}
+        return self._subresource("PUT", f"{self._ns(namespace)}/virtualmachineinstances/{name}/{action}",
+                                 f"put virtualmachineinstances.kubevirt.io {name}", body)
+
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         return self._subresource("GET", f"{self._ns(namespace)}/virtualmachines/{name}/expand-spec",
                                  f"get virtualmachines.kubevirt.io {name}")

@@ -116,6 +116,7 @@ def _subresource_api(kubeconfig: str | None, context: str | None, tls) -> object
     """The aggregated API subresources.kubevirt.io over its own KubeStore, the TLS server asking
     for the API server's front-proxy certificate; None (with a warning line) when the cluster's
     front-proxy settings cannot be read: the webhooks are served, the subresources are not."""
+    from instancetype.controller import pause as vmi_verbs  # ... of pause, unpause, soft reboot
     from instancetype.controller import vm as vm_verbs  # virt-api's part of start, stop, restart
     from instancetype.store.kube import KubeStore
     from instancetype.webhook.virtapi.app import for_cluster
@@ -123,7 +124,7 @@ def _subresource_api(kubeconfig: str | None, context: str | None, tls) -> object
 
     actions = KubeStore(kubeconfig, context)
     try:
-        api = for_cluster(actions, actions.new_client(), vm_verbs)
+        api = for_cluster(actions, actions.new_client(), vm_verbs, vmi_verbs)
     except Exception as e:      # no ConfigMap, no RBAC to read it, no front-proxy CA in it
         actions.close()
         print(f"warning: not serving subresources.kubevirt.io: {str(e).splitlines()[0] if str(e) else type(e).__name__}",

@@ -278,6 +278,26 @@ class Cluster(StoreReads):
             vm = tx.get("VirtualMachine", name, namespace)
             return getattr(vmctl, action)(tx, vm, self.config(tx), **options)
 
+    def pause(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("pause", name, namespace)
+
+    def unpause(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("unpause", name, namespace)
+
+    def soft_reboot(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("softreboot", name, namespace)
+
+    def _vmi_action(self, action: str, name: str, namespace: str | None) -> dict:
+        """virtctl `pause`/`unpause`/`soft-reboot` of a VMI, by the one copy of virt-api's rules
+        (`controller.pause`, in virt-api's order; a dry run is the caller's rolled-back transaction)."""
+        from . import pause
+
+        ns = namespace or "default"
+        with self.store.transaction() as tx:
+            if action == "unpause":
+                pause.check_vm_not_snapshotting(tx, name, ns)
+            return pause.act(tx, action, name, ns, self.config(tx))
+
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         """virtctl expand --vm: the stored VM expanded against the stored objects."""
         import instancetype

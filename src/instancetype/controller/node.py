@@ -3,7 +3,7 @@ API server alike), not a hypervisor.
 
 As kwok simulates nodes, a VMI that the controller creates is scheduled at once on one
 simulated node and reported `Running` and `Ready` (or `Running` and `Paused` when it was
-started paused). Its name and the VMI's status say plainly
+started paused, or paused since: `set_paused`). Its name and the VMI's status say plainly
 that it is simulated and that no guest runs.
 
 A VMI being deleted (on a store that keeps finalizers, as an API server does) has no guest to
@@ -40,8 +40,7 @@ def schedule(vmi: dict, now: str) -> dict:
         status["conditions"] = paused_conditions(now)
     elif failed is None:
         status["phase"] = "Running"
-        status["conditions"] = [{"type": "Ready", "status": "True", "reason": REASON, "message": MESSAGE,
-                                 "lastProbeTime": None, "lastTransitionTime": now}]
+        status["conditions"] = running_conditions(now)
     else:
         status["phase"] = "Scheduled"
         status["conditions"] = [
@@ -73,6 +72,21 @@ def paused_conditions(now: str) -> list[dict]:
          "lastProbeTime": None, "lastTransitionTime": now},
         {"type": "Paused", "status": "True", "reason": PAUSED_REASON, "message": PAUSED_MESSAGE,
          "lastProbeTime": now, "lastTransitionTime": now}]
+
+
+def running_conditions(now: str) -> list[dict]:
+    return [{"type": "Ready", "status": "True", "reason": REASON, "message": MESSAGE,
+             "lastProbeTime": None, "lastTransitionTime": now}]
+
+
+def set_paused(vmi: dict, paused: bool, now: str) -> dict:
+    """The VMI (a copy) once the node paused or resumed its guest (virt-handler's PauseHandler /
+    UnpauseHandler, then calculatePausedCondition and the pod's readiness gate): paused, the
+    conditions `paused_conditions` lists; resumed, `Paused` gone and Ready again."""
+    status = dict(vmi.get("status") or {})
+    kept = [c for c in status.get("conditions") or () if isinstance(c, dict) and c.get("type") not in ("Ready", "Paused")]
+    status["conditions"] = (paused_conditions(now) if paused else running_conditions(now)) + kept
+    return {**vmi, "status": status}
 
 
 # Finalizers KubeVirt's components remove from a VMI once its guest has stopped.

@@ -1,4 +1,4 @@
-"""What virt-api's VM subresources do, against a `Store` (pkg/virt-api/rest/lifecycle.go and
+"""What virt-api's VM and VMI subresources do, against a `Store` (pkg/virt-api/rest/lifecycle.go and
 expand.go): blocking functions, run by the HTTP layer in a worker thread.
 
 The rules are the controller's (`controller.vm.start/stop/restart`, given to `VirtAPI` as its
@@ -46,6 +46,16 @@ class VMVerbs(Protocol):
                 inline: bool = True) -> dict: ...
 
 
+class VMIVerbs(Protocol):
+    """virt-api's pause, unpause and soft reboot of a VMI, their checks and the node's part
+    (`controller.pause` is one: the module itself is passed)."""
+
+    def check_vm_not_snapshotting(self, store: Store, name: str, namespace: str) -> None: ...
+
+    def act(self, store: Store, action: str, name: str, namespace: str, config: dict | None = None, *,
+            dry_run: bool = False, inline: bool = True) -> dict: ...
+
+
 def status_of(err: APIError, *, name: str = "", group: str = "", kind: str = "") -> dict:
     """The metav1.Status virt-api writes (writeError), with the details Kubernetes' constructors set."""
     body = err.status()
@@ -61,6 +71,8 @@ OPTIONS = {
     "StartOptions": {"paused": "bool", "dryRun": "[]string"},
     "StopOptions": {"gracePeriod": "int64", "dryRun": "[]string"},
     "RestartOptions": {"gracePeriodSeconds": "int64", "dryRun": "[]string"},
+    "PauseOptions": {"dryRun": "[]string"},
+    "UnpauseOptions": {"dryRun": "[]string"},
 }
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -257,6 +269,37 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes,
                 raise
 
 
+VMI_GROUP, VMI_RESOURCE = "kubevirt.io", "virtualmachineinstance"
+VMI_ACTIONS = ("pause", "unpause", "softreboot")
+
+
+def vmi_action(store: Store, action: str, namespace: str, name: str, body: bytes, verbs: VMIVerbs) -> None:
+    """PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot} in v1.9's order: pause
+    decodes PauseOptions, then reads the VMI; unpause first refuses a VM of that name with a
+    snapshot in progress, then decodes; soft reboot reads no body. A dry run (the options'
+    first `dryRun` is `All`; other values are ignored, unlike the VM verbs) stops after the
+    checks. The rules and the simulated node's part: `verbs` (controller.pause)."""
+    options: dict = {}
+    if action == "pause":
+        options = decode_options(body, "PauseOptions")
+    elif action == "unpause":
+        verbs.check_vm_not_snapshotting(store, name, namespace)
+        options = decode_options(body, "UnpauseOptions")
+    dry = (options.get("dryRun") or [None])[0] == "All"
+    # As vm_action: inline on the embedded store; on an API server the controller watching the
+    # VMI updates its VM, and a VMI changed between the read and the write is read again.
+    inline = embedded(store)
+    for attempt in range(1 if inline else CONFLICT_RETRIES):
+        config = kubevirt_config(store)
+        try:
+            with store.transaction() as tx:
+                verbs.act(tx, action, name, namespace, config, dry_run=dry, inline=inline)
+            return
+        except Conflict as e:
+            if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
+                raise
+
+
 def expand_stored(store: Store, namespace: str, name: str) -> dict:
     """GET .../virtualmachines/NAME/expand-spec: an error of the expansion is a 500 (errors.NewInternalError)."""
     import instancetype
@@ -283,5 +326,5 @@ def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
     return expand_spec(store, namespace, vm)
 
 
-__all__ = ["Conflict", "internal_error", "VMVerbs", "decode_options", "dry_run", "expand_posted", "expand_spec",
-           "expand_stored", "fetch_vm", "status_of", "vm_action"]
+__all__ = ["Conflict", "internal_error", "VMIVerbs", "VMVerbs", "decode_options", "dry_run", "expand_posted",
+           "expand_spec", "expand_stored", "fetch_vm", "status_of", "vm_action", "vmi_action"]

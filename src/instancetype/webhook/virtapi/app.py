@@ -1,12 +1,13 @@
 """virt-api's role: the aggregated API `subresources.kubevirt.io/v1` over HTTP (aiohttp).
 
-    api = VirtAPI(store, vm_verbs=instancetype.controller.vm,
+    api = VirtAPI(store, vm_verbs=instancetype.controller.vm, vmi_verbs=instancetype.controller.pause,
                   requestheader=RequestHeaderConfig.from_configmap_data(cm["data"]), authorize=SubjectAccessReviewer(post))
     api.register(app)          # routes on any aiohttp Application (serve's, or `api.app()`)
 
 Routes (pkg/virt-api/api.go): `/`, `/apis`, `/healthz`, `/apis/subresources.kubevirt.io`,
 `.../v1` (APIResourceList), `.../v1/version`, `.../v1/healthz` without authentication (virt-api's
 noAuthEndpoints); `PUT .../v1/namespaces/NS/virtualmachines/NAME/{start,stop,restart}`,
+`PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot}` (when given `vmi_verbs`),
 `GET .../virtualmachines/NAME/expand-spec` and `PUT .../namespaces/NS/expand-vm-spec` after the
 front-proxy authentication and a SubjectAccessReview (`auth.py`). Success is 202 with no body
 for the actions, 200 with the VM for the expansions; failures are metav1.Status bodies.
@@ -58,13 +59,15 @@ class VirtAPI:
     on the worker thread, for stores bound to the thread that opens them). `requestheader` and
     `authorize` are required unless `insecure=True` (tests and the embedded store on loopback)."""
 
-    def __init__(self, store: Store | Callable[[], Store], *, vm_verbs: actions.VMVerbs, requestheader: RequestHeaderConfig | None = None,
+    def __init__(self, store: Store | Callable[[], Store], *, vm_verbs: actions.VMVerbs,
+                 vmi_verbs: actions.VMIVerbs | None = None, requestheader: RequestHeaderConfig | None = None,
                  authorize: Authorize | None = None, insecure: bool = False,
                  apiserver_version: Callable[[], dict] | None = None):
         if not insecure and (requestheader is None or authorize is None):
             raise ValueError("VirtAPI: requestheader and authorize are required (or insecure=True)")
         self._store_arg = store
         self.vm_verbs = vm_verbs
+        self.vmi_verbs = vmi_verbs          # None: the VMI subresources are not served
         self._store: Store | None = store if isinstance(store, Store) else None
         self.requestheader = requestheader
         self.authorize = authorize
@@ -144,6 +147,8 @@ class VirtAPI:
         r.add_get(p + "/healthz", self._healthz)
         for action in ("start", "stop", "restart"):
             r.add_put(f"{p}{_NS}/virtualmachines/{{name}}/{action}", self._vm_action(action))
+        for action in actions.VMI_ACTIONS if self.vmi_verbs is not None else ():
+            r.add_put(f"{p}{_NS}/virtualmachineinstances/{{name}}/{action}", self._vmi_action(action))
         r.add_get(f"{p}{_NS}/virtualmachines/{{name}}/expand-spec", self._expand_spec)
         r.add_put(f"{p}{_NS}/expand-vm-spec", self._expand_vm_spec)
 
@@ -177,6 +182,17 @@ class VirtAPI:
                                       details={"name": name, "group": actions.VM_GROUP, "kind": actions.VM_RESOURCE})
         return handler
 
+    def _vmi_action(self, action: str):
+        async def handler(request: web.Request) -> web.Response:
+            ns, name = request.match_info["namespace"], request.match_info["name"]
+            attrs = Attributes(rbac_verb(request.method, name) or "", discovery.GROUP, discovery.VERSION,
+                               "virtualmachineinstances", ns, name, action)
+            body = await request.read()
+            return await self._answer(request, attrs, actions.vmi_action, action, ns, name, body, self.vmi_verbs,
+                                      details={"name": name, "group": actions.VMI_GROUP,
+                                               "kind": actions.VMI_RESOURCE})
+        return handler
+
     async def _expand_spec(self, request: web.Request) -> web.Response:
         ns, name = request.match_info["namespace"], request.match_info["name"]
         attrs = Attributes("get", discovery.GROUP, discovery.VERSION, "virtualmachines", ns, name, "expand-spec")
@@ -190,7 +206,8 @@ class VirtAPI:
         return await self._answer(request, attrs, actions.expand_posted, ns, body, ok=200)
 
 
-def for_cluster(store: KubeStore, client: Any, vm_verbs: actions.VMVerbs) -> VirtAPI:
+def for_cluster(store: KubeStore, client: Any, vm_verbs: actions.VMVerbs,
+                vmi_verbs: actions.VMIVerbs | None = None) -> VirtAPI:
     """The subresource API of a cluster: the front-proxy settings read from
     `kube-system/extension-apiserver-authentication` (virt-api's readRequestHeader), decisions by
     SubjectAccessReviews, `healthz` from the API server's version (KubeStore.ping). `client` is a sync lightkube
@@ -205,5 +222,5 @@ def for_cluster(store: KubeStore, client: Any, vm_verbs: actions.VMVerbs) -> Vir
     cm = client.get(ConfigMap, CONFIGMAP_NAME, namespace=CONFIGMAP_NAMESPACE)
     config = RequestHeaderConfig.from_configmap_data(cm.data or {})
 
-    return VirtAPI(store, vm_verbs=vm_verbs, requestheader=config, authorize=SubjectAccessReviewer.lightkube(client),
+    return VirtAPI(store, vm_verbs=vm_verbs, vmi_verbs=vmi_verbs, requestheader=config, authorize=SubjectAccessReviewer.lightkube(client),
                    apiserver_version=lambda: {"gitVersion": store.ping()})

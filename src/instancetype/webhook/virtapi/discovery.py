@@ -14,10 +14,11 @@ GROUP, VERSION = SUBRESOURCE_GROUP, SUBRESOURCE_VERSION
 GROUP_VERSION = f"{GROUP}/{VERSION}"
 PREFIX = f"/apis/{GROUP_VERSION}"
 
-# The subresources answered here (virt-api lists more: vnc, console, pause, migrate...).
+# The subresources answered here (virt-api lists more: vnc, console, migrate...).
 _GOARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le", "s390x": "s390x"}
 RESOURCES = ("expand-vm-spec", "virtualmachines/start", "virtualmachines/stop", "virtualmachines/restart",
-             "virtualmachines/expand-spec")
+             "virtualmachines/expand-spec", "virtualmachineinstances/pause", "virtualmachineinstances/unpause",
+             "virtualmachineinstances/softreboot")
 
 
 def root_paths() -> dict:
