@@ -28,7 +28,7 @@ def _not_found(e: Exception, resource: str, name: str) -> str:
 
 
 def _run(ctx: click.Context, action: str, name: str, namespace: str, dry_run: bool, *, vm: bool) -> None:
-    from instancetype.controller.vm import run_strategy
+    from instancetype.controller.vmsync.state import run_strategy
     from instancetype.errors import Error
     from instancetype.store.base import NotFound
 
