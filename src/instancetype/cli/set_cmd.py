@@ -67,11 +67,16 @@ def _running(vm: dict) -> bool:
 
 
 def _decided(vm: dict, side: str, name: str) -> bool:
-    """The controller has pinned the new object (a VM that has started) or nothing was to pin."""
-    ref = (vm.get("status") or {}).get(f"{side}Ref")
-    if not isinstance(ref, dict):
+    """The controller has seen the change: a running VM's status names the new object and was
+    written for the VM's latest generation (`desiredGeneration`: the pin patches the spec once
+    more, and restart-required or live update is decided in the reconcile after it). A VM that
+    is not running has nothing to decide."""
+    status = vm.get("status") or {}
+    if not status.get("created"):
         return True
-    return ref.get("name") == name
+    ref = status.get(f"{side}Ref")
+    generation = (vm.get("metadata") or {}).get("generation")
+    return isinstance(ref, dict) and ref.get("name") == name and status.get("desiredGeneration") == generation
 
 
 def _restart_message(vm: dict) -> str | None:

@@ -294,4 +294,6 @@ def _vmi(webhook: str, uid: str, operation: str, obj: dict, config: dict | None)
         mutate_new_vmi(vmi, config)
     except DefaultsError as e:
         return _deny(webhook, uid, operation, obj, AdmissionResult.bad_request(str(e)))
-    return _response(uid, patch=_changes(obj, vmi)), None
+    # KubeVirt's VMI CRD has no status subresource, and its mutator replaces /status too (the
+    # memory at boot and the CPU topology a live update starts from): the status is patched here.
+    return _response(uid, patch=jsonpatch.diff(obj, vmi)), None
