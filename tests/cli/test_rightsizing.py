@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from ._helpers import manifest, run
+import pytest
+
+from ._helpers import manifest, on_cluster, run
 
 
 def _it(name: str, cpu: int, memory: str) -> dict:
@@ -100,3 +102,25 @@ def test_describe_vm_shows_what_it_resolves_to(target):
     assert fields["Firmware"] == "efi"
     assert fields["Restart Required"] == "no"
 
+
+
+def test_fit_for_a_running_vm_marks_live_or_restart(target):
+    """Each type is marked as `set instancetype` would say it: the controller's steps run on an
+    in-memory overlay of the store, nothing written."""
+    if on_cluster(target):
+        pytest.skip("the target cluster runs no controller, so no VM starts there (a running VM on a cluster: "
+                    "tests/cli/test_set.py runs set's decisions with the controller)")
+    vm = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "metadata": {"name": "vm1"},
+          "spec": {"runStrategy": "Always",
+                   "instancetype": {"kind": "VirtualMachineInstancetype", "name": "rs1.medium"},
+                   "template": {"spec": {"domain": {"devices": {"interfaces": [{"name": "default", "masquerade": {}}]}},
+                                         "networks": [{"name": "default", "pod": {}}]}}}}
+    assert run(target, "apply", "-f", "-", stdin=TYPES + "---\n" + manifest(vm)).code == 0
+    data = json.loads(run(target, "catalog", "fit", "--for", "vm/vm1", "--class", "rs1", "-o", "json").out)
+    first = {d["name"]: d["reasons"][0] for d in data}
+    assert first["rs1.medium"] == "current"
+    assert first["rs1.small"] == ("restart required (memory updated in template spec to a value lower than what "
+                                  "the VM started with)")
+    assert first["rs1.large"] == "live (sockets 1 -> 2, memory 4Gi -> 8Gi)"
+    r = run(target, "get", "vm", "vm1", "-o", "json")
+    assert json.loads(r.out)["spec"]["instancetype"]["name"] == "rs1.medium"        # nothing written

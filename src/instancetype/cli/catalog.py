@@ -385,7 +385,20 @@ def _fit_in_store(ctx, base: dict, namespace: str | None, preference: str | None
             check = None
             if pref is not None or arch is not None or vm is not None:
                 check = engine_check(preference=pref, arch=arch, vm=vm, config=config)
-            return fit(Request(**base, check=check), objs)
+            fits = fit(Request(**base, check=check), objs)
+            if vm is not None:
+                from .set_cmd import predicted_outcome
+
+                current = (vm.get("spec") or {}).get("instancetype") or {}
+                for f in fits:
+                    if f.type.name == current.get("name") and f.type.kind == (
+                            current.get("kind") or "VirtualMachineClusterInstancetype"):
+                        f.reasons.insert(0, "current")
+                        continue
+                    # what `set instancetype` would say: the controller's steps on an overlay
+                    f.reasons.insert(0, predicted_outcome(cluster, vm, "instancetype", f.type.name, f.type.kind,
+                                                          config))
+            return fits
     except CLIError:
         raise
     except Error as e:

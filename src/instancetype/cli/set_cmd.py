@@ -199,3 +199,32 @@ def set_cmd() -> None:
 
 set_cmd.add_command(_set("instancetype"))
 set_cmd.add_command(_set("preference"))
+
+
+def predicted_outcome(cluster: Any, vm: dict, side: str, name: str, kind: str | None = None,
+                      config: dict | None = None) -> str:
+    """What `set` would print for `vm`, without changing anything: the controller's own reconcile
+    run over an in-memory overlay of the store (`store.dryrun.DryRunStore`), repeated until it
+    settles (the pin patches the spec, the next reconcile decides), then read as `set` reads it.
+    The same steps that decide for real, never a second copy of their rules."""
+    from instancetype.controller import vm as vm_controller
+    from instancetype.errors import Error
+    from instancetype.store.dryrun import DryRunStore
+
+    from .patch_cmd import patched_object
+
+    if not _running(vm):
+        return "takes effect at the next start"
+    from instancetype.store.base import resource
+
+    overlay = DryRunStore(cluster.store)
+    try:
+        new = patched_object(resource("VirtualMachine"), vm, set_patch(vm, side, name, kind), "json")
+        stored = overlay.update(new)
+        for _ in range(4):          # a pin, then the decision: bounded
+            stored = vm_controller.reconcile(overlay, stored, config)
+            if _decided(stored, side, name):
+                break
+    except (Error, CommandError) as e:
+        return f"refused ({e})"
+    return _outcome(overlay, vm, stored, side, name)
