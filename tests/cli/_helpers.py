@@ -179,3 +179,13 @@ def on_cluster(target) -> bool:
 def store_args(target) -> list[str]:
     """The global options that name a target's store, for a command line of one's own."""
     return target.args() if isinstance(target, OnCluster) else ["--state", str(target)]
+
+
+def run_settled(cluster, *args: str, stdin: str | None = None) -> Result:
+    """The command on `any_cluster`'s store (`--state` or `--kubeconfig`), then settled: the
+    controller has carried out what the command wrote."""
+    from tests.kube.both_stores import cli_args, settled
+
+    result = run_main([*cli_args(cluster), *args], stdin=stdin)
+    settled(cluster)
+    return result

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from tests.kube.both_stores import cli_args, settled
+from tests.kube.both_stores import cli_args
 
-from ._helpers import INSTANCETYPE, VM, Result, get_json, inferring_vm, run, run_main
+from ._helpers import INSTANCETYPE, VM, get_json, inferring_vm, run, run_main, run_settled
 
 
 @pytest.fixture
@@ -17,11 +17,7 @@ def cluster(any_cluster):
     return any_cluster
 
 
-def _run(cluster, *args: str, stdin: str | None = None) -> Result:
-    """The command on `cluster`'s store (`--state` or `--kubeconfig`), then settled."""
-    result = run_main([*cli_args(cluster), *args], stdin=stdin)
-    settled(cluster)
-    return result
+_run = run_settled
 
 
 def _get_json(cluster, *args: str):

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from tests.kube.both_stores import cli_args, settled
+from tests.kube.both_stores import cli_args
 
-from ._helpers import Result, manifest, run_main
+from ._helpers import manifest, run_main, run_settled
 
 
 @pytest.fixture
@@ -19,10 +19,7 @@ def cluster(any_cluster):
     return any_cluster
 
 
-def _run(cluster, *args: str, stdin: str | None = None) -> Result:
-    result = run_main([*cli_args(cluster), *args], stdin=stdin)
-    settled(cluster)
-    return result
+_run = run_settled
 
 
 def _it(name: str, cpu: int, memory: str) -> dict:

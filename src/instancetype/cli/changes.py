@@ -111,3 +111,25 @@ def save(cluster: Any, current: dict, new: dict) -> dict:
     meta["resourceVersion"] = (current.get("metadata") or {}).get("resourceVersion")
     new["metadata"] = meta
     return cluster.update(new).object
+
+
+def write_change(cluster: Any, old: dict, new: dict, mode: str, errors: list[str]) -> dict | None:
+    """`new` written over `old` (a dry run of `mode` "client"/"server" keeps nothing): the stored
+    object, or None with kubectl's line for a refusal appended to `errors`."""
+    from instancetype.errors import StoreError
+    from instancetype.store.base import StateFileError
+
+    from .kubectl import undone
+
+    try:
+        if mode != "none":
+            with undone(cluster.store):
+                return save(cluster, old, new)
+        return save(cluster, old, new)
+    except CommandError:
+        raise
+    except StoreError as e:
+        if isinstance(e, StateFileError):
+            raise
+        errors.append(write_failure_text(e, new))
+        return None

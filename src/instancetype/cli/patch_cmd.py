@@ -21,7 +21,6 @@ from .kubectl import (
     go_json,
     namespace_option,
     reports_errors,
-    undone,
 )
 
 PATCH_TYPES = ("json", "merge", "strategic")
@@ -87,7 +86,7 @@ def patched_object(res, current: dict, patch, patch_type: str) -> dict:
 @reports_errors
 def patch_cmd(ctx, args, namespace, patch_text, patch_file, patch_type, dry_run, fmt):
     """Update fields of objects with a patch: TYPE NAME -p PATCH (kubectl patch)."""
-    from .changes import save, select, write_failure_text
+    from .changes import select, write_change
 
     mode = dry_run_mode(dry_run)
     if patch_type not in PATCH_TYPES:
@@ -118,19 +117,10 @@ def patch_cmd(ctx, args, namespace, patch_text, patch_file, patch_type, dry_run,
             changed = new != item.obj
             stored = item.obj
             if changed:
-                try:
-                    if mode != "none":
-                        with undone(cluster.store):
-                            stored = save(cluster, item.obj, new)
-                    else:
-                        stored = save(cluster, item.obj, new)
-                except CommandError:
-                    raise
-                except Exception as e:  # noqa: BLE001 - every refusal becomes kubectl's one line
-                    if not _is_refusal(e):
-                        raise
-                    errors.append(write_failure_text(e, new))
+                written = write_change(cluster, item.obj, new, mode, errors)
+                if written is None:
                     continue
+                stored = written
             _print(item, stored, fmt, "patched" if changed else "patched (no change)", DRY_RUN_SUFFIX[mode])
     for text in errors:
         sys.stderr.write(text.rstrip("\n") + "\n")

@@ -185,7 +185,7 @@ class RemoteCluster(StoreReads):
         sends (PauseOptions/UnpauseOptions: the dry run; soft reboot has no body)."""
         body: dict | None = None
         if action != "softreboot":
-            body = {"dryRun": ["All"]} if getattr(self.store, "dry_run", False) else {}
+            body = {"dryRun": ["All"]} if self.store.dry_run else {}
         return self._subresource("PUT", f"{self._ns(namespace)}/virtualmachineinstances/{name}/{action}",
                                  f"put virtualmachineinstances.kubevirt.io {name}", body)
 

@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from .completers import complete_args
-from .kubectl import DRY_RUN_SUFFIX, CommandError, cluster_of, dry_run_mode, namespace_option, reports_errors, undone
+from .kubectl import DRY_RUN_SUFFIX, CommandError, cluster_of, dry_run_mode, namespace_option, reports_errors
 
 # How long a command waits for a cluster's controller to decide (it decides within a reconcile).
 DECISION_TIMEOUT_S = 30.0
@@ -142,8 +142,8 @@ def _set(side: str):
     @click.pass_context
     @reports_errors
     def command(ctx, args, namespace, selector, select_all, kind, dry_run):
-        from .changes import save, select, write_failure_text
-        from .patch_cmd import _is_refusal, patched_object
+        from .changes import select, write_change
+        from .patch_cmd import patched_object
 
         mode = dry_run_mode(dry_run)
         if len(args) < 2:
@@ -167,19 +167,11 @@ def _set(side: str):
                 if new == f.obj:
                     sys.stdout.write(f.printed(f"{side} unchanged ({name})", DRY_RUN_SUFFIX[mode]))
                     continue
-                try:
-                    if mode != "none":
-                        with undone(cluster.store):
-                            save(cluster, f.obj, new)
-                        sys.stdout.write(f.printed(f"{side} set to {name}", DRY_RUN_SUFFIX[mode]))
-                        continue
-                    stored = save(cluster, f.obj, new)
-                except CommandError:
-                    raise
-                except Exception as e:  # noqa: BLE001 - every refusal becomes kubectl's one line
-                    if not _is_refusal(e):
-                        raise
-                    errors.append(write_failure_text(e, new))
+                stored = write_change(cluster, f.obj, new, mode, errors)
+                if stored is None:
+                    continue
+                if mode != "none":
+                    sys.stdout.write(f.printed(f"{side} set to {name}", DRY_RUN_SUFFIX[mode]))
                     continue
                 after = _wait_for_decision(cluster, stored, side, name)
                 sys.stdout.write(f.printed(f"{side} set to {name}: {_outcome(cluster, f.obj, after, side, name)}"))
