@@ -52,6 +52,10 @@ def _get(cluster, kind: str, name: str) -> dict:
 
 def test_a_running_migratable_vm_takes_a_bigger_type_live(cluster):
     assert _run(cluster, "apply", "-f", "-", stdin=TYPES + "---\n" + manifest(_vm("vm1", "Always", migratable=True))).code == 0
+    r = _run(cluster, "set", "instancetype", "vm/vm1", "large", "--dry-run=server")
+    assert r.out == ("virtualmachine.kubevirt.io/vm1 instancetype set to large: live (sockets 1 -> 2, memory "
+                     "2Gi -> 4Gi) (server dry run)\n"), r.err
+    assert _get(cluster, "vm", "vm1")["spec"]["instancetype"]["name"] == "small"
     r = _run(cluster, "set", "instancetype", "vm/vm1", "large")
     assert (r.code, r.err) == (0, "")
     assert r.out == ("virtualmachine.kubevirt.io/vm1 instancetype set to large: live (sockets 1 -> 2, memory "
@@ -76,7 +80,8 @@ def test_a_stopped_vm_takes_it_at_the_next_start_and_dry_runs_keep_nothing(clust
     for mode in ("client", "server"):
         r = _run(cluster, "set", "instancetype", "vm/vm1", "large", f"--dry-run={mode}")
         assert r.code == 0, r.err
-        assert r.out == f"virtualmachine.kubevirt.io/vm1 instancetype set to large ({'dry run' if mode == 'client' else 'server dry run'})\n"
+        assert r.out == ("virtualmachine.kubevirt.io/vm1 instancetype set to large: takes effect at the next start "
+                         f"({'dry run' if mode == 'client' else 'server dry run'})\n")
         assert _get(cluster, "vm", "vm1")["spec"]["instancetype"]["name"] == "small"
     r = _run(cluster, "set", "instancetype", "vm/vm1", "large")
     assert r.out == "virtualmachine.kubevirt.io/vm1 instancetype set to large: takes effect at the next start\n"

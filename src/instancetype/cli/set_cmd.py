@@ -12,7 +12,8 @@ line says what happened:
     virtualmachine.kubevirt.io/vm1 instancetype set to u1.large: restart required (<the controller's message>)
     virtualmachine.kubevirt.io/vm1 instancetype set to u1.large: takes effect at the next start
 
-`--dry-run=client|server` admits the change and says so without keeping it.
+`--dry-run=client|server` admits the change and says what the controller would decide (its own
+steps run over an in-memory overlay of the store), keeping nothing.
 """
 from __future__ import annotations
 
@@ -171,7 +172,9 @@ def _set(side: str):
                 if stored is None:
                     continue
                 if mode != "none":
-                    sys.stdout.write(f.printed(f"{side} set to {name}", DRY_RUN_SUFFIX[mode]))
+                    # admitted; what the controller would decide, from its own steps on an overlay
+                    outcome = predicted_outcome(cluster, f.obj, side, name, matcher_kind)
+                    sys.stdout.write(f.printed(f"{side} set to {name}: {outcome}", DRY_RUN_SUFFIX[mode]))
                     continue
                 after = _wait_for_decision(cluster, stored, side, name)
                 sys.stdout.write(f.printed(f"{side} set to {name}: {_outcome(cluster, f.obj, after, side, name)}"))
