@@ -296,4 +296,11 @@ def _vmi(webhook: str, uid: str, operation: str, obj: dict, config: dict | None)
         return _deny(webhook, uid, operation, obj, AdmissionResult.bad_request(str(e)))
     # KubeVirt's VMI CRD has no status subresource, and its mutator replaces /status too (the
     # memory at boot and the CPU topology a live update starts from): the status is patched here.
+    # KubeVirt's VMI CRD has no status subresource, and its mutator sets /status too (the memory
+    # at boot and the CPU topology a live update starts from). What the request already carries
+    # in its status (the simulated node's scheduling, sent with the create) is kept over the
+    # mutator's defaults.
+    incoming = obj.get("status")
+    if isinstance(incoming, dict) and isinstance(vmi.get("status"), dict):
+        vmi["status"] = {**vmi["status"], **incoming}
     return _response(uid, patch=jsonpatch.diff(obj, vmi)), None
