@@ -249,7 +249,7 @@ def test_image_upload_on_a_cluster_creates_the_claims_and_says_the_bytes_are_not
             "--default-preference-kind", "VirtualMachineClusterPreference")
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert p.stdout == f"PVC {ns}/cirros not found \nDataVolume {ns}/cirros created\n"
-    assert p.stderr.splitlines() == [f"the image bytes were not sent: no CDI upload proxy answers on this cluster "
+    assert p.stderr.splitlines() == [f"error: the image bytes were not sent: no CDI upload proxy answers on this cluster "
                                      f"(the DataVolume {ns}/cirros is created and waits for them)"]
     labels = json.loads(kube.kubectl("get", "pvc", "cirros", "-n", ns, "-o", "jsonpath={.metadata.labels}").stdout)
     assert labels == {"app": "containerized-data-importer", "app.kubernetes.io/component": "storage",

@@ -168,9 +168,9 @@ def test_virtctl_verbs_in_the_contexts_namespace(subresource_api, vm_namespace, 
     assert (p.returncode, p.stdout) == (0, "VM vm1 was scheduled to start\n"), p.stderr
     assert kube.kubectl("get", "vm", "vm1", "-n", ns, "-o", "jsonpath={.spec.runStrategy}").stdout == "Always"
     p, real = ours(kube, k, "start", "vm1"), real_virtctl("start", "vm1")
-    assert (p.returncode, p.stderr) == (1, real.stderr.splitlines()[-1] + "\n")
+    assert (p.returncode, p.stderr) == (1, "error: " + real.stderr.splitlines()[-1] + "\n")
     p = ours(kube, k, "stop", "vm1")
     assert (p.returncode, p.stdout) == (0, "VM vm1 was scheduled to stop\n"), p.stderr
     # a context without a namespace: `default`, where there is no vm1
     p, real = ours(kube, k, "--context", "plain", "start", "vm1"), real_virtctl("--context", "plain", "start", "vm1")
-    assert (p.returncode, p.stderr) == (1, real.stderr.splitlines()[-1] + "\n")
+    assert (p.returncode, p.stderr) == (1, "error: " + real.stderr.splitlines()[-1] + "\n")
