@@ -168,6 +168,7 @@ class KubeStore(Store):
         query = dict(params or {})
         if method in ("post", "put", "patch"):
             query.setdefault("fieldManager", self.field_manager)
+        self.last_warnings = []     # a refused request's warnings are not the previous request's
         resp = self.http.request(_HTTP[method], path, params=query, body=body, content_type=content_type, res=res)
         self.last_warnings = warnings_of(resp)
         return resp.json()
