@@ -259,7 +259,7 @@ class ApiClient:
 
     def request(self, method: str, path: str, *, params: Mapping | None = None, body: Any = None,
                 content_type: str | None = None, headers: Mapping | None = None,
-                res: Resource | None = None) -> Response:
+                res: Resource | None = None, warning_headers: list[str] | None = None) -> Response:
         """One request (`body` sent as JSON unless it is bytes; None params are left out); the
         answer read whole. 4xx/5xx and transport errors are the store's exceptions."""
         hdrs = dict(headers or {})
@@ -267,6 +267,8 @@ class ApiClient:
         query = {k: v for k, v in (params or {}).items() if v is not None}
         with api_errors(self.server, res):
             resp = self._http().request(method, path, params=query, content=content, headers=hdrs)
+            if warning_headers is not None:     # kept for the caller, a refusal's included
+                warning_headers.extend(resp.headers.get_list("warning"))
             resp.raise_for_status()
         return Response(resp)
 

@@ -89,8 +89,13 @@ def selector_text(selector: Any, *, fields: bool = False) -> str | None:
 
 def warnings_of(resp: Response) -> list[str]:
     """The texts of an answer's `Warning: 299 - "text"` headers (RFC 7234), in order."""
+    return warning_texts(resp.header_values("warning"))
+
+
+def warning_texts(values: list[str]) -> list[str]:
+    """The texts of `Warning` header values (`299 - "text"`), in order."""
     out = []
-    for value in resp.header_values("warning"):
+    for value in values:
         value = value.strip()
         if value.startswith("299 ") and '"' in value:
             text = value.split('"', 1)[1].rsplit('"', 1)[0]
@@ -168,9 +173,12 @@ class KubeStore(Store):
         query = dict(params or {})
         if method in ("post", "put", "patch"):
             query.setdefault("fieldManager", self.field_manager)
-        self.last_warnings = []     # a refused request's warnings are not the previous request's
-        resp = self.http.request(_HTTP[method], path, params=query, body=body, content_type=content_type, res=res)
-        self.last_warnings = warnings_of(resp)
+        headers: list[str] = []     # the Warning headers of this answer, a refusal's too
+        try:
+            resp = self.http.request(_HTTP[method], path, params=query, body=body, content_type=content_type,
+                                     res=res, warning_headers=headers)
+        finally:
+            self.last_warnings = warning_texts(headers)
         return resp.json()
 
     # --- reads ---------------------------------------------------------------------------------
