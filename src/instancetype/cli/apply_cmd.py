@@ -97,21 +97,28 @@ def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
 @reports_errors
 def apply_cmd(ctx, filenames, namespace, recursive, dry_run, validate):
     """Create or update objects from files, as kubectl apply (client-side, three-way merge)."""
+    mode = dry_run_mode(dry_run)
+    if not filenames:
+        raise CommandError("error: must specify one of -f and -k")
+    return write_files(ctx, list(filenames), namespace, mode, validate, verb="apply")
+
+
+def write_files(ctx, filenames: list[str], namespace: str, mode: str, validate: str, *, verb: str) -> int:
+    """`apply -f` (or, with verb `create`, `create -f`: create only) of every object in the files,
+    each refused or written on its own; kubectl's lines, exit 1 if any failed."""
     from instancetype.errors import Error
 
     from .field_validation import validate_mode
     from .loader import read_sources
     from .output import warn
 
-    mode = dry_run_mode(dry_run)
     fields = validate_mode(validate)
-    if not filenames:
-        raise CommandError("error: must specify one of -f and -k")
-    docs = read_sources(list(filenames))
+    create_only = verb == "create"
+    docs = read_sources(filenames)
     for d in docs:
         check_namespace(ctx, d, namespace)
     if not docs:
-        raise CommandError("error: no objects passed to apply")
+        raise CommandError(f"error: no objects passed to {verb}")
     failures: list[Failure] = []
     with cluster_of(ctx) as cluster:
         store = cluster.store
@@ -120,13 +127,14 @@ def apply_cmd(ctx, filenames, namespace, recursive, dry_run, validate):
                 # One transaction around everything, undone at the end: later objects see the
                 # earlier ones, as on a server that kept them, and nothing stays.
                 with undone(store):
-                    _apply_chunk(cluster, docs, namespace, failures, DRY_RUN_SUFFIX[mode], warn, fields)
+                    _apply_chunk(cluster, docs, namespace, failures, DRY_RUN_SUFFIX[mode], warn, fields,
+                                 create_only=create_only)
             else:
                 for start in range(0, len(docs), APPLY_CHUNK):
                     # Each object on its own savepoint (a refusal undoes only it), committed in chunks.
                     with store.transaction():
                         pending = _apply_chunk(cluster, docs[start:start + APPLY_CHUNK], namespace, failures, "",
-                                               fields=fields)
+                                               fields=fields, create_only=create_only)
                     _show(pending, warn)
         except Error as e:   # the state file failed under us: nothing more can be applied
             failures.append(Failure(f"error: {e}", str(e)))

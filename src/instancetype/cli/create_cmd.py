@@ -14,14 +14,11 @@ import click
 from .kubectl import (
     DRY_RUN_SUFFIX,
     CommandError,
-    Failure,
     api_error_text,
-    check_namespace,
     cluster_of,
     dry_run_mode,
     filename_option,
     namespace_option,
-    report,
     reports_errors,
     undone,
 )
@@ -132,36 +129,9 @@ def create_cmd(ctx, args, filenames, namespace, dry_run, validate):
 
 
 def _create_from_files(ctx, filenames: list[str], namespace: str, mode: str, validate: str) -> int:
-    from instancetype.errors import Error
+    from .apply_cmd import write_files
 
-    from .apply_cmd import APPLY_CHUNK, _apply_chunk, _show
-    from .field_validation import validate_mode
-    from .loader import read_sources
-    from .output import warn
-
-    fields = validate_mode(validate)
-    docs = read_sources(filenames)
-    for d in docs:
-        check_namespace(ctx, d, namespace)
-    if not docs:
-        raise CommandError("error: no objects passed to create")
-    failures: list[Failure] = []
-    with cluster_of(ctx) as cluster:
-        store = cluster.store
-        try:
-            if mode != "none":
-                with undone(store):
-                    _apply_chunk(cluster, docs, namespace, failures, DRY_RUN_SUFFIX[mode], warn, fields,
-                                 create_only=True)
-            else:
-                for start in range(0, len(docs), APPLY_CHUNK):
-                    with store.transaction():
-                        pending = _apply_chunk(cluster, docs[start:start + APPLY_CHUNK], namespace, failures, "",
-                                               fields=fields, create_only=True)
-                    _show(pending, warn)
-        except Error as e:
-            failures.append(Failure(f"error: {e}", str(e)))
-    return report(failures)
+    return write_files(ctx, filenames, namespace, mode, validate, verb="create")
 
 
 def _create_namespace(ctx, names: list[str], mode: str) -> int:
