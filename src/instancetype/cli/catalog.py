@@ -380,8 +380,8 @@ def _fit_in_store(ctx, base: dict, namespace: str | None, preference: str | None
                     raise CLIError(f'invalid value for --for: "{for_vm}" (vm/NAME)')
                 vm = cluster.get("VirtualMachine", name, ns)
                 if pref is None:
-                    pref = _vm_preference(cluster, vm, ns)
-            config = _kubevirt_config(cluster)
+                    pref = _vm_preference(cluster, vm)
+            config = cluster.config()
             check = None
             if pref is not None or arch is not None or vm is not None:
                 check = engine_check(preference=pref, arch=arch, vm=vm, config=config)
@@ -405,22 +405,13 @@ def _fit_in_store(ctx, base: dict, namespace: str | None, preference: str | None
         raise CLIError(str(e)) from None
 
 
-def _vm_preference(cluster, vm: dict, ns: str) -> dict | None:
-    """The preference the VM's matcher names (its pinned revision is the engine's business; the
-    object is what a new instancetype would be checked against)."""
-    matcher = (vm.get("spec") or {}).get("preference")
-    if not isinstance(matcher, dict) or not matcher.get("name"):
-        return None
-    from instancetype.api.kinds import PREFERENCE_MATCHER_KINDS
+def _vm_preference(cluster, vm: dict) -> dict | None:
+    """The preference the VM has (its pinned revision, else the object its matcher names), found
+    by the engine's finder over the store; None when the VM names none."""
+    from instancetype.engine.find import find_preference, index_for
+    from instancetype.store.source import StoreObjects
 
-    kind = PREFERENCE_MATCHER_KINDS.get(str(matcher.get("kind") or "").lower(), "VirtualMachineClusterPreference")
-    return cluster.get(kind, matcher["name"], None if kind.startswith("VirtualMachineCluster") else ns)
-
-
-def _kubevirt_config(cluster) -> dict | None:
-    for kv in cluster.list("KubeVirt", None):
-        return (kv.get("spec") or {}).get("configuration")
-    return None
+    return find_preference(vm, index_for(vm, StoreObjects(cluster.store)))
 
 
 def _print_fits(fits: list, fmt: str) -> None:

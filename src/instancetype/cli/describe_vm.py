@@ -1,8 +1,8 @@
 """`describe vm`: what the VM resolves to, after kubectl's generic description.
 
 The section is the engine's answer, never a second copy of a rule: the VM expanded
-(`instancetype.expand`) with the ControllerRevisions its matchers pin (or, before the first
-start, the instancetype and preference objects they name), then read back: the vCPUs and their
+(`instancetype.expand`, its finders asking the store: the ControllerRevisions the matchers pin,
+or before the first start the instancetype and preference objects they name), then read back: the vCPUs and their
 topology, the guest memory and its hot-plug ceiling, the disk buses, interface models, firmware,
 machine type and clock the preference chose, and whether a restart is pending (the controller's
 `RestartRequired` condition) and why.
@@ -18,28 +18,6 @@ def _matcher_line(side: dict | None, ref: dict | None, default_kind: str) -> str
     kind = (side.get("kind") or default_kind).lower()
     rev = side.get("revisionName") or ((ref or {}).get("controllerRevisionRef") or {}).get("name")
     return f"{kind}/{side['name']}" + (f" (revision {rev})" if rev else " (not pinned yet: pinned at the first start)")
-
-
-def _objects(cluster: Any, vm: dict) -> list[dict]:
-    """The pinned revisions, else the objects the matchers name (on either store)."""
-    from instancetype.api.kinds import INSTANCETYPE_MATCHER_KINDS, PREFERENCE_MATCHER_KINDS
-    from instancetype.errors import Error
-
-    ns = (vm.get("metadata") or {}).get("namespace")
-    out: list[dict] = []
-    for key, kinds in (("instancetype", INSTANCETYPE_MATCHER_KINDS), ("preference", PREFERENCE_MATCHER_KINDS)):
-        side = (vm.get("spec") or {}).get(key)
-        if not isinstance(side, dict) or not side.get("name"):
-            continue
-        try:
-            if side.get("revisionName"):
-                out.append(cluster.get("ControllerRevision", side["revisionName"], ns))
-            else:
-                kind = kinds.get(str(side.get("kind") or "").lower(), kinds[""])
-                out.append(cluster.get(kind, side["name"], None if "Cluster" in kind else ns))
-        except Error:
-            continue          # expand names what is missing
-    return out
 
 
 def _cpu(dom: dict) -> str:
@@ -92,6 +70,7 @@ def resolved_lines(cluster: Any, vm: dict) -> list[str]:
     """The `Resolved:` section (tab-separated, as describe_text's lines)."""
     import instancetype
     from instancetype.errors import Error
+    from instancetype.store.source import StoreObjects
 
     spec = vm.get("spec") or {}
     status = vm.get("status") or {}
@@ -99,7 +78,8 @@ def resolved_lines(cluster: Any, vm: dict) -> list[str]:
              f"  Instancetype:\t{_matcher_line(spec.get('instancetype'), status.get('instancetypeRef'), 'VirtualMachineClusterInstancetype')}",
              f"  Preference:\t{_matcher_line(spec.get('preference'), status.get('preferenceRef'), 'VirtualMachineClusterPreference')}"]
     try:
-        expanded = instancetype.expand(vm, objects=_objects(cluster, vm))
+        # the engine's finders over the store: the pinned revisions, else the objects named
+        expanded = instancetype.expand(vm, objects=StoreObjects(cluster.store))
     except Error as e:
         lines.append(f"  Error:\t{e}")
     else:

@@ -87,29 +87,26 @@ def _restart_message(vm: dict) -> str | None:
     return None
 
 
-def _size(cluster: Any, vm: dict, side: str, matcher: dict | None) -> tuple[Any, Any]:
-    """The vCPUs and guest memory an instancetype matcher names, for the live line."""
-    from instancetype.errors import Error
+def _size(store: Any, vm: dict, side: str) -> tuple[Any, Any]:
+    """The vCPUs and guest memory of the instancetype `vm` has (its pin, else the object named),
+    found by the engine's finder over the store, for the live line."""
+    from instancetype.engine.find import find_instancetype_or_none, index_for
+    from instancetype.store.source import StoreObjects
 
-    if side != "instancetype" or not isinstance(matcher, dict) or not matcher.get("name"):
+    if side != "instancetype":
         return None, None
-    kind = matcher.get("kind") or _SIDES[side][0]
-    ns = None if "Cluster" in kind else (vm.get("metadata") or {}).get("namespace")
-    try:
-        spec = cluster.get(kind, matcher["name"], ns).get("spec") or {}
-    except Error:
-        return None, None
+    spec = find_instancetype_or_none(vm, index_for(vm, StoreObjects(store))) or {}
     return (spec.get("cpu") or {}).get("guest"), (spec.get("memory") or {}).get("guest")
 
 
-def _outcome(cluster: Any, before: dict, after: dict, side: str, name: str) -> str:
+def _outcome(store: Any, before: dict, after: dict, side: str, name: str) -> str:
     if not _running(after):
         return "takes effect at the next start"
     message = _restart_message(after)
     if message is not None:
         return f"restart required ({message})"
-    old_cpu, old_mem = _size(cluster, before, side, (before.get("spec") or {}).get(side))
-    new_cpu, new_mem = _size(cluster, after, side, (after.get("spec") or {}).get(side))
+    old_cpu, old_mem = _size(store, before, side)
+    new_cpu, new_mem = _size(store, after, side)
     changes = []
     if old_cpu != new_cpu and new_cpu is not None:
         changes.append(f"sockets {old_cpu} -> {new_cpu}")
@@ -177,7 +174,7 @@ def _set(side: str):
                     sys.stdout.write(f.printed(f"{side} set to {name}: {outcome}", DRY_RUN_SUFFIX[mode]))
                     continue
                 after = _wait_for_decision(cluster, stored, side, name)
-                sys.stdout.write(f.printed(f"{side} set to {name}: {_outcome(cluster, f.obj, after, side, name)}"))
+                sys.stdout.write(f.printed(f"{side} set to {name}: {_outcome(cluster.store, f.obj, after, side, name)}"))
         for line in errors:
             sys.stderr.write(line.rstrip("\n") + "\n")
         return 1 if errors else 0

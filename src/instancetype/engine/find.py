@@ -181,7 +181,7 @@ def objects_for_matchers(vm: dict[str, Any], instancetype: Any, preference: Any)
     return out
 
 
-def index_for(vm: dict[str, Any], objects: Iterable[dict[str, Any]] = ()) -> ObjectIndex:
+def index_for(vm: dict[str, Any], objects: Iterable[dict[str, Any]] | ObjectSource = ()) -> ObjectIndex:
     """An ObjectIndex whose default namespace is the VM's."""
     return ObjectIndex(objects if isinstance(objects, ObjectSource) else (objects or ()),
                        default_namespace=vm_namespace(vm))
