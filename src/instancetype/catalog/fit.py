@@ -309,10 +309,11 @@ def engine_check(*, preference: dict | None = None, arch: str | None = None, vm:
     VMI defaults, the preference's requirements). None when admitted, else the refusal's text."""
     import instancetype
 
-    base = vm if vm is not None else {"spec": {"template": {"spec": {"domain": {"devices": {}}}}}}
+    from instancetype.jsonutil import clone
+
+    base = clone(vm) if vm is not None else {"spec": {"template": {"spec": {"domain": {"devices": {}}}}}}
     if arch is not None:
-        base = {**base, "spec": {**base.get("spec", {}), "template": {
-            **base["spec"]["template"], "spec": {**base["spec"]["template"].get("spec", {}), "architecture": arch}}}}
+        base.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})["architecture"] = arch
 
     def check(obj: dict) -> str | None:
         label = ((obj.get("metadata") or {}).get("labels") or {}).get("instancetype.kubevirt.io/arch")

@@ -94,12 +94,12 @@ def nearest(vm: dict, *, config: Any = None) -> Nearest:
                   dedicated_cpu=bool(shape[2]), hugepages=bool(shape[6]))
     asked = f"--cpu {vcpus}" + (f" --memory {req.memory}" if memory else "") + \
         (" --dedicated-cpu" if req.dedicated_cpu else "") + (" --hugepages" if req.hugepages else "")
+    types = catalog.instancetypes(namespaced=False, deprecated=False)
     try:
-        chosen = fit(req, catalog.instancetypes(namespaced=False, deprecated=False))[0]
+        chosen = fit(req, types)[0]
     except Error as e:
         raise MigrationError(f"catalog fit {asked} finds nothing: {e}") from None
-    it = next(o for o in catalog.instancetypes(namespaced=False, deprecated=False)
-              if o["metadata"]["name"] == chosen.type.name)
+    it = next(o for o in types if o["metadata"]["name"] == chosen.type.name)
     try:
         migration = migrate(_restated(vm, it), instancetypes=[it], config=config)
     except MigrationError as e:
