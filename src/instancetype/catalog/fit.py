@@ -308,7 +308,6 @@ def engine_check(*, preference: dict | None = None, arch: str | None = None, vm:
     `preference`: the VM validating webhook's sequence as KubeVirt runs it (spread check, apply,
     VMI defaults, the preference's requirements). None when admitted, else the refusal's text."""
     import instancetype
-
     from instancetype.jsonutil import clone
 
     base = clone(vm) if vm is not None else {"spec": {"template": {"spec": {"domain": {"devices": {}}}}}}
