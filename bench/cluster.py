@@ -382,16 +382,21 @@ def main() -> None:
                 shared_variant(kube, stores, args)
         finally:
             if ctl is not None:
-                ctl.terminate()
-                try:
-                    ctl.wait(30)
-                except subprocess.TimeoutExpired:
-                    ctl.kill()
-                lines = (Path(d) / "controller.log").read_text(errors="replace").splitlines()
+                lines = stop_controller(ctl, Path(d) / "controller.log")
                 print(lines[-1] if lines else "")
                 retries = [line for line in lines if "(retry " in line]
                 print(f"controller log: {len(retries)} retries" + "".join(f"\n    {r}" for r in retries[:5]))
             kube.stop()
+
+
+def stop_controller(ctl: subprocess.Popen, log: Path) -> list[str]:
+    """End a controller process (SIGTERM, then SIGKILL after 30 s); the lines of its log."""
+    ctl.terminate()
+    try:
+        ctl.wait(30)
+    except subprocess.TimeoutExpired:
+        ctl.kill()
+    return log.read_text(errors="replace").splitlines()
 
 
 if __name__ == "__main__":

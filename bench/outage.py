@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
-from bench.cluster import IT, NS, PREF, in_parallel, typical_vm  # noqa: E402
+from bench.cluster import IT, NS, PREF, in_parallel, stop_controller, typical_vm  # noqa: E402
 from tests.kube.cluster import Cluster  # noqa: E402
 from tests.kube.controller_env import apply_crds  # noqa: E402
 
@@ -136,12 +136,7 @@ def main() -> None:
             counter.informer.stop()
         finally:
             if ctl is not None:
-                ctl.terminate()
-                try:
-                    ctl.wait(30)
-                except subprocess.TimeoutExpired:
-                    ctl.kill()
-                lines = (Path(d) / "controller.log").read_text(errors="replace").splitlines()
+                lines = stop_controller(ctl, Path(d) / "controller.log")
                 retries = [line for line in lines if "(retry " in line]
                 print(f"controller log: {len(retries)} retry lines; last: {lines[-1] if lines else ''}")
             kube.stop()
