@@ -9,36 +9,16 @@ SIGSEGV) and the process's faulthandler dump in the log tails printed on failure
 """
 from __future__ import annotations
 
-import pytest
-
-from .controller_env import Controllers, release_vmis, until
+from . import test_controller_stack
+from .controller_env import until
 from .test_controller_faults import IT, PREF, _converged, _create, _names, _vm
-from .test_controller_stack import Serve, _cli, _free_port
 
 RESTARTS = 8             # half clean (SIGTERM, then start), half kill -9
 VMS_PER_ROUND = 4
 
 
-@pytest.fixture
-def stack(kube, webhook_certs, tmp_path):
-    """install, then `serve` (its webhooks admit the VMs); controllers started by the test."""
-    port = _free_port()
-    r = _cli(kube, "install", "--kubeconfig", str(kube.kubeconfig), "--webhook-url", f"https://127.0.0.1:{port}",
-             "--ca-bundle", str(webhook_certs.ca))
-    assert r.returncode == 0, r.stderr
-    serve = Serve(kube, webhook_certs, port, tmp_path / "serve.log")
-    controllers = Controllers(kube, tmp_path)
-    try:
-        serve.start()
-        yield serve, controllers
-    finally:
-        controllers.stop_all()
-        release_vmis(kube)
-        print(controllers.tails())
-        print(f"--- serve.log (exit {serve.proc.poll() if serve.proc else '-'})\n"
-              + "\n".join((tmp_path / "serve.log").read_text(errors="replace").splitlines()[-40:]))
-        serve.stop()
-        _cli(kube, "uninstall", "--kubeconfig", str(kube.kubeconfig))
+# install, then `serve`; controllers started by the test: the stack of test_controller_stack.
+stack = test_controller_stack.stack
 
 
 def _alive(serve, controller) -> None:

@@ -63,6 +63,7 @@ def _cli(kube, *args):
 
 @pytest.fixture
 def stack(kube, webhook_certs, tmp_path):
+    """install, then `serve` (its webhooks admit the VMs); controllers started by the test."""
     port = _free_port()
     r = _cli(kube, "install", "--kubeconfig", str(kube.kubeconfig), "--webhook-url", f"https://127.0.0.1:{port}",
              "--ca-bundle", str(webhook_certs.ca))
@@ -76,7 +77,8 @@ def stack(kube, webhook_certs, tmp_path):
         controllers.stop_all()
         release_vmis(kube)
         print(controllers.tails())
-        print("--- serve.log\n" + "\n".join((tmp_path / "serve.log").read_text(errors="replace").splitlines()[-20:]))
+        print(f"--- serve.log (exit {serve.proc.poll() if serve.proc else '-'})\n"
+              + "\n".join((tmp_path / "serve.log").read_text(errors="replace").splitlines()[-40:]))
         serve.stop()
         _cli(kube, "uninstall", "--kubeconfig", str(kube.kubeconfig))
 
