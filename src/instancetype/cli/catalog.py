@@ -455,6 +455,7 @@ def volumes_cmd(ctx, namespace, all_namespaces, output) -> None:
     architecture their preference names."""
     from instancetype.api.kinds import LABEL_DEFAULT_INSTANCETYPE, LABEL_DEFAULT_PREFERENCE
     from instancetype.errors import Error
+    from instancetype.store.base import NotFound
 
     from .cluster_options import default_namespace
     from .kubectl import cluster_of
@@ -468,10 +469,8 @@ def volumes_cmd(ctx, namespace, all_namespaces, output) -> None:
             for kind in _VOLUME_KINDS:
                 try:
                     objs = list(cluster.list(kind, ns))
-                except Error as e:
-                    if e.reason == "NotFound":   # the cluster does not serve the kind
-                        continue
-                    raise
+                except NotFound:                 # the cluster does not serve the kind
+                    continue
                 for obj in objs:
                     labels = obj["metadata"].get("labels") or {}
                     if LABEL_DEFAULT_INSTANCETYPE not in labels and LABEL_DEFAULT_PREFERENCE not in labels:

@@ -10,21 +10,25 @@ acted on; pause words a missing VMI by the VM's run strategy (handleNotFoundErro
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from .completers import complete_vms
 from .kubectl import CommandError, cluster_of, namespace_option, reports_errors, undone
 
+if TYPE_CHECKING:
+    from instancetype.store.base import NotFound
+
 _KINDS = {"virtualmachine": "vm", "virtualmachines": "vm", "vm": "vm", "vms": "vm",
           "virtualmachineinstance": "vmi", "virtualmachineinstances": "vmi", "vmi": "vmi", "vmis": "vmi"}
 _VERB = {"pause": "pausing", "unpause": "unpausing"}
 
 
-def _not_found(e: Exception, resource: str, name: str) -> str:
+def _not_found(e: NotFound, resource: str, name: str) -> str:
     """The subresource handler's wording of a missing object (virt-api's singular resource)."""
-    return f'{resource} "{name}" not found' if getattr(e, "kind", None) in (
-        None, "VirtualMachine", "VirtualMachineInstance", "virtualmachineinstance") else str(e)
+    return f'{resource} "{name}" not found' if e.kind in (
+        "", "VirtualMachine", "VirtualMachineInstance", "virtualmachineinstance") else str(e)
 
 
 def _run(ctx: click.Context, action: str, name: str, namespace: str, dry_run: bool, *, vm: bool) -> None:
