@@ -174,7 +174,10 @@ def _set(side: str):
                     sys.stdout.write(f.printed(f"{side} set to {name}: {outcome}", DRY_RUN_SUFFIX[mode]))
                     continue
                 after = _wait_for_decision(cluster, stored, side, name)
-                sys.stdout.write(f.printed(f"{side} set to {name}: {_outcome(cluster.store, f.obj, after, side, name)}"))
+                outcome = (_outcome(cluster.store, f.obj, after, side, name) if _decided(after, side, name) else
+                           f"not yet decided by the controller after {DECISION_TIMEOUT_S:g}s "
+                           "(describe vm shows its decision)")
+                sys.stdout.write(f.printed(f"{side} set to {name}: {outcome}"))
         for line in errors:
             sys.stderr.write(line.rstrip("\n") + "\n")
         return 1 if errors else 0
