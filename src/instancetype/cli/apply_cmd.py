@@ -83,16 +83,21 @@ def refusal_failure(e: Any, *, verb: str, source: str, obj: dict) -> Failure:
     return Failure(text, text)
 
 
+# kubectl's --dry-run and --validate of apply and create -f.
+dry_run_option = click.option("--dry-run", "dry_run", default="none", flag_value="client", is_flag=False,
+                              help="none, client or server: admit the objects but keep nothing.")
+validate_option = click.option("--validate", "validate", default="strict", flag_value="strict", is_flag=False,
+                               help="strict (or true), warn or ignore (or false): unknown fields refused, "
+                                    "warned about and dropped, or dropped.")
+
+
 @click.command("apply")
 @filename_option
 @namespace_option
 @click.option("-R", "--recursive", is_flag=True, help="Accepted for kubectl compatibility (directories are always "
                                                       "read recursively).")
-@click.option("--dry-run", "dry_run", default="none", flag_value="client", is_flag=False,
-              help="none, client or server: admit the objects but keep nothing.")
-@click.option("--validate", "validate", default="strict", flag_value="strict", is_flag=False,
-              help="strict (or true), warn or ignore (or false): unknown fields refused, warned about "
-                   "and dropped, or dropped.")
+@dry_run_option
+@validate_option
 @click.pass_context
 @reports_errors
 def apply_cmd(ctx, filenames, namespace, recursive, dry_run, validate):

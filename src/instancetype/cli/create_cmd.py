@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import click
 
+from .apply_cmd import dry_run_option, validate_option
 from .kubectl import (
     DRY_RUN_SUFFIX,
     CommandError,
@@ -109,11 +110,8 @@ def _complete_kind(ctx: click.Context, param: click.Parameter, incomplete: str) 
 @click.argument("args", nargs=-1, shell_complete=_complete_kind)
 @filename_option
 @namespace_option
-@click.option("--dry-run", "dry_run", default="none", flag_value="client", is_flag=False,
-              help="none, client or server: admit the objects but keep nothing.")
-@click.option("--validate", "validate", default="strict", flag_value="strict", is_flag=False,
-              help="strict (or true), warn or ignore (or false): unknown fields refused, warned about "
-                   "and dropped, or dropped.")
+@dry_run_option
+@validate_option
 @click.pass_context
 @reports_errors
 def create_cmd(ctx, args, filenames, namespace, dry_run, validate):
