@@ -38,6 +38,7 @@ from instancetype.api.kinds import BY_KIND, DEFAULT_NAMESPACE, Resource
 from instancetype.errors import NotFoundError, SelectorError, StoreError
 from instancetype.jsonutil import clone
 
+from . import finalizers
 from .kubevirt import kubevirt_config
 
 STATE_ENV = "INSTANCETYPE_STATE"
@@ -304,6 +305,8 @@ def prepare_create(obj: Any, namespace: str | None) -> tuple[Resource, dict]:
     check_names(res, meta)
     meta["uid"] = str(uuid.uuid4())
     meta["creationTimestamp"] = now()
+    for key in finalizers.DELETION_FIELDS:      # BeforeCreate: only a delete sets them
+        meta.pop(key, None)
     if res.kind in NO_GENERATION_KINDS:
         meta.pop("generation", None)
     else:
@@ -398,6 +401,10 @@ def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | Non
             meta[k] = smeta[k]
         else:
             meta.pop(k, None)
+    finalizers.keep_deletion_fields(stored, meta)
+    refused = finalizers.new_finalizers_error(stored, {"metadata": meta})
+    if refused:
+        raise invalid(res, smeta.get("name") or "", [names.FieldError("metadata.finalizers", f"Forbidden: {refused}")])
     out["metadata"] = meta
     if res.kind in STATUS_SUBRESOURCE_KINDS:
         if "status" in stored:
@@ -479,9 +486,11 @@ class Store(ABC):
 
     @abstractmethod
     def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
-               resource_version: str | None = None, uid: str | None = None) -> dict:
-        """Delete and return the object; dependents (ownerReferences) go too unless
-        `propagation="Orphan"`."""
+               resource_version: str | None = None, uid: str | None = None,
+               grace_period: int | None = None) -> dict:
+        """Delete and return the object as the API server answers: one with finalizers is only
+        marked (`store.finalizers`), and returned marked; dependents (ownerReferences) go too
+        unless `propagation="Orphan"`. `grace_period`: DeleteOptions.gracePeriodSeconds."""
 
     @abstractmethod
     def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,

@@ -125,7 +125,8 @@ class DryRunStore(Store):
         return self.update(merged, subresource=subresource)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
-               resource_version: str | None = None, uid: str | None = None) -> dict:
+               resource_version: str | None = None, uid: str | None = None,
+               grace_period: int | None = None) -> dict:
         obj = self.get(kind, name, namespace)
         self._written[self._key(kind, name, namespace)] = None
         return obj

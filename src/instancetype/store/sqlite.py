@@ -45,6 +45,7 @@ import msgspec
 
 from instancetype.api.kinds import BY_KIND, Resource
 from instancetype.errors import StoreError
+from instancetype.store import finalizers
 from instancetype.store.base import (
     DEFAULT_NAMESPACE,
     UNDELETABLE_NAMESPACES,
@@ -59,6 +60,7 @@ from instancetype.store.base import (
     fields_match,
     merge_patch,
     not_found,
+    now,
     owner_uids,
     parse_field_selector,
     parse_label_selector,
@@ -565,6 +567,10 @@ class SqliteStore(Store):
         if same_object(out, stored):
             return stored
         out["kind"] = res.kind
+        if finalizers.releasable(out):
+            # The write took the last finalizer off an object being deleted: it goes now, as
+            # it is written (the feed says DELETED), and what it owns is collected.
+            return self._remove((row[0], row[1], row[2], self._pack(out)), True)
         rv = self._log("MODIFIED", out)
         out["metadata"]["resourceVersion"] = str(rv)
         self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, self._pack(out), row[0]))
@@ -598,10 +604,13 @@ class SqliteStore(Store):
             stored = _decode(row[3], res.kind, namespace or DEFAULT_NAMESPACE, name)
             return self._replace(res, row, stored, merge_patch(stored, dict(patch)), subresource, wanted)
 
-    def delete(self, kind, name, namespace=None, *, propagation="Background", resource_version=None, uid=None):
+    def delete(self, kind, name, namespace=None, *, propagation="Background", resource_version=None, uid=None,
+               grace_period=None):
         res = resource(kind)
-        if propagation not in ("Background", "Foreground", "Orphan"):
+        if propagation not in finalizers.PROPAGATIONS:
             raise BadRequest(f'unsupported propagation policy "{propagation}"')
+        if grace_period is not None and (not isinstance(grace_period, int) or isinstance(grace_period, bool)):
+            raise BadRequest("gracePeriodSeconds: must be an integer")
         if res.kind == "Namespace" and name in UNDELETABLE_NAMESPACES:
             raise Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
         with self._write(), self._errors():
@@ -615,10 +624,67 @@ class SqliteStore(Store):
                 raise conflict(res, name, f"the ResourceVersion in the precondition ({resource_version}) does not "
                                           f"match the ResourceVersion in record ({row[2]}). The object might have "
                                           "been modified")
+            return self._delete_row(row, propagation)
+
+    def _delete_row(self, row, propagation: str) -> dict:
+        """The API server's delete of one object, with the garbage collector's part of the
+        propagation policy done at once (`store.finalizers`): removed when nothing holds it,
+        else marked and returned marked. A namespace, and a damaged row, go outright."""
+        oid, uid, _, data = row
+        try:
+            obj = _decode(data)
+        except _DamagedRow:
+            return self._remove(row, True)
+        if obj.get("kind") == "Namespace":
+            return self._remove(row, True)
+        if propagation == "Orphan":
+            self._orphan_dependents(uid)
+        elif propagation == "Foreground":
+            for dep_id in self._dependent_ids(uid):
+                dep = self._by_id(dep_id)
+                if dep is not None and not self._held_elsewhere(dep, uid):
+                    self._delete_row(dep, "Foreground")
+        held = finalizers.finalizers_of(obj)
+        if propagation == "Foreground" and self._dependent_ids(uid) and finalizers.FOREGROUND not in held:
+            held.append(finalizers.FOREGROUND)
+        if not held:
             return self._remove(row, propagation != "Orphan")
+        if finalizers.marked(obj) and held == finalizers.finalizers_of(obj):
+            return obj          # deleted before: nothing changes
+        return self._rewrite(row, obj, finalizers.mark(obj, held, now()))
+
+    def _rewrite(self, row, stored: dict, out: dict) -> dict:
+        """Store `out` over `stored` as the server writes its own fields (no update rules)."""
+        rv = self._log("MODIFIED", out)
+        out["metadata"]["resourceVersion"] = str(rv)
+        self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, self._pack(out), row[0]))
+        self._index(row[0], out, stored)
+        return out
+
+    def _dependent_ids(self, uid: str) -> builtins.list[int]:
+        return [r[0] for r in self._db.execute("SELECT oid FROM owners WHERE owner_uid=?", (uid,))]
+
+    def _held_elsewhere(self, dep, uid: str) -> bool:
+        """Another owner of `dep` (not `uid`) still exists: the collector keeps `dep`."""
+        others = [u for u in owner_uids(_decode(dep[3])) if u != uid]
+        return bool(others) and self._db.execute(
+            f"SELECT 1 FROM objects WHERE uid IN ({','.join('?' * len(others))}) LIMIT 1", others).fetchone() is not None
+
+    def _orphan_dependents(self, uid: str) -> None:
+        """The collector's `orphan` finalizer: dependents lose their reference to `uid`."""
+        for dep_id in self._dependent_ids(uid):
+            dep = self._by_id(dep_id)
+            if dep is None:
+                continue
+            dobj = _decode(dep[3])
+            refs = [r for r in dobj["metadata"].get("ownerReferences") or () if r.get("uid") != uid]
+            self._replace(BY_KIND[dobj["kind"]], dep, dobj,
+                          merge_patch(dobj, {"metadata": {"ownerReferences": refs or None}}), None, None)
 
     def _remove(self, row, cascade: bool) -> dict:
-        """Delete one object; then its dependents (garbage collection) or, orphaning, their owner refs."""
+        """Delete one object; then its dependents (garbage collection: each deleted as the API
+        server deletes it, so one with finalizers is marked) or, orphaning, their owner refs; then
+        the owners waiting in the foreground for it to go."""
         oid, uid, _, data = row
         try:
             obj = _decode(data)
@@ -634,19 +700,15 @@ class SqliteStore(Store):
         rv = self._log("DELETED", obj)
         obj["metadata"]["resourceVersion"] = str(rv)
         self._db.execute("UPDATE changes SET data=? WHERE rv=?", (self._pack(obj), rv))
-        dependents = [r[0] for r in self._db.execute("SELECT oid FROM owners WHERE owner_uid=?", (uid,))]
-        for dep_id in dependents:
+        for dep_id in self._dependent_ids(uid):
             dep = self._by_id(dep_id)     # read now: an earlier cascade may have changed or removed it
             if dep is None:
                 continue
-            dobj = _decode(dep[3])
-            others = [u for u in owner_uids(dobj) if u != uid]
-            alive = others and self._db.execute(
-                f"SELECT 1 FROM objects WHERE uid IN ({','.join('?' * len(others))}) LIMIT 1", others).fetchone()
-            if cascade and not alive:
-                self._remove(dep, True)
+            if cascade and not self._held_elsewhere(dep, uid):
+                self._delete_row(dep, "Background")
             else:
                 # Kubernetes' GC keeps an object another owner still holds; it only drops the dangling ref.
+                dobj = _decode(dep[3])
                 refs = [r for r in dobj["metadata"].get("ownerReferences") or () if r.get("uid") != uid]
                 self._replace(BY_KIND[dobj["kind"]], dep, dobj,
                               merge_patch(dobj, {"metadata": {"ownerReferences": refs or None}}), None, None)
@@ -657,7 +719,25 @@ class SqliteStore(Store):
                 inner = self._by_id(inner_id)
                 if inner is not None:
                     self._remove(inner, True)
+        self._release_foreground(owner_uids(obj))
         return obj
+
+    def _release_foreground(self, owners: builtins.list[str]) -> None:
+        """An owner deleted in the foreground loses `foregroundDeletion` once its last dependent
+        is gone, and goes itself when nothing else holds it."""
+        for owner_uid in owners:
+            row = self._db.execute("SELECT id, uid, rv, data FROM objects WHERE uid=?", (owner_uid,)).fetchone()
+            if row is None or self._dependent_ids(owner_uid):
+                continue
+            owner = _decode(row[3])
+            held = finalizers.finalizers_of(owner)
+            if not finalizers.marked(owner) or finalizers.FOREGROUND not in held:
+                continue
+            held.remove(finalizers.FOREGROUND)
+            if held:
+                self._rewrite(row, owner, finalizers.mark(owner, held, now()))
+            else:
+                self._remove(row, True)
 
     def _by_id(self, oid: int):
         return self._db.execute("SELECT id, uid, rv, data FROM objects WHERE id=?", (oid,)).fetchone()

@@ -163,9 +163,10 @@ class CachedStore(Store):
         return self.api.patch(kind, name, patch, namespace, subresource=subresource)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
-               resource_version: str | None = None, uid: str | None = None) -> dict:
+               resource_version: str | None = None, uid: str | None = None,
+               grace_period: int | None = None) -> dict:
         return self.api.delete(kind, name, namespace, propagation=propagation, resource_version=resource_version,
-                               uid=uid)
+                               uid=uid, grace_period=grace_period)
 
     def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
                 namespace: str | None = None) -> Iterator[Event]:

@@ -331,13 +331,17 @@ class KubeStore(Store):
                           content_type=JSON_PATCH, subresource=subresource)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
-               resource_version: str | None = None, uid: str | None = None) -> dict:
-        """Delete with `propagationPolicy` (Background, Foreground, Orphan) and preconditions. Returns
+               resource_version: str | None = None, uid: str | None = None,
+               grace_period: int | None = None) -> dict:
+        """Delete with `propagationPolicy` (Background, Foreground, Orphan), `gracePeriodSeconds` and
+        preconditions. Returns
         the object as the API server answered it; for kinds whose DELETE answers a Status, an object
         with the kind, name, namespace and uid the Status names."""
         res = resource_of(kind)
         ns = self._ns(res, namespace)
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
+        if grace_period is not None:
+            options["gracePeriodSeconds"] = grace_period
         pre = {k: v for k, v in (("resourceVersion", resource_version), ("uid", uid)) if v}
         if pre:
             options["preconditions"] = pre
