@@ -120,9 +120,9 @@ def test_workers_start_every_vm_exactly_once(tmp_path):
             owned = [r for r in revs if r["metadata"]["ownerReferences"][0]["uid"] == uid]
             assert sorted(r["metadata"]["name"] for r in owned) == sorted(
                 [v["spec"]["instancetype"]["revisionName"], v["spec"]["preference"]["revisionName"]])
-        # KubeVirt's writes per start: 2 revisions, the matcher patch, the VM's start revision,
-        # the VMI, the status.
-        assert ctl.stats["writes"] == 6 * len(names)
+        # KubeVirt's writes per start: the VM's finalizer, 2 revisions, the matcher patch, the
+        # VM's start revision, the VMI, the status.
+        assert ctl.stats["writes"] == 7 * len(names)
     finally:
         store.close()
 

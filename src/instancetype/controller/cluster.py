@@ -19,6 +19,7 @@ from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import Error
 from instancetype.jsonutil import clone
 from instancetype.lifecycle.admission import admit
+from instancetype.store import finalizers
 from instancetype.store.base import (
     DEFAULT_NAMESPACE,
     AlreadyExists,
@@ -52,6 +53,7 @@ def _applied_namespace(obj: dict, namespace: str | None) -> str | None:
 
 
 LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot", "ControllerRevision"}
+DELETION_ROUNDS = 32        # a deletion's follow-ups settle in two or three; the bound is for a bug
 
 
 @dataclass
@@ -172,8 +174,9 @@ class Cluster(StoreReads):
                     return ApplyResult("unchanged", current, warnings)
                 merged = merge_patch(clone(current), patch)
                 admitted = admit(tx, merged, operation="UPDATE", old=current, config=config)
-                stored = tx.update(admitted.obj)
-                action = "configured"
+                since = tx.resource_version()
+                stored = self._after_write(tx, tx.update(admitted.obj), config, since)
+                return ApplyResult("configured", stored, warnings + admitted.warnings)
             stored = self._after_write(tx, stored, config)
         return ApplyResult(action, stored, warnings + admitted.warnings)
 
@@ -218,30 +221,59 @@ class Cluster(StoreReads):
             meta = obj["metadata"]
             current = tx.get(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
             admitted = admit(tx, obj, operation="UPDATE", old=current, config=config)
-            stored = self._after_write(tx, tx.update(admitted.obj), config)
+            since = tx.resource_version()
+            stored = self._after_write(tx, tx.update(admitted.obj), config, since)
         return ApplyResult("configured", stored, admitted.warnings)
 
-    def delete(self, kind: str, name: str, namespace: str | None = None) -> dict:
-        """Delete an object; what it owns goes with it (a VM's VMI and revisions, a DataVolume's
-        PVC, a namespace's objects), and so do the uploaded images of deleted claims (by uid,
-        once the deletion is committed; what a crash leaves, the next sweep removes)."""
+    def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
+               grace_period: int | None = None) -> dict:
+        """Delete an object as the API server does (`store.finalizers`): one its finalizers hold is
+        marked and returned marked, and goes once they are removed (a VM's by the controller,
+        once its VMI is stopped: `vmsync/deletion.py`); what it owns goes with it (a VM's VMI and
+        revisions, a DataVolume's PVC, a namespace's objects) unless `propagation` is Orphan. The
+        uploaded images of deleted claims go by uid, once the deletion is committed (what a
+        crash leaves, the next sweep removes). All of it lands in one transaction, or nothing."""
         from .images import IMAGE_KINDS
 
         since = self.store.resource_version()
         with self.store.transaction() as tx:
-            deleted = tx.delete(kind, name, namespace)
-            if deleted.get("kind") == "VirtualMachine":
-                # shared revisions have no owner: released here
-                self.shared_revisions.on_vm_deleted(tx, deleted)
-            elif deleted.get("kind") == "VirtualMachineInstance":
-                with self.shared_revisions.bound():     # a VMI deleted re-queues its VM
-                    self._reconcile_owner(tx, deleted, self.config(tx))
+            answer = tx.delete(kind, name, namespace, propagation=propagation, grace_period=grace_period)
+            with self.shared_revisions.bound():
+                self._after_deletions(tx, since, self.config(tx))
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
         # until a sweep finds them unowned.
         if gone and self.images is not None and not self.store.in_transaction:
             self.images.remove(gone)
-        return deleted
+        return answer
+
+    def _after_deletions(self, tx: Store, since: int | str, config: dict | None) -> None:
+        """What deletions since `since` start, carried out in the same transaction, until nothing
+        new follows (bounded): a VM being deleted reconciled (its VMI stopped, its finalizer
+        removed), a VMI being deleted let go by the simulated node through its VM (or directly,
+        when no VM owns it), a VMI gone re-queues its VM, a VM gone releases its shared revisions."""
+        from . import vm as vmctl
+
+        cursor = since
+        for _ in range(DELETION_ROUNDS):
+            events = list(tx.changes(cursor))
+            if not events:
+                return
+            cursor = events[-1].resource_version
+            for ev in events:
+                obj = ev.object
+                if obj is None:
+                    continue
+                if ev.type == "DELETED" and ev.kind == "VirtualMachine":
+                    self.shared_revisions.on_vm_deleted(tx, obj)
+                elif ev.type == "DELETED" and ev.kind == "VirtualMachineInstance":
+                    self._reconcile_owner(tx, obj, config)
+                elif ev.type != "MODIFIED" or not finalizers.marked(obj):
+                    continue
+                elif ev.kind == "VirtualMachine":
+                    vmctl.reconcile(tx, obj, config)
+                elif ev.kind == "VirtualMachineInstance" and not self._reconcile_owner(tx, obj, config):
+                    vmctl.release_vmi(tx, obj)
 
     def sweep_images(self) -> int:
         """Remove image files no claim owns (deleted claims, killed uploads)."""
@@ -318,14 +350,21 @@ class Cluster(StoreReads):
     # The VM controller (and the engine it runs) is imported on first write, not when a command
     # that only reads (get, describe, wait) opens the cluster.
 
-    def _after_write(self, tx: Store, stored: dict, config: dict | None) -> dict:
+    def _after_write(self, tx: Store, stored: dict, config: dict | None, since: int | str | None = None) -> dict:
+        """The controller's part in a write; `since` (the resourceVersion before an update): the
+        deletion an update of an object being deleted carries on (a finalizer removed)."""
         with self.shared_revisions.bound():
-            return self._reconcile_after(tx, stored, config)
+            out = self._reconcile_after(tx, stored, config)
+            if since is not None and finalizers.marked(stored):
+                self._after_deletions(tx, since, config)
+            return out
 
     def _reconcile_after(self, tx: Store, stored: dict, config: dict | None) -> dict:
         from . import vm as vmctl
 
         kind = stored.get("kind")
+        if finalizers.releasable(stored):
+            return stored           # the write removed its last finalizer: gone (see _after_deletions)
         if kind == "VirtualMachine":
             return vmctl.reconcile(tx, stored, config)
         if kind == "KubeVirt":
@@ -344,23 +383,24 @@ class Cluster(StoreReads):
         return stored
 
     @staticmethod
-    def _reconcile_owner(tx: Store, vmi: dict, config: dict | None) -> None:
+    def _reconcile_owner(tx: Store, vmi: dict, config: dict | None) -> bool:
         """The VM controlling `vmi` reconciled in the transaction that changed the VMI (KubeVirt's
-        VMI add/update/delete handlers queue it)."""
+        VMI add/update/delete handlers queue it); False when no VM controls it."""
         from . import vm as vmctl
 
         meta = vmi.get("metadata") or {}
         owner = next((r for r in meta.get("ownerReferences") or ()
                       if isinstance(r, dict) and r.get("kind") == "VirtualMachine" and r.get("controller")), None)
         if owner is None:
-            return
+            return False
         try:
             vm = tx.get("VirtualMachine", owner.get("name") or "", meta.get("namespace"))
         except NotFound:
-            return
-        if (vm.get("metadata") or {}).get("uid") == owner.get("uid") and not (vm.get("metadata") or {}).get(
-                "deletionTimestamp"):
-            vmctl.reconcile(tx, vm, config)
+            return False
+        if (vm.get("metadata") or {}).get("uid") != owner.get("uid"):
+            return False
+        vmctl.reconcile(tx, vm, config)
+        return True
 
     @staticmethod
     def _retry_failed_vms(tx: Store, namespace: str | None, config: dict | None) -> None:

@@ -356,8 +356,6 @@ class VMController:
             # waits on KubeVirt's finalizers, which the simulated node releases.
             self._release_orphan_vmi(store, ns, name)
             return
-        if (vm.get("metadata") or {}).get("deletionTimestamp"):
-            return
         self._count("reconciles")
         vmctl.reconcile(store, vm, self.config())
 

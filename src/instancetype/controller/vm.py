@@ -20,7 +20,7 @@ from instancetype.store.base import Store
 
 from . import virtctl
 from .virtctl import check_not_running, check_restart_grace
-from .vmsync import generation, live_update, pin, restart_required, run_strategy, status, vmis
+from .vmsync import deletion, generation, live_update, pin, restart_required, run_strategy, status, vmis
 from .vmsync.run_strategy import RUN_STRATEGIES
 from .vmsync.state import VM_RESOURCE, VMSync, failed
 from .vmsync.vmis import release as release_vmi
@@ -31,6 +31,7 @@ __all__ = ["RUN_STRATEGIES", "VM_RESOURCE", "check_not_running", "check_restart_
 # The steps in KubeVirt's order: each changes the VMSync, or finishes the reconcile by returning
 # the stored VM (a step that wrote the VM's spec starts over from it).
 STEPS = (
+    deletion.sync,        # the VM's finalizer; a VM being deleted: its VMI stopped, the finalizer off
     pin.sync,             # status refs follow the matchers; referencePolicy expand
     vmis.observe,         # the VMI as found: another owner's, one on its way out
     generation.bump,      # conditionallyBumpGenerationAnnotationOnVmi

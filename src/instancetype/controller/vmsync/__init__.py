@@ -5,6 +5,7 @@ pkg/virt-controller/watch/vm/vm.go.
 VM as stored, its VMI, the cluster configuration, a failure to report); a step either changes
 that state and lets the next one run, or finishes the reconcile (returns the stored VM):
 
+    deletion       the VM's finalizer; a VM being deleted: its VMI stopped, then the finalizer off
     pin            the matchers' ControllerRevisions, the status refs, referencePolicy expand
     vmis           the VMI as found: another owner's, one on its way out
     run_strategy   syncRunStrategy: start, stop, restart by run strategy and state requests

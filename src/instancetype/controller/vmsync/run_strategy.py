@@ -30,7 +30,7 @@ def sync(s: VMSync) -> dict | None:
         # hasStopRequestForVMI: the VMI goes (stopVMI); the request is then done. Always starts
         # the next VMI at once, and a start request behind it (a restart) is carried out next.
         vmis.stop(s)
-        requests.trim_first(s.vm.setdefault("status", {}), None)
+        requests.trim_first(s.vm.setdefault("status", {}), s.vmi)     # done once the VMI is gone
     if s.vmi is not None:
         return _with_vmi(s, strategy)
     if strategy == "Halted" and requests.start_requested(s.vm):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from instancetype.errors import Error, VMIError
 from instancetype.store.base import AlreadyExists, NotFound, Store, now
+from instancetype.store.finalizers import finalizers_of, releasable
 from instancetype.store.source import StoreObjects
 
 from .. import node
@@ -20,14 +21,13 @@ def observe(s: VMSync) -> dict | None:
     if s.vmi is not None and foreign(s.vm, s.vmi):
         raise conflict(s.vm, "a VirtualMachineInstance of another owner still exists")
     if s.vmi is not None and node.terminating(s.vmi):
-        release(s.store, s.vmi)
-        s.vmi = get_vmi(s.store, s.vm)
+        s.vmi = release(s.store, s.vmi)
         if s.vmi is not None:
-            # Still there as this store shows it (a cache behind the API server): the status
-            # says it is gone; its deletion event brings the VM back here.
+            # Still there: another finalizer holds it, or this store shows it late (a cache
+            # behind the API server). The status says it is stopping; its deletion event
+            # brings the VM back here, and a new one, if the run strategy wants one, starts then.
             from . import status
 
-            s.vmi = None
             return status.write(s)
     return None
 
@@ -103,25 +103,28 @@ def _create(store: Store, vm: dict, vmi: dict) -> dict:
 
 
 def stop(s: VMSync) -> None:
-    """stopVMI: the VMI deleted (its finalizers released by the simulated node)."""
+    """stopVMI: the VMI deleted (its finalizers released by the simulated node); `s.vmi` is then
+    None, or the VMI on its way out while another finalizer holds it."""
     name, ns = name_of(s.vm)
-    s.vmi = None
     clear_restart_required(s.vm)
     try:
         deleted = s.store.delete("VirtualMachineInstance", name, ns)
     except NotFound:
+        s.vmi = None
         return
-    if node.terminating(deleted):
-        release(s.store, deleted)
+    s.vmi = release(s.store, deleted) if node.terminating(deleted) else None
 
 
-def release(store: Store, vmi: dict) -> None:
-    """The simulated node's part in a VMI's deletion: no guest to stop, so KubeVirt's finalizers
-    go at once (on the resourceVersion read: a Conflict is retried)."""
+def release(store: Store, vmi: dict) -> dict | None:
+    """The simulated node's part in a VMI's deletion: no guest to stop (a graceful shutdown ends
+    at once, well within any terminationGracePeriodSeconds), so KubeVirt's finalizers go at once
+    (on the resourceVersion read: a Conflict is retried). Returns the VMI as left: None once gone,
+    else held by other finalizers."""
     updated = node.released(vmi)
     if updated is None:
-        return
+        return vmi if finalizers_of(vmi) else None
     try:
-        store.update(updated)
+        left = store.update(updated)
     except NotFound:
-        pass
+        return None
+    return None if releasable(left) else left
