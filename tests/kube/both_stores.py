@@ -144,14 +144,17 @@ class KubeCluster:
             obj = {**obj, "metadata": {**meta, "namespace": self.namespace}}
         return self._settled(self.remote.update(obj))
 
-    def delete(self, kind: str, name: str, namespace: str | None = None) -> dict:
+    def delete(self, kind: str, name: str, namespace: str | None = None, **options: Any) -> dict:
+        """`options`: propagation, grace_period. Settled; then, once the object is gone (no
+        finalizer holds it) and unless orphaned, what it owned is waited for too."""
         ns = self._ns(kind, namespace)
-        deleted = self.remote.delete(kind, name, ns)
+        deleted = self.remote.delete(kind, name, ns, **options)
+        self.settle([(kind, ns, name)])
         uid = (deleted.get("metadata") or {}).get("uid")
-        if uid:
+        if uid and options.get("propagation", "Background") != "Orphan" and self._live(kind, ns or "", name) is None:
             self._wait(lambda: not self._dependents(uid, ns), CASCADE_TIMEOUT,
                        f"the garbage collector to delete what {kind} {ns}/{name} owned")
-        self.settle([(kind, ns, name)])
+            self.settle([(kind, ns, name)])
         return deleted
 
     def start(self, name: str, namespace: str | None = None, **options: Any) -> dict:

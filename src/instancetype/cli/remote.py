@@ -126,8 +126,9 @@ class RemoteCluster(StoreReads):
 
         return ApplyResult("configured", self.store.update(obj))
 
-    def delete(self, kind: str, name: str, namespace: str | None = None) -> dict:
-        return self.store.delete(kind, name, namespace)
+    def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
+               grace_period: int | None = None) -> dict:
+        return self.store.delete(kind, name, namespace, propagation=propagation, grace_period=grace_period)
 
     def sync_catalog(self, *, dry_run: bool = False) -> builtins.list[Change]:
         """virt-operator's catalogue deployment as `install` does it (its registry annotation),
