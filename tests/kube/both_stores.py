@@ -150,6 +150,13 @@ class KubeCluster:
         ns = self._ns(kind, namespace)
         deleted = self.remote.delete(kind, name, ns, **options)
         self.settle([(kind, ns, name)])
+        if options.get("propagation") in ("Orphan", "Foreground"):
+            # the garbage collector's own finalizer (orphan, foregroundDeletion) goes when it has
+            # carried the policy out (a CRD kind once its discovery has seen it)
+            self._wait(lambda: not {"orphan", "foregroundDeletion"} & set(
+                ((self._live(kind, ns or "", name) or {}).get("metadata") or {}).get("finalizers") or ()),
+                CASCADE_TIMEOUT, f"the garbage collector to carry out the deletion of {kind} {ns}/{name}")
+            self.settle([(kind, ns, name)])
         uid = (deleted.get("metadata") or {}).get("uid")
         if uid and options.get("propagation", "Background") != "Orphan" and self._live(kind, ns or "", name) is None:
             self._wait(lambda: not self._dependents(uid, ns), CASCADE_TIMEOUT,

@@ -107,17 +107,18 @@ class Controllers:
 
 
 def release_vmis(kube) -> None:
-    """Test cleanup once no controller runs: drop the finalizers of every VMI, else a VMI left
+    """Test cleanup once no controller runs: drop the finalizers of every VMI and VM, else one left
     behind would hold its namespace's (and its CRD's) deletion forever, as it would on KubeVirt
     without virt-controller."""
-    r = kube.kubectl("get", "vmis", "-A", "-o", "json", check=False)
-    if r.returncode != 0:
-        return
-    for vmi in json.loads(r.stdout)["items"]:
-        meta = vmi["metadata"]
-        if meta.get("finalizers"):
-            kube.kubectl("patch", "-n", meta["namespace"], f"vmi/{meta['name']}", "--type=merge",
-                         "-p", '{"metadata":{"finalizers":null}}', check=False)
+    for resource in ("vmis", "vms"):
+        r = kube.kubectl("get", resource, "-A", "-o", "json", check=False)
+        if r.returncode != 0:
+            continue
+        for obj in json.loads(r.stdout)["items"]:
+            meta = obj["metadata"]
+            if meta.get("finalizers"):
+                kube.kubectl("patch", "-n", meta["namespace"], f"{resource}/{meta['name']}", "--type=merge",
+                             "-p", '{"metadata":{"finalizers":null}}', check=False)
 
 
 @pytest.fixture

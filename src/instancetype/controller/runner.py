@@ -182,8 +182,14 @@ class _RecordingStore(Store):
         deleted = self._store.delete(kind, name, namespace, **kw)
         meta = deleted.get("metadata") or {}
         uid = meta.get("uid")
-        self.checks.append((kind, meta.get("namespace") or "", name,
-                            lambda cached: cached is None or (cached.get("metadata") or {}).get("uid") != uid))
+
+        def seen(cached: dict | None) -> bool:
+            # Gone, replaced, or (held by finalizers) seen marked: KubeVirt's informers count a
+            # deletionTimestamp as the deletion observed.
+            cm = (cached or {}).get("metadata") or {}
+            return cached is None or cm.get("uid") != uid or bool(cm.get("deletionTimestamp"))
+
+        self.checks.append((kind, meta.get("namespace") or "", name, seen))
         return deleted
 
 

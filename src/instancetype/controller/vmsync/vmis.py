@@ -107,6 +107,9 @@ def stop(s: VMSync) -> None:
     None, or the VMI on its way out while another finalizer holds it."""
     name, ns = name_of(s.vm)
     clear_restart_required(s.vm)
+    if s.vmi is not None and node.terminating(s.vmi):
+        s.vmi = release(s.store, s.vmi)         # deleted before: only the node's part is left
+        return
     try:
         deleted = s.store.delete("VirtualMachineInstance", name, ns)
     except NotFound:
