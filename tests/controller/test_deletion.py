@@ -44,14 +44,16 @@ def _set_finalizers(cluster, kind: str, name: str, finalizers: list[str]) -> Non
     cluster.update(obj)
 
 
-def test_a_running_vm_is_deleted_with_its_vmi(cluster):
+@pytest.mark.parametrize("propagation", ["Background", "Foreground"])
+def test_a_running_vm_is_deleted_with_its_vmi(cluster, propagation):
     """test_id:1521: the VMI goes once the VM is marked for deletion; the finalizer, added when the
-    VM was created, is removed and the VM and its revisions go."""
+    VM was created, is removed and the VM and its revisions go (in the foreground: the garbage
+    collector deletes the VMI, the VM waits for it with `foregroundDeletion`)."""
     cluster.apply(builders.csmall_vm("vm1", "Always"))
     vm = cluster.get("VirtualMachine", "vm1")
     assert vm["metadata"]["finalizers"] == [FINALIZER] and vm["status"]["printableStatus"] == "Running"
     assert _owned_revisions(cluster, vm)
-    cluster.delete("VirtualMachine", "vm1")
+    cluster.delete("VirtualMachine", "vm1", propagation=propagation)
     assert _gone(cluster, "VirtualMachine", "vm1") and _gone(cluster, "VirtualMachineInstance", "vm1")
     assert _owned_revisions(cluster, vm) == []
 

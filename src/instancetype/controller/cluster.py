@@ -260,19 +260,26 @@ class Cluster(StoreReads):
             if not events:
                 return
             cursor = events[-1].resource_version
+            marked: dict[tuple[str, str, str], str] = {}       # (kind, ns, name) -> uid, once each
             for ev in events:
-                obj = ev.object
-                if obj is None:
+                if ev.object is None:
                     continue
                 if ev.type == "DELETED" and ev.kind == "VirtualMachine":
-                    self.shared_revisions.on_vm_deleted(tx, obj)
+                    self.shared_revisions.on_vm_deleted(tx, ev.object)
                 elif ev.type == "DELETED" and ev.kind == "VirtualMachineInstance":
-                    self._reconcile_owner(tx, obj, config)
-                elif ev.type != "MODIFIED" or not finalizers.marked(obj):
+                    self._reconcile_owner(tx, ev.object, config)
+                elif ev.type == "MODIFIED" and ev.kind in ("VirtualMachine", "VirtualMachineInstance"):
+                    marked[(ev.kind, ev.namespace, ev.name)] = ev.uid
+            for (kind, ns, name), uid in marked.items():
+                try:
+                    obj = tx.get(kind, name, ns)        # as it is now: an earlier step may have changed it
+                except NotFound:
                     continue
-                elif ev.kind == "VirtualMachine":
+                if (obj.get("metadata") or {}).get("uid") != uid or not finalizers.marked(obj):
+                    continue
+                if kind == "VirtualMachine":
                     vmctl.reconcile(tx, obj, config)
-                elif ev.kind == "VirtualMachineInstance" and not self._reconcile_owner(tx, obj, config):
+                elif not self._reconcile_owner(tx, obj, config):
                     vmctl.release_vmi(tx, obj)
 
     def sweep_images(self) -> int:

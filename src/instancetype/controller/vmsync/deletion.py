@@ -16,10 +16,11 @@ nothing (ClaimVirtualMachineInstanceByName), so its finalizer goes.
 from __future__ import annotations
 
 from instancetype.jsonutil import clone
+from instancetype.store.base import NotFound
 from instancetype.store.finalizers import ORPHAN, finalizers_of, marked, releasable
 
 from . import vmis
-from .state import VMSync, get_vmi
+from .state import VMSync, get_vmi, name_of
 
 FINALIZER = "kubevirt.io/virtualMachineControllerFinalize"     # v1.VirtualMachineControllerFinalizer
 
@@ -36,12 +37,27 @@ def sync(s: VMSync) -> dict | None:
         vmis.stop(s)
         if s.vmi is not None:       # held by another finalizer: the VM waits, Terminating
             return _status(s)
+        if not _reread(s):          # the VMI's going may have changed the VM (foregroundDeletion off)
+            return s.stored
     if FINALIZER in finalizers_of(s.vm):
         left = _with_finalizers(s, [f for f in finalizers_of(s.vm) if f != FINALIZER])
         if releasable(left):
             return left             # gone: nothing holds it any more
         s.stored, s.vm = left, clone(left)
     return _status(s)
+
+
+def _reread(s: VMSync) -> bool:
+    """The VM read again (False: gone)."""
+    name, ns = name_of(s.vm)
+    try:
+        fresh = s.store.get("VirtualMachine", name, ns)
+    except NotFound:
+        return False
+    if (fresh.get("metadata") or {}).get("uid") != (s.stored.get("metadata") or {}).get("uid"):
+        return False
+    s.stored, s.vm = fresh, clone(fresh)
+    return True
 
 
 def _status(s: VMSync) -> dict:
