@@ -43,7 +43,7 @@ from instancetype import jsonutil
 from instancetype.api import kinds as K
 from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.apply import apply_to_spec, conflict_message
-from instancetype.engine.find import find_instancetype_or_none, find_preference_or_none
+from instancetype.engine.find import find_instancetype_or_none
 from instancetype.engine.guard import public
 from instancetype.engine.requirements import check as check_requirements
 from instancetype.engine.results import AdmissionResult, Cause
@@ -208,7 +208,7 @@ def admit_vm(vm: Mapping[str, Any], *, operation: str = "CREATE", old: Mapping[s
     index = object_input.object_index(objects, ns, given)
 
     try:
-        causes = mutate_vm(work, index, operation=operation, old=old, config=config)
+        causes, pref = mutate_vm(work, index, operation=operation, old=old, config=config)
     except InferError as e:
         return AdmissionResult.bad_request(str(e), stage="mutate")
     if causes:
@@ -216,8 +216,8 @@ def admit_vm(vm: Mapping[str, Any], *, operation: str = "CREATE", old: Mapping[s
 
     # The validating webhook checks the schema again: the mutating step only writes fields of
     # the schema's types (matchers, architecture, machine type, storage class), so it passes.
+    # It finds the preference the mutating step found (the matcher has not changed since).
     it = find_instancetype_or_none(work, index)
-    pref = find_preference_or_none(work, index)
     rejection, tspec, tmeta = apply_to_template_copy(work["spec"].get("template"), it, pref, config)
     if rejection is not None:
         if rejection.kind == "defaults":
