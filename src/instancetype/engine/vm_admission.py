@@ -49,6 +49,7 @@ from instancetype.engine.requirements import check as check_requirements
 from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.engine.spec import is_whole_object
 from instancetype.engine.spread import check_spread
+from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_mutate import mutate_vm
 from instancetype.engine.vm_validation import validate_vm_after_apply
 from instancetype.engine.vm_validation.schema import check_vm_schema_shaped, zero_null_items
@@ -207,6 +208,9 @@ def admit_vm(vm: Mapping[str, Any], *, operation: str = "CREATE", old: Mapping[s
     given = _stored(work, instancetype, preference)
     index = object_input.object_index(objects, ns, given)
 
+    # The configuration read once (every step below reads it; a dict would be keyed by its
+    # content at each read).
+    config = cluster_config(config)
     try:
         causes, pref = mutate_vm(work, index, operation=operation, old=old, config=config)
     except InferError as e:

@@ -182,7 +182,7 @@ _copy_vm = _compile(_VM, "")
 # --- the same shape checked in C: the hot path of a well-formed VM --------------------------------
 # msgspec Structs built from the schema above (every field optional, unknown fields ignored, a
 # null struct-slice item refused so the copier makes it Go's zero struct) confirm a well-formed VM
-# about 3x faster than the copier walks it; the copy is then a plain `clone`. A VM msgspec refuses
+# about 3x faster than the copier walks it; the copy is then a msgpack round trip. A VM msgspec refuses
 # goes through the copier, which names the field. msgspec takes a tuple for a list (its JSON form)
 # where the copier refuses one: only a Python caller can hold a tuple; every driver hands the
 # engine decoded JSON.
@@ -213,14 +213,30 @@ def _well_formed(vm: Any) -> bool:
     return True
 
 
+_PACK = msgspec.msgpack.Encoder().encode
+_UNPACK = msgspec.msgpack.Decoder().decode
+
+
+def _plain_copy(vm: dict[str, Any]) -> dict[str, Any] | None:
+    """A msgpack round trip of `vm`, or None when it holds what msgpack cannot (then the copier
+    copies it: a map given as another Mapping becomes a dict there)."""
+    try:
+        out: dict[str, Any] = _UNPACK(_PACK(vm))
+    except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
+        return None
+    return out
+
+
 def load_vm(vm: Any) -> dict[str, Any]:
     """A private deep copy of `vm` with `spec` present, after checking the fields the engine reads.
 
     Raises `DecodeError` (with Go's json text naming the field) for a wrong shape.
     """
-    if not isinstance(vm, Mapping):
+    if type(vm) is not dict and not isinstance(vm, Mapping):
         raise DecodeError(f"json: cannot unmarshal {_json_type(vm)} into Go value of type v1.VirtualMachine")
-    out: dict[str, Any] = clone(vm) if type(vm) is dict and _well_formed(vm) else _copy_vm(vm)
+    out: dict[str, Any] | None = _plain_copy(vm) if type(vm) is dict and _well_formed(vm) else None
+    if out is None:
+        out = _copy_vm(vm)
     if not isinstance(out.get("spec"), dict):
         out["spec"] = {}
     return out
