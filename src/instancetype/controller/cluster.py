@@ -52,6 +52,9 @@ def _applied_namespace(obj: dict, namespace: str | None) -> str | None:
 
 
 LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot", "ControllerRevision"}
+# How many rounds of CDI's work and the VMs it re-queues one write may take (a round per link:
+# a VM creates its DataVolumes, CDI fills them, the VM starts; a source completes a clone...).
+STORAGE_ROUNDS = 8
 
 
 @dataclass
@@ -236,6 +239,9 @@ class Cluster(StoreReads):
             elif deleted.get("kind") == "VirtualMachineInstance":
                 with self.shared_revisions.bound():     # a VMI deleted re-queues its VM
                     self._reconcile_owner(tx, deleted, self.config(tx))
+            elif deleted.get("kind") == "DataVolume":
+                with self.shared_revisions.bound():     # a DataVolume deleted re-queues its VM
+                    self._storage_pass(tx, tx.resource_version(), self.config(tx), [deleted])
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
         # until a sweep finds them unowned.
@@ -276,7 +282,11 @@ class Cluster(StoreReads):
             vmctl.check_restart_grace(options.get("grace_period"))   # before the VM is read, as virt-api
         with self.store.transaction() as tx, self.shared_revisions.bound():
             vm = tx.get("VirtualMachine", name, namespace)
-            return getattr(vmctl, action)(tx, vm, self.config(tx), **options)
+            since = tx.resource_version()
+            out = getattr(vmctl, action)(tx, vm, self.config(tx), **options)
+            if self._storage_pass(tx, since, self.config(tx), []):     # DataVolumes created at the start
+                out = tx.get("VirtualMachine", name, namespace)
+            return out
 
     def pause(self, name: str, namespace: str | None = None) -> dict:
         return self._vmi_action("pause", name, namespace)
@@ -319,8 +329,57 @@ class Cluster(StoreReads):
     # that only reads (get, describe, wait) opens the cluster.
 
     def _after_write(self, tx: Store, stored: dict, config: dict | None) -> dict:
+        from . import cdi
+
         with self.shared_revisions.bound():
-            return self._reconcile_after(tx, stored, config)
+            since = tx.resource_version()
+            out = self._reconcile_after(tx, stored, config)
+            seed = [stored] if stored.get("kind") in cdi.TRIGGER_KINDS else []
+            if self._storage_pass(tx, since, config, seed):
+                meta = out.get("metadata") or {}
+                try:        # the object as the pass left it (a DataVolume filled, a VM started)
+                    out = tx.get(out.get("kind") or "", meta.get("name") or "", meta.get("namespace"))
+                except NotFound:
+                    pass
+            return out
+
+    def _storage_pass(self, tx: Store, since, config: dict | None, seed: list[dict]) -> bool:
+        """The simulated CDI and the DataVolume triggers, in the write's transaction (what a
+        cluster's controller does from its informers): every DataVolume written since `since`
+        is filled (`cdi.sync`), a source written (a claim, DataSource, VolumeSnapshot) lets the
+        waiting ones complete (`cdi.sync_waiting`), and the VM owning a DataVolume written is
+        reconciled; until nothing more is written (bounded). True when anything was written."""
+        from . import cdi
+
+        wrote = False
+        for _ in range(STORAGE_ROUNDS):
+            mark = tx.resource_version()
+            events = seed + [ev.object for kind in cdi.TRIGGER_KINDS for ev in tx.changes(since, kind=kind)
+                             if ev.object is not None]
+            seed, since = [], mark
+            if not events:
+                return wrote
+            wrote = True
+            owners: dict[tuple, dict] = {}
+            sources = False
+            for obj in events:
+                if obj.get("kind") == "DataVolume":
+                    meta = obj.get("metadata") or {}
+                    try:
+                        dv = tx.get("DataVolume", meta.get("name") or "", meta.get("namespace"))
+                    except NotFound:
+                        dv = obj           # deleted: its VM creates it again
+                    else:
+                        cdi.sync(tx, dv)
+                    owners[(meta.get("namespace"), meta.get("name"))] = obj
+                else:
+                    sources = True
+            if sources:
+                for dv in cdi.sync_waiting(tx):
+                    owners[(dv["metadata"].get("namespace"), dv["metadata"]["name"])] = dv
+            for dv in owners.values():
+                self._reconcile_owner(tx, dv, config)     # a DataVolume written re-queues its VM
+        return wrote
 
     def _reconcile_after(self, tx: Store, stored: dict, config: dict | None) -> dict:
         from . import vm as vmctl
