@@ -83,11 +83,17 @@ def sync_waiting(store: Store, namespace: str | None = None) -> list[dict]:
     again (sources may live in other namespaces: all of them by default). Returns those written."""
     out = []
     for dv in list(store.list("DataVolume", namespace)):
-        if (dv.get("status") or {}).get("phase") != "Succeeded":
+        if waiting(dv):
             written = sync(store, dv)
             if written is not None:
                 out.append(written)
     return out
+
+
+def waiting(dv: dict) -> bool:
+    """Not filled yet (a source written may let it complete)."""
+    return (dv.get("status") or {}).get("phase") != "Succeeded" and not (dv.get("metadata") or {}).get(
+        "deletionTimestamp")
 
 
 def _operation(store: Store, dv: dict) -> tuple[str, Any] | None:
@@ -180,8 +186,8 @@ def _create_claim(store: Store, dv: dict, source: dict | None) -> dict:
         created = store.create(pvc)
     except AlreadyExists:           # a cache behind the API server: the one just made
         return store.get("PersistentVolumeClaim", meta["name"], meta.get("namespace"))
-    if not created.get("status"):
-        # The API server drops a claim's status on create: it is written through its subresource.
+    if (created.get("status") or {}).get("phase") != "Bound":
+        # The API server resets a claim's status on create (Pending): it is written through its subresource.
         created["status"] = pvc["status"]
         created = store.update(created, subresource="status")
     return created

@@ -370,7 +370,8 @@ class Cluster(StoreReads):
                     except NotFound:
                         dv = obj           # deleted: its VM creates it again
                     else:
-                        cdi.sync(tx, dv)
+                        dv = cdi.sync(tx, dv) or dv
+                        sources = sources or not cdi.waiting(dv)    # a populated claim: clones of it may go
                     owners[(meta.get("namespace"), meta.get("name"))] = obj
                 else:
                     sources = True

@@ -262,6 +262,8 @@ class VMController:
             meta = obj.get("metadata") or {}
             if event_type != "DELETED":
                 self.queue.add((CDI_DATAVOLUME, meta.get("namespace") or kinds.DEFAULT_NAMESPACE, meta.get("name") or ""))
+            if not cdi.waiting(obj):
+                self.queue.add(CDI_WAITING)     # its claim is populated now: a clone of it may complete
             key = owner_vm_key(obj)
             if key is not None:
                 self.queue.add(key)
@@ -364,7 +366,11 @@ class VMController:
             cdi.sync(store, dv)
             return
         if key == CDI_WAITING:
-            cdi.sync_waiting(store)
+            # each one on its own key: its writes are then awaited by the key its events re-queue
+            for dv in self.store.list("DataVolume"):
+                if cdi.waiting(dv):
+                    meta = dv.get("metadata") or {}
+                    self.queue.add((CDI_DATAVOLUME, meta.get("namespace") or kinds.DEFAULT_NAMESPACE, meta.get("name") or ""))
             return
         if key[0] == SHARED_SWEEP:
             deleted = self.shared_revisions.sweep(store, key[1] or None)
