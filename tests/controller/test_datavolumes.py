@@ -92,7 +92,12 @@ def test_a_vm_from_a_datasource_runs_once_its_datavolume_is_ready(any_cluster):
                                "Ready": ("False", "CloneWithoutSource", missing), "Running": ("False", "", "")}
     assert _get(cluster, "VirtualMachineInstance", "vm1") is None
     assert _get(cluster, "PersistentVolumeClaim", "root") is None
+    vm = cluster.get("VirtualMachine", "vm1")
     assert "Failure" not in _conditions(vm)
+    # v1.9's HasDataVolumeProvisioning: a DataVolume neither Succeeded nor WaitForFirstConsumer
+    # (the DataVolume is Pending, not Failed, and its Running condition has no Error reason:
+    # not DataVolumeError)
+    assert vm["status"]["printableStatus"] == "Provisioning"
 
     # The source appears (imported by CDI): the clone completes and the VM starts.
     cluster.apply(_import())
@@ -119,6 +124,7 @@ def test_a_datasource_that_does_not_exist_creates_nothing_and_says_failed_create
     assert _conditions(vm)["Failure"] == ("True", "FailedCreate", FAILED_CREATE)
     assert _get(cluster, "DataVolume", "root") is None
     assert _get(cluster, "VirtualMachineInstance", "vm1") is None
+    assert vm["status"]["printableStatus"] == "Stopped"     # no DataVolume to be provisioning, no VMI
 
     # The DataSource appears (its claim is there): the DataVolume is created and filled, the VM runs.
     cluster.apply(_datasource())

@@ -46,6 +46,7 @@ IMPORT_SOURCES = ("http", "s3", "gcs", "registry", "blank", "imageio", "vddk")
 CLONE_WITHOUT_SOURCE = "CloneWithoutSource"                  # clone-controller-base.go
 MESSAGE_CLONE_WITHOUT_SOURCE = "The source {kind} {name} doesn't exist"
 DEFAULT_SIZE = "1Gi"
+FINAL_PHASES = ("Succeeded", "Failed")      # a Failed one (written by someone else) is left as it is
 
 
 def sync(store: Store, dv: dict) -> dict | None:
@@ -54,7 +55,7 @@ def sync(store: Store, dv: dict) -> dict | None:
     written, or None when nothing changed."""
     meta = dv.get("metadata") or {}
     status = dv.get("status") or {}
-    if meta.get("deletionTimestamp") or status.get("phase") == "Succeeded":
+    if meta.get("deletionTimestamp") or status.get("phase") in FINAL_PHASES:
         return None
     if "upload" in (dig(dv, "spec", "source", default=None) or {}):
         return None
@@ -92,7 +93,7 @@ def sync_waiting(store: Store, namespace: str | None = None) -> list[dict]:
 
 def waiting(dv: dict) -> bool:
     """Not filled yet (a source written may let it complete)."""
-    return (dv.get("status") or {}).get("phase") != "Succeeded" and not (dv.get("metadata") or {}).get(
+    return (dv.get("status") or {}).get("phase") not in FINAL_PHASES and not (dv.get("metadata") or {}).get(
         "deletionTimestamp")
 
 
