@@ -222,7 +222,10 @@ def test_the_cluster_role_is_least_privilege(printed):
                         ("kubevirt.io", "virtualmachines/status"),
                         (kinds.GROUP, "virtualmachineclusterinstancetypes"),
                         (kinds.GROUP, "virtualmachineclusterpreferences"),
-                        ("apps", "controllerrevisions"), ("", "events"), ("events.k8s.io", "events")}
+                        ("apps", "controllerrevisions"), ("", "events"), ("events.k8s.io", "events"),
+                        # a VM's dataVolumeTemplates, and the simulated CDI's claims and DataVolume status
+                        ("cdi.kubevirt.io", "datavolumes"), ("cdi.kubevirt.io", "datavolumes/status"),
+                        ("", "persistentvolumeclaims"), ("", "persistentvolumeclaims/status")}
     (lease_role,) = of_kind(printed, "Role")
     assert lease_role["metadata"]["namespace"] == "instancetype-system"
     assert lease_role["rules"][0]["resources"] == ["leases"]

@@ -33,6 +33,7 @@ DataSource's own status, and data: an imported or cloned claim has no image file
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from instancetype.jsonutil import dig
@@ -91,7 +92,7 @@ def sync_waiting(store: Store, namespace: str | None = None) -> list[dict]:
     return out
 
 
-def waiting(dv: dict) -> bool:
+def waiting(dv: Mapping) -> bool:
     """Not filled yet (a source written may let it complete)."""
     return (dv.get("status") or {}).get("phase") not in FINAL_PHASES and not (dv.get("metadata") or {}).get(
         "deletionTimestamp")
@@ -240,8 +241,8 @@ def _write_status(store: Store, dv: dict, phase: str, claim_name: str | None, co
             merged.append(prev)
             continue
         same = False
-        moved = prev is None or prev.get("status") != c["status"]
-        transition = stamp if moved else prev.get("lastTransitionTime") or stamp
+        transition = stamp if prev is None or prev.get("status") != c["status"] else \
+            prev.get("lastTransitionTime") or stamp
         merged.append({**c, "lastTransitionTime": transition, "lastHeartbeatTime": stamp})
     if same and len(before) == len(merged):
         return None
