@@ -152,3 +152,20 @@ def test_an_existing_claim_is_adopted(cluster):
     assert pvc["metadata"]["uid"] == stored["metadata"]["uid"]
     assert pvc["metadata"]["ownerReferences"][0]["uid"] == dv["metadata"]["uid"]
     assert sync(cluster.store, dv) is None      # nothing more to do
+
+
+def test_a_datavolume_of_its_own_with_a_sourceref(cluster):
+    """A DataVolume made by hand keeps its `sourceRef`: CDI resolves the DataSource itself (none
+    yet: CDI's no-op, no status), then clones its claim."""
+    dv = {"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "metadata": {"name": "mine"},
+          "spec": {"sourceRef": {"kind": "DataSource", "name": "golden"},
+                   "storage": {"resources": {"requests": {"storage": "1Gi"}}}}}
+    assert "status" not in cluster.apply(dv).object
+    cluster.apply({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataSource", "metadata": {"name": "golden"},
+                   "spec": {"source": {"pvc": {"name": "golden", "namespace": "default"}}}})
+    assert cluster.get("DataVolume", "mine")["status"]["phase"] == "Pending"
+    cluster.apply({"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume", "metadata": {"name": "golden"},
+                   "spec": {"source": {"blank": {}}, "storage": {"resources": {"requests": {"storage": "3Gi"}}}}})
+    mine = cluster.get("DataVolume", "mine")
+    assert mine["spec"]["sourceRef"] == {"kind": "DataSource", "name": "golden"}
+    assert mine["status"]["phase"] == "Succeeded"
