@@ -33,7 +33,7 @@ DataSource's own status, and data: an imported or cloned claim has no image file
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from instancetype.jsonutil import dig
@@ -96,6 +96,45 @@ def waiting(dv: Mapping) -> bool:
     """Not filled yet (a source written may let it complete)."""
     return (dv.get("status") or {}).get("phase") not in FINAL_PHASES and not (dv.get("metadata") or {}).get(
         "deletionTimestamp")
+
+
+def settle(store: Store, since: Any, seed: list[dict], requeue: Callable[[dict], None], *, rounds: int) -> bool:
+    """The embedded store's informers: every DataVolume written since resourceVersion `since`
+    (and the objects in `seed`, written just before) is filled (`sync`), a source written (a
+    claim, DataSource, VolumeSnapshot, a DataVolume now Succeeded) lets the waiting ones
+    complete (`sync_waiting`), and `requeue(dv)` is called for each DataVolume written (its VM's
+    turn); round after round until nothing more is written, at most `rounds`. True when any
+    round had something to do."""
+    wrote = False
+    for _ in range(rounds):
+        mark = store.resource_version()
+        events = seed + [ev.object for kind in TRIGGER_KINDS for ev in store.changes(since, kind=kind)
+                         if ev.object is not None]
+        seed, since = [], mark
+        if not events:
+            return wrote
+        wrote = True
+        touched: dict[tuple, dict] = {}
+        sources = False
+        for obj in events:
+            if obj.get("kind") != "DataVolume":
+                sources = True
+                continue
+            meta = obj.get("metadata") or {}
+            try:
+                dv = store.get("DataVolume", meta.get("name") or "", meta.get("namespace"))
+            except NotFound:
+                dv = obj               # deleted: its VM creates it again
+            else:
+                dv = sync(store, dv) or dv
+                sources = sources or not waiting(dv)     # a populated claim: clones of it may go
+            touched[(meta.get("namespace"), meta.get("name"))] = dv
+        if sources:
+            for dv in sync_waiting(store):
+                touched[(dv["metadata"].get("namespace"), dv["metadata"]["name"])] = dv
+        for dv in touched.values():
+            requeue(dv)
+    return wrote
 
 
 def _operation(store: Store, dv: dict) -> tuple[str, Any] | None:

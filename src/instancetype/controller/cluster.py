@@ -344,43 +344,12 @@ class Cluster(StoreReads):
             return out
 
     def _storage_pass(self, tx: Store, since, config: dict | None, seed: list[dict]) -> bool:
-        """The simulated CDI and the DataVolume triggers, in the write's transaction (what a
-        cluster's controller does from its informers): every DataVolume written since `since`
-        is filled (`cdi.sync`), a source written (a claim, DataSource, VolumeSnapshot) lets the
-        waiting ones complete (`cdi.sync_waiting`), and the VM owning a DataVolume written is
-        reconciled; until nothing more is written (bounded). True when anything was written."""
+        """The simulated CDI and the DataVolume triggers in the write's transaction (what a
+        cluster's controller does from its informers: `cdi.settle`); a DataVolume written
+        re-queues the VM that owns it. True when anything was written."""
         from . import cdi
 
-        wrote = False
-        for _ in range(STORAGE_ROUNDS):
-            mark = tx.resource_version()
-            events = seed + [ev.object for kind in cdi.TRIGGER_KINDS for ev in tx.changes(since, kind=kind)
-                             if ev.object is not None]
-            seed, since = [], mark
-            if not events:
-                return wrote
-            wrote = True
-            owners: dict[tuple, dict] = {}
-            sources = False
-            for obj in events:
-                if obj.get("kind") == "DataVolume":
-                    meta = obj.get("metadata") or {}
-                    try:
-                        dv = tx.get("DataVolume", meta.get("name") or "", meta.get("namespace"))
-                    except NotFound:
-                        dv = obj           # deleted: its VM creates it again
-                    else:
-                        dv = cdi.sync(tx, dv) or dv
-                        sources = sources or not cdi.waiting(dv)    # a populated claim: clones of it may go
-                    owners[(meta.get("namespace"), meta.get("name"))] = obj
-                else:
-                    sources = True
-            if sources:
-                for dv in cdi.sync_waiting(tx):
-                    owners[(dv["metadata"].get("namespace"), dv["metadata"]["name"])] = dv
-            for dv in owners.values():
-                self._reconcile_owner(tx, dv, config)     # a DataVolume written re-queues its VM
-        return wrote
+        return cdi.settle(tx, since, seed, lambda dv: self._reconcile_owner(tx, dv, config), rounds=STORAGE_ROUNDS)
 
     def _reconcile_after(self, tx: Store, stored: dict, config: dict | None) -> dict:
         from . import vm as vmctl
