@@ -60,9 +60,11 @@ def write(s: VMSync) -> dict:
         status.pop("ready", None)
         conditions = [condition("Ready", "False", "VMIConditionMissing", "VMI is missing the Ready condition", stamp)]
     elif vmi is not None:
-        # A VMI that exists but does not run (virt-launcher refused its domain: controller/node.py):
-        # KubeVirt's printable status Starting, and the VMI's conditions copied (syncConditions).
-        status.update(created=True, printableStatus="Starting")
+        # A VMI that exists but does not run (virt-launcher refused its domain, or no node fits
+        # its pod: controller/node.py): KubeVirt's printable status ErrorUnschedulable when the VMI
+        # carries the pod's PodScheduled False Unschedulable (isVirtualMachineStatusUnschedulable),
+        # else Starting; the VMI's conditions copied (syncConditions).
+        status.update(created=True, printableStatus="ErrorUnschedulable" if _unschedulable(vmi) else "Starting")
         status.pop("ready", None)
         conditions = [condition(c["type"], c["status"], c.get("reason", ""), c.get("message", ""), stamp)
                       for c in (vmi.get("status") or {}).get("conditions") or ()]
@@ -78,6 +80,11 @@ def write(s: VMSync) -> dict:
                    if isinstance(c, dict) and c.get("type") in VM_OWN]
     status["conditions"] = conditions
     return _put(s.store, s.stored, status)
+
+
+def _unschedulable(vmi: dict) -> bool:
+    return any(isinstance(c, dict) and c.get("type") == "PodScheduled" and c.get("status") == "False"
+               and c.get("reason") == "Unschedulable" for c in (vmi.get("status") or {}).get("conditions") or ())
 
 
 def _copied(c: dict, stamp: str) -> dict:
