@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from instancetype.jsonutil import clone
 from instancetype.store.base import AlreadyExists, NotFound, Store, now
@@ -96,13 +97,15 @@ def simulated(node: dict) -> bool:
     return labels.get(SIMULATED_LABEL[0]) == SIMULATED_LABEL[1]
 
 
-def heartbeat(store: Store, stop: threading.Event, every: float = RENEW_EVERY) -> None:
-    """Renew each simulated node's Lease (`kube-node-lease/<node>`) until `stop`: the node
-    lifecycle controller then keeps its Ready condition and adds no `unreachable` taint."""
+def heartbeat(store: Store, stop: threading.Event, every: float = RENEW_EVERY,
+              may_write: Callable[[], bool] = lambda: True) -> None:
+    """Renew each simulated node's Lease (`kube-node-lease/<node>`) until `stop` (while this
+    replica leads): the node lifecycle controller then keeps the node's Ready condition and adds
+    no `unreachable` taint."""
     while not stop.is_set():
         try:
             for node in list(store.list("Node")):
-                if simulated(node):
+                if simulated(node) and may_write():
                     renew_lease(store, node)
         except Exception as e:  # noqa: BLE001 -- a missed beat is retried at the next one
             log.info("node heartbeat: %s", e)

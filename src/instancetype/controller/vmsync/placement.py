@@ -8,6 +8,7 @@ from instancetype.jsonutil import clone
 from instancetype.store.base import now
 
 from .. import node, node_usage
+from ..hotplug import put_status
 from .state import VMSync
 
 
@@ -28,7 +29,7 @@ def retry(s: VMSync) -> None:
     else:
         vmi = node.schedule(vmi, now(), chosen)
     try:
-        s.vmi = s.store.update(vmi)
+        s.vmi = put_status(s.store, vmi)
     except BaseException:
         if chosen is not None:
             node_usage.current().observe("MODIFIED", s.vmi, s.config)   # the assumed placement undone
