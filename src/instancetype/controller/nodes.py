@@ -92,6 +92,41 @@ def ensure_default_node(store: Store) -> dict | None:
     return created
 
 
+# What kube-apiserver's TaintNodesByCondition admission puts on a new node, and the node lifecycle
+# controller on one that stops reporting; it removes them (doNoScheduleTaintingPass) once the
+# node's Ready condition is True.
+LIFECYCLE_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def keep_ready(store: Store) -> int:
+    """For each simulated node: Ready True reported (the kubelet's part; KWOK's), then the
+    lifecycle taints a Ready node no longer carries removed (the node lifecycle controller's
+    part, for a cluster that runs none: the test clusters). Returns the writes made."""
+    writes = 0
+    for node in list(store.list("Node")):
+        if not simulated(node):
+            continue
+        status = node.get("status") or {}
+        ready = next((c for c in status.get("conditions") or () if isinstance(c, dict) and c.get("type") == "Ready"),
+                     None)
+        if ready is None or ready.get("status") != "True":
+            node = clone(node)
+            stamp = now()
+            kept = [c for c in status.get("conditions") or () if isinstance(c, dict) and c.get("type") != "Ready"]
+            node["status"] = {**status, "conditions": node_status({}, stamp)["conditions"] + kept}
+            node = store.update(node, subresource="status")
+            writes += 1
+        taints = (node.get("spec") or {}).get("taints") or []
+        kept_taints = [t for t in taints if not (isinstance(t, dict) and t.get("key") in LIFECYCLE_TAINTS
+                                                 and t.get("effect") == "NoSchedule")]
+        if len(kept_taints) != len(taints):
+            node = clone(node)
+            node["spec"]["taints"] = kept_taints
+            store.update(node)
+            writes += 1
+    return writes
+
+
 def simulated(node: dict) -> bool:
     labels = (node.get("metadata") or {}).get("labels") or {}
     return labels.get(SIMULATED_LABEL[0]) == SIMULATED_LABEL[1]

@@ -254,6 +254,7 @@ class VMController:
                 self.queue.add((SHARED_SWEEP, (obj.get("metadata") or {}).get("namespace") or kinds.DEFAULT_NAMESPACE, ""))
         elif kind == "Node":
             self.queue.add(PENDING_KEY)         # a node added or changed: the waiting VMIs may fit
+            self.queue.add(NODES_KEY)           # (and the default node's creation seen: its expectation met)
         elif kind in (VMI, "ControllerRevision"):
             if kind == VMI:
                 self.node_usage.observe(event_type, dict(obj), self.config())
@@ -356,6 +357,7 @@ class VMController:
         if key == NODES_KEY:
             if nodes.ensure_default_node(store) is not None:
                 log.info("created the simulated node %s", nodes.DEFAULT_NODE_NAME)
+            nodes.keep_ready(store)
             return
         if key == PENDING_KEY:
             for ns, name in sorted(self.node_usage.pending):

@@ -10,7 +10,8 @@ One identity, `instancetype-controller`, runs both (virt-controller's and virt-a
 - PersistentVolumeClaims, DataVolumes, DataSources, VolumeSnapshots: read (inference);
 - KubeVirt: read (the cluster configuration);
 - Nodes: the simulated nodes are created, kept Ready and renewed (their status and their Leases
-  in `kube-node-lease`, as KWOK keeps its nodes), and every node read for scheduling;
+  in `kube-node-lease`, as KWOK keeps its nodes; the lifecycle's NoSchedule taints removed once
+  Ready), and every node read for scheduling;
 - events: create and patch; leases: in its own namespace only (a Role), for leader election.
 Nothing else: no Secrets, no ConfigMaps, no Pods, no cluster-wide write beyond the above.
 
@@ -44,7 +45,7 @@ CLUSTER_ROLE_RULES: list[dict] = [
     {"apiGroups": ["cdi.kubevirt.io"], "resources": ["datavolumes", "datasources"], "verbs": READ},
     {"apiGroups": ["snapshot.storage.k8s.io"], "resources": ["volumesnapshots"], "verbs": READ},
     {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
-    {"apiGroups": [""], "resources": ["nodes"], "verbs": READ + ["create"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": READ + ["create", "update"]},
     {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["get", "update", "patch"]},
 ]
 LEASE_RULES: list[dict] = [
