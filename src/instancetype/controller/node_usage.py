@@ -14,7 +14,7 @@ events that follow confirm it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -68,8 +68,10 @@ class NodeUsage:
         self.placed[key] = (node, uid, requests)
         self.by_node.setdefault(node, Usage()).add(requests)
 
-    def observe(self, event_type: str, vmi: dict, config: dict | None = None) -> None:
-        """A VMI event: placed (its requests counted on its node), waiting, or gone."""
+    def observe(self, event_type: str, vmi: dict, config: dict | None | Callable[[], dict | None] = None) -> None:
+        """A VMI event: placed (its requests counted on its node, again after a live update),
+        waiting, or gone. `config` (the KubeVirt configuration, or what reads it) is read only
+        for a placed VMI."""
         key, uid = _key(vmi), (vmi.get("metadata") or {}).get("uid")
         with self.lock:
             if event_type == "DELETED":
@@ -77,9 +79,7 @@ class NodeUsage:
                 return
             node = node_of(vmi)
             if node is not None:
-                current = self.placed.get(key)
-                if current is None or current[0] != node or current[1] != uid:
-                    self._put(key, node, uid, pod_requests(vmi, config))
+                self._put(key, node, uid, pod_requests(vmi, config() if callable(config) else config))
                 self.pending.pop(key, None)
             else:
                 self._drop(key, uid)

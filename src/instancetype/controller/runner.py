@@ -257,7 +257,7 @@ class VMController:
             self.queue.add(NODES_KEY)           # (and the default node's creation seen: its expectation met)
         elif kind in (VMI, "ControllerRevision"):
             if kind == VMI:
-                self.node_usage.observe(event_type, dict(obj), self.config())
+                self.node_usage.observe(event_type, dict(obj), self.config)
                 if event_type == "DELETED" and self.node_usage.pending:
                     self.queue.add(PENDING_KEY)     # its capacity is free again
             key = owner_vm_key(obj)
