@@ -109,3 +109,25 @@ def test_two_nodes(cluster):
     freed = cluster.get("VirtualMachineInstance", "vm1")["status"]["nodeName"]
     cluster.stop("vm1")
     _assert_running_on(cluster, "vm3", freed)
+
+
+def test_get_and_describe_nodes(cluster):
+    from tests.cli._helpers import run_settled
+
+    cluster.apply(builders.instancetype_obj("csmall", cpu=1, memory="128Mi"))
+    cluster.apply(builders.csmall_vm("vm1", "Always"))
+    got = run_settled(cluster, "get", "nodes")
+    assert got.code == 0, got.err
+    header, *rows = got.out.splitlines()
+    assert header.split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    row = next(r.split() for r in rows if r.startswith(DEFAULT_NODE_NAME + " "))
+    assert row[1:3] == ["Ready", "<none>"] and row[4] == "simulated"
+    described = run_settled(cluster, "describe", "no", DEFAULT_NODE_NAME)
+    assert described.code == 0, described.err
+    text = described.out
+    for line in ("Name:               simulated-node", "Taints:             <none>",
+                 "Unschedulable:      false", "  memory:                         256Gi"):
+        assert line in text.splitlines(), text
+    # the VMI's pod, with what it requests: 1 vCPU at cpuAllocationRatio 10, 128Mi + 268Mi of overhead
+    pod = next(r.split() for r in text.splitlines() if "virt-launcher-vm1" in r.split())
+    assert pod[2:10] == ["100m", "(0%)", "0", "(0%)", "396Mi", "(0%)", "0", "(0%)"]
