@@ -98,9 +98,9 @@ def waiting(dv: Mapping) -> bool:
         "deletionTimestamp")
 
 
-def settle(store: Store, since: Any, seed: list[dict], requeue: Callable[[dict], None], *, rounds: int) -> bool:
+def settle(store: Store, since: Any, requeue: Callable[[dict], None], *, rounds: int) -> bool:
     """The embedded store's informers: every DataVolume written since resourceVersion `since`
-    (and the objects in `seed`, written just before) is filled (`sync`), a source written (a
+    is filled (`sync`), a source written (a
     claim, DataSource, VolumeSnapshot, a DataVolume now Succeeded) lets the waiting ones
     complete (`sync_waiting`), and `requeue(dv)` is called for each DataVolume written (its VM's
     turn); round after round until nothing more is written, at most `rounds`. True when any
@@ -108,9 +108,9 @@ def settle(store: Store, since: Any, seed: list[dict], requeue: Callable[[dict],
     wrote = False
     for _ in range(rounds):
         mark = store.resource_version()
-        events = seed + [ev.object for kind in TRIGGER_KINDS for ev in store.changes(since, kind=kind)
-                         if ev.object is not None]
-        seed, since = [], mark
+        events = [ev.object for kind in TRIGGER_KINDS for ev in store.changes(since, kind=kind)
+                  if ev.object is not None]
+        since = mark
         if not events:
             return wrote
         wrote = True
