@@ -132,7 +132,7 @@ def test_a_failed_datavolume_is_a_datavolume_error(cluster):
     dv["status"] = {**dv["status"], "phase": "Failed"}
     with cluster.store.transaction() as tx:
         tx.update(dv, subresource="status")
-        cluster._storage_pass(tx, tx.resource_version() - 1, None, [])
+        cluster._storage_pass(tx, tx.resource_version() - 1, None)
     assert cluster.get("VirtualMachine", "vm1")["status"]["printableStatus"] == "DataVolumeError"
     assert _get(cluster, "VirtualMachineInstance", "vm1") is None
 
