@@ -54,6 +54,9 @@ def _applied_namespace(obj: dict, namespace: str | None) -> str | None:
 
 LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot", "ControllerRevision"}
 DELETION_ROUNDS = 32        # a deletion's follow-ups settle in two or three; the bound is for a bug
+# How many rounds of CDI's work and the VMs it re-queues one write may take (a round per link:
+# a VM creates its DataVolumes, CDI fills them, the VM starts; a source completes a clone...).
+STORAGE_ROUNDS = 8
 
 
 @dataclass
@@ -66,11 +69,14 @@ class ApplyResult:
 class Cluster(StoreReads):
     def __init__(self, store: Store, images: Images | None = None):
         from .images import Images
+        from .node_usage import NodeUsage
         from .shared_revisions import SharedRevisions
 
         self.store = store
         # The controller's memory of shared revisions, this store's alone (bound around each write).
         self.shared_revisions = SharedRevisions()
+        # What the VMIs on each node request (the scheduler's cache), bound around each write too.
+        self.node_usage = NodeUsage()
         path = store.path
         # Uploaded images live beside the state file (none for a store without one).
         self.images = images if images is not None else Images.beside(path) if path is not None else None
@@ -86,6 +92,7 @@ class Cluster(StoreReads):
             if cluster.store.read_only:
                 return cluster      # readable as it is: nothing deployed, nothing swept
             cluster._ensure_kubevirt_namespace()
+            cluster._ensure_nodes()
             if catalog:
                 cluster.sync_catalog_if_needed()
             cluster.sweep_images()
@@ -116,6 +123,14 @@ class Cluster(StoreReads):
                                                 "message": "All components are ready."}]}
                 tx.update(kv, subresource="status")
 
+    def _ensure_nodes(self) -> None:
+        """The default simulated node (controller/nodes.py) when the store has no node."""
+        from .nodes import ensure_default_node
+
+        if self.store.count("Node") == 0:
+            with self.store.transaction() as tx:
+                ensure_default_node(tx)
+
     def sync_catalog_if_needed(self) -> None:
         from instancetype.lifecycle import catalog_sync
 
@@ -129,7 +144,7 @@ class Cluster(StoreReads):
         with self.store.transaction() as tx:
             changes = catalog_sync.sync(tx, dry_run=dry_run)
             if changes and not dry_run:
-                with self.shared_revisions.bound():
+                with self.shared_revisions.bound(), self.node_usage.bound():
                     self._retry_failed_vms(tx, None, self.config(tx))
         return changes
 
@@ -174,9 +189,8 @@ class Cluster(StoreReads):
                     return ApplyResult("unchanged", current, warnings)
                 merged = merge_patch(clone(current), patch)
                 admitted = admit(tx, merged, operation="UPDATE", old=current, config=config)
-                since = tx.resource_version()
-                stored = self._after_write(tx, tx.update(admitted.obj), config, since)
-                return ApplyResult("configured", stored, warnings + admitted.warnings)
+                stored = tx.update(admitted.obj)
+                action = "configured"
             stored = self._after_write(tx, stored, config)
         return ApplyResult(action, stored, warnings + admitted.warnings)
 
@@ -221,8 +235,7 @@ class Cluster(StoreReads):
             meta = obj["metadata"]
             current = tx.get(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
             admitted = admit(tx, obj, operation="UPDATE", old=current, config=config)
-            since = tx.resource_version()
-            stored = self._after_write(tx, tx.update(admitted.obj), config, since)
+            stored = self._after_write(tx, tx.update(admitted.obj), config)
         return ApplyResult("configured", stored, admitted.warnings)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
@@ -238,8 +251,12 @@ class Cluster(StoreReads):
         since = self.store.resource_version()
         with self.store.transaction() as tx:
             answer = tx.delete(kind, name, namespace, propagation=propagation, grace_period=grace_period)
-            with self.shared_revisions.bound():
-                self._after_deletions(tx, since, self.config(tx))
+            config = self.config(tx)
+            with self.shared_revisions.bound(), self.node_usage.bound():
+                self._after_deletions(tx, since, config)    # a VM or VMI deleted: its VM, the node
+                if answer.get("kind") == "DataVolume":
+                    self._storage_pass(tx, since, config)   # a DataVolume deleted re-queues its VM
+            self._after_capacity_change(tx, since)
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
         # until a sweep finds them unowned.
@@ -313,9 +330,14 @@ class Cluster(StoreReads):
 
         if action == "restart":
             vmctl.check_restart_grace(options.get("grace_period"))   # before the VM is read, as virt-api
-        with self.store.transaction() as tx, self.shared_revisions.bound():
+        with self.store.transaction() as tx, self.shared_revisions.bound(), self.node_usage.bound():
+            since = tx.resource_version()
             vm = tx.get("VirtualMachine", name, namespace)
-            return getattr(vmctl, action)(tx, vm, self.config(tx), **options)
+            done = getattr(vmctl, action)(tx, vm, self.config(tx), **options)
+            if self._storage_pass(tx, since, self.config(tx)):     # DataVolumes created at the start
+                done = tx.get("VirtualMachine", name, namespace)
+            self._after_capacity_change(tx, since)
+            return done
 
     def pause(self, name: str, namespace: str | None = None) -> dict:
         return self._vmi_action("pause", name, namespace)
@@ -357,14 +379,51 @@ class Cluster(StoreReads):
     # The VM controller (and the engine it runs) is imported on first write, not when a command
     # that only reads (get, describe, wait) opens the cluster.
 
-    def _after_write(self, tx: Store, stored: dict, config: dict | None, since: int | str | None = None) -> dict:
-        """The controller's part in a write; `since` (the resourceVersion before an update): the
-        deletion an update of an object being deleted carries on (a finalizer removed)."""
-        with self.shared_revisions.bound():
+    def _after_write(self, tx: Store, stored: dict, config: dict | None) -> dict:
+        with self.shared_revisions.bound(), self.node_usage.bound():
+            # the write's own resourceVersion: what it and its reconciles changed follows it
+            since = int((stored.get("metadata") or {}).get("resourceVersion") or 1) - 1
             out = self._reconcile_after(tx, stored, config)
-            if since is not None and finalizers.marked(stored):
+            if finalizers.marked(stored):
+                # an object being deleted written (a finalizer removed): the deletion carries on
                 self._after_deletions(tx, since, config)
+            if self._storage_pass(tx, since, config):
+                meta = out.get("metadata") or {}
+                try:        # the object as the pass left it (a DataVolume filled, a VM started)
+                    out = tx.get(out.get("kind") or "", meta.get("name") or "", meta.get("namespace"))
+                except NotFound:
+                    pass
+            self._after_capacity_change(tx, since)
             return out
+
+    def _storage_pass(self, tx: Store, since, config: dict | None) -> bool:
+        """The simulated CDI and the DataVolume triggers in the write's transaction (what a
+        cluster's controller does from its informers: `cdi.settle`); a DataVolume written
+        re-queues the VM that owns it. True when anything was written."""
+        from . import cdi
+
+        def requeue(dv: dict) -> None:
+            self._reconcile_owner(tx, dv, config)
+
+        return cdi.settle(tx, since, requeue, rounds=STORAGE_ROUNDS)
+
+    def _after_capacity_change(self, tx: Store, since) -> None:
+        """kube-scheduler's retry of unschedulable pods: when a node was written or a VMI went
+        since `since`, the VMs whose VMIs wait for a node are reconciled (controller/vmsync/placement.py)."""
+        if next(iter(tx.changes(since, kind="Node")), None) is None and not any(
+                ev.type == "DELETED" for ev in tx.changes(since, kind="VirtualMachineInstance")):
+            return
+        with self.shared_revisions.bound(), self.node_usage.bound():
+            self._retry_pending(tx, self.config(tx))
+
+    def _retry_pending(self, tx: Store, config: dict | None) -> None:
+        self.node_usage.sync(tx, config)
+        for namespace, name in sorted(self.node_usage.pending):
+            try:
+                vmi = tx.get("VirtualMachineInstance", name, namespace)
+            except NotFound:
+                continue
+            self._reconcile_owner(tx, vmi, config)
 
     def _reconcile_after(self, tx: Store, stored: dict, config: dict | None) -> dict:
         from . import vm as vmctl

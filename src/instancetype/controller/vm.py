@@ -20,7 +20,18 @@ from instancetype.store.base import Store
 
 from . import virtctl
 from .virtctl import check_not_running, check_restart_grace
-from .vmsync import deletion, generation, live_update, pin, restart_required, run_strategy, status, vmis
+from .vmsync import (
+    datavolumes,
+    deletion,
+    generation,
+    live_update,
+    pin,
+    placement,
+    restart_required,
+    run_strategy,
+    status,
+    vmis,
+)
 from .vmsync.run_strategy import RUN_STRATEGIES
 from .vmsync.state import VM_RESOURCE, VMSync, failed
 from .vmsync.vmis import release as release_vmi
@@ -34,8 +45,10 @@ STEPS = (
     deletion.sync,        # the VM's finalizer; a VM being deleted: its VMI stopped, the finalizer off
     pin.sync,             # status refs follow the matchers; referencePolicy expand
     vmis.observe,         # the VMI as found: another owner's, one on its way out
+    placement.retry,      # a VMI waiting for a node placed once one fits (kube-scheduler's retry)
     generation.bump,      # conditionallyBumpGenerationAnnotationOnVmi
     pin.repin,            # instancetype Sync: a running VM's new matcher pinned at once
+    datavolumes.sync,     # handleDataVolumes: dataVolumeTemplates created; no start until ready
     run_strategy.sync,    # syncRunStrategy: start, stop, state change requests
     restart_required.sync,  # syncRestartRequired
     live_update.sync,     # handleCPUChangeRequest, handleMemoryHotplugRequest
