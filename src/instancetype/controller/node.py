@@ -197,6 +197,9 @@ def _ready_to_attach(claim: dict, lookup) -> bool:
     return dv is not None and (dv.get("status") or {}).get("phase") in ("Succeeded", "PendingPopulation")
 
 
+_CLAIM_PHASES = {"Pending": ("Pending", "ClaimPending"), "Bound": ("Bound", "Bound")}
+
+
 def volume_status(vmi: dict, lookup) -> dict:
     """The VMI's status (a copy) once its node and virt-controller saw its volumes: a volume
     without a status is hot-plugged (the ones it started with have theirs); one gone from the
@@ -209,12 +212,12 @@ def volume_status(vmi: dict, lookup) -> dict:
     spec = vmi.get("spec") or {}
     disks = {d.get("name"): d for d in ((spec.get("domain") or {}).get("devices") or {}).get("disks") or ()
              if isinstance(d, dict)}
-    used = {v.get("target") for v in old.values() if v.get("target")}
+    used: set[str] = {v["target"] for v in old.values() if isinstance(v.get("target"), str) and v["target"]}
     out = []
     for volume in spec.get("volumes") or ():
         if not isinstance(volume, dict):
             continue
-        name = volume.get("name") or ""
+        name: str = volume.get("name") or ""
         current = old.get(name)
         if current is not None and (current.get("hotplugVolume") is None or current.get("phase") == "Ready"):
             out.append(current)
@@ -225,11 +228,9 @@ def volume_status(vmi: dict, lookup) -> dict:
         if claim is None:
             entry.update(phase="Pending", reason="FailedPvcNotFound", message=f"PVC {claim_name} not found")
         elif not _ready_to_attach(claim, lookup):
-            phase = (claim.get("status") or {}).get("phase")
-            entry.update({"Bound": {"phase": "Bound", "reason": "PVCNotReady", "message": "PVC is in phase Bound"},
-                          "Pending": {"phase": "Pending", "reason": "PVCNotReady",
-                                      "message": "PVC is in phase ClaimPending"}}.get(
-                phase, {"phase": "Pending", "reason": "PVCNotReady", "message": "PVC is in phase Lost"}))
+            # getVolumePhaseMessageReason: a claim neither Pending nor Bound reads as Lost
+            phase, text = _CLAIM_PHASES.get(str((claim.get("status") or {}).get("phase")), ("Pending", "Lost"))
+            entry.update(phase=phase, reason="PVCNotReady", message=f"PVC is in phase {text}")
         else:
             pod = "hp-volume-" + uuid.uuid4().hex[:5]
             disk = disks.get(name) or {}
