@@ -198,3 +198,39 @@ def test_hotplug_volumes_gate(cluster):
     assert _names(vmi["spec"])[0] == ["containerdisk"]
     assert _names(_template(cluster))[0] == ["containerdisk"]
     assert "volumeRequests" not in cluster.get("VirtualMachine", "vm1")["status"]
+
+
+@pytest.mark.embedded_only("the cluster's command line is tests/kube/test_virtctl.py's, beside the real virtctl")
+def test_command_line(cluster):
+    from tests.cli._helpers import run_settled
+
+    cluster.apply(builders.csmall_vm("vm1", "Always"))
+    r = run_settled(cluster, "addvolume", "vm1", "--volume-name=pvc1", "--persist", "--dry-run")
+    assert (r.code, r.out) == (0, "Dry Run execution\nSuccessfully submitted add volume request to VM vm1 "
+                                  "for volume pvc1\n")
+    assert _names(_template(cluster))[0] == ["containerdisk"]
+    r = run_settled(cluster, "addvolume", "vm1", "--volume-name=pvc1", "--persist", "--serial=s1", "--cache=none")
+    assert (r.code, r.out, r.err) == (0, "Successfully submitted add volume request to VM vm1 for volume pvc1\n", "")
+    disk = _vmi(cluster)["spec"]["domain"]["devices"]["disks"][-1]
+    assert disk == {"name": "pvc1", "disk": {"bus": "scsi"}, "serial": "s1", "cache": "none"}
+    for argv, err in (
+            (("--volume-name=nope",), "error: error adding volume, Volume nope is not a DataVolume or "
+                                      "PersistentVolumeClaim\n"),
+            (("--volume-name=pvc1", "--bus=sata"), "error: Invalid bus type 'sata' for disk. Only 'scsi' and "
+                                                   "'virtio' are supported.\n"),
+            (("--volume-name=pvc1", "--disk-type=lun", "--bus=virtio"),
+             "error: Invalid bus type 'virtio' for LUN disk. Only 'scsi' bus is supported.\n"),
+            (("--volume-name=pvc1", "--disk-type=cdrom"), "error: Invalid disk type 'cdrom'. Only LUN and Disk are "
+                                                          "supported.\n"),
+            (("--volume-name=pvc1", "--cache=fast"), "error: error adding volume, invalid cache value fast\n"),
+            (("--volume-name=pvc1",), "error: error adding volume, VMI default/vm1 is owned by a VM\n")):
+        r = run_settled(cluster, "addvolume", "vm1", *argv)
+        assert (r.code, r.out, r.err) == (1, "", err)
+    r = run_settled(cluster, "removevolume", "vm1", "--volume-name=pvc1", "--persist")
+    assert (r.code, r.out) == (0, "Successfully submitted remove volume request to VM vm1 for volume pvc1\n")
+    r = run_settled(cluster, "removevolume", "vm1", "--volume-name=pvc1", "--persist")
+    assert (r.code, r.err) == (1, 'error: error removing volume, Operation cannot be fulfilled on '
+                                  'virtualmachine.kubevirt.io "vm1": Unable to remove volume [pvc1] because it '
+                                  'does not exist\n')
+    r = run_settled(cluster, "removevolume", "vm1")
+    assert (r.code, r.err) == (1, 'error: required flag(s) "volume-name" not set\n')
