@@ -14,6 +14,7 @@ import pytest
 
 from instancetype.store.base import BadRequest, Conflict, NotFound
 from tests import builders
+from tests.controller import day2_helpers
 
 IT = builders.instancetype_obj("csmall", cpu=1, memory="128Mi")
 PREF = builders.preference_obj("cirros", {"devices": {"preferredDiskBus": "virtio"}})
@@ -60,9 +61,12 @@ def _status_of(vmi: dict, volume: str) -> dict | None:
 
 
 def _set_gates(cluster, configuration: dict) -> None:
-    kv = next(iter(cluster.list("KubeVirt")))
-    kv["spec"]["configuration"] = {**(kv["spec"].get("configuration") or {}), **configuration}
-    cluster.update(kv)
+    day2_helpers.kubevirt(cluster, configuration=configuration)
+
+
+def _ns(cluster) -> str:
+    """The namespace the test's `default` stands for (virt-api's messages name it)."""
+    return cluster.namespace if cluster.store_name == "kube" else "default"
 
 
 @pytest.fixture
@@ -120,7 +124,7 @@ def test_refusals(cluster):
     # without --persist (the VMI's subresource) a VM's VMI is refused under the default gates
     with pytest.raises(BadRequest) as e:
         cluster.add_volume("vm1", options=_options("pvc1"))
-    assert str(e.value) == "VMI default/vm1 is owned by a VM"
+    assert str(e.value) == f"VMI {_ns(cluster)}/vm1 is owned by a VM"
     # removing a volume the VM started with: not hotpluggable
     with pytest.raises(Conflict) as e:
         cluster.remove_volume("vm1", options={"name": "containerdisk"}, persist=True)
