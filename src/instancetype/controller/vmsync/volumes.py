@@ -33,7 +33,14 @@ def _running(vmi: dict | None) -> bool:
     return vmi is not None and not node.terminating(vmi) and (vmi.get("status") or {}).get("phase") == "Running"
 
 
+def _any_hotpluggable(spec: dict) -> bool:
+    return any(isinstance(v, dict) and rules.hotpluggable(v) for v in spec.get("volumes") or ())
+
+
 def sync(s: VMSync) -> dict | None:
+    if not (s.vm.get("status") or {}).get("volumeRequests") and not _any_hotpluggable(_template_spec(s.vm)) \
+            and (s.vmi is None or not _any_hotpluggable(s.vmi.get("spec") or {})):
+        return None         # the common case, at the cost of a scan: nothing to hot-plug or unplug
     spec = clone(_template_spec(s.vm))
     try:
         _volume_requests(s, spec)
