@@ -8,6 +8,7 @@ that state and lets the next one run, or finishes the reconcile (returns the sto
     pin            the matchers' ControllerRevisions, the status refs, referencePolicy expand
     vmis           the VMI as found: another owner's, one on its way out
     run_strategy   syncRunStrategy: start, stop, restart by run strategy and state requests
+    volumes        handleVolumeRequests, the declarative volume hotplug
     status         updateStatus: printable status, conditions, generations, run strategy
 
 Both stores run the same steps: the embedded store inside each write's transaction
