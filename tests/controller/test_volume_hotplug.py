@@ -150,6 +150,7 @@ def test_refusals(cluster):
         '"virtualmachineinstances-update-validator.kubevirt.io" denied the request: Hotplug configuration for disk '
         "[pvc1] requires bus to be 'scsi' or 'virtio'. [sata] is not permitted.")
     assert _names(_vmi(cluster)["spec"])[0] == ["containerdisk"]
+    assert vm["status"]["printableStatus"] == "Running"        # the guest runs on, without the volume
     cluster.remove_volume("vm1", options={"name": "pvc1"}, persist=True)
     assert not any(c["type"] == "Failure" for c in cluster.get("VirtualMachine", "vm1")["status"]["conditions"])
     # a dry run changes nothing
@@ -166,6 +167,7 @@ def test_stopped_vm_gets_the_volume_at_its_next_start(cluster):
     cluster.apply(builders.csmall_vm("vm1", "Halted"))
     cluster.add_volume("vm1", options=_options("pvc1"), persist=True)
     assert _names(_template(cluster))[0] == ["containerdisk", "pvc1"]
+    assert cluster.get("VirtualMachine", "vm1")["status"]["printableStatus"] == "Stopped"
     with pytest.raises(NotFound):      # without --persist: no VMI
         cluster.add_volume("vm1", options=_options("pvc1"))
     cluster.start("vm1")
@@ -173,6 +175,7 @@ def test_stopped_vm_gets_the_volume_at_its_next_start(cluster):
     assert _names(vmi["spec"])[0] == ["containerdisk", "pvc1"]
     # started with it: a volume of the VMI, not a hotplugged one
     assert "hotplugVolume" not in _status_of(vmi, "pvc1")
+    assert cluster.get("VirtualMachine", "vm1")["status"]["printableStatus"] == "Running"
 
 
 def test_hotplug_volumes_gate(cluster):
