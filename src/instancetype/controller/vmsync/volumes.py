@@ -4,7 +4,7 @@ trimDoneVolumeRequests; syncRestartRequired's validLiveUpdateVolumes / validLive
 
 * `status.volumeRequests` (recorded by virt-api's VM subresource under `HotplugVolumes`): each is
   applied to the VM's template, and a running VMI gets the volume added or removed through the
-  VMI's subresource rules (controller/volume_hotplug.vmi_patch); the template is then written,
+  VMI's subresource rules (controller/volume_rules.vmi_patch); the template is then written,
   and a request whose volume and disk are in (or out of) the template is dropped from the status.
 * the declarative sync (`DeclarativeHotplugVolumes` without `HotplugVolumes`): the running VMI's
   hotpluggable volumes and their disks follow the VM's template: new ones patched in, ones gone
@@ -19,7 +19,7 @@ from instancetype.jsonutil import clone
 from instancetype.store.base import APIError
 
 from .. import node
-from .. import volume_hotplug as rules
+from .. import volume_rules as rules
 from .state import VMSync
 
 ERROR_REASON = "HotplugVolumeError"          # hotplugVolumeErrorReason
