@@ -182,8 +182,7 @@ def test_hotplug_volumes_gate(cluster):
     """HotplugVolumes on: --persist records a volume request the controller carries out (the
     template and the VMI change, the request goes); without --persist the VMI alone changes."""
     _set_gates(cluster, HOTPLUG_ON)
-    cluster.create(_data_volume("dv1"))
-    cluster.create({**_claim("dv1"), "metadata": {"name": "dv1"}})
+    cluster.create(_data_volume("dv1"))         # the simulated CDI fills it: Succeeded, its claim Bound
     cluster.apply(builders.csmall_vm("vm1", "Always"))
 
     cluster.add_volume("vm1", options=_options("dv1", "dv"), persist=True)
@@ -191,7 +190,8 @@ def test_hotplug_volumes_gate(cluster):
     assert "volumeRequests" not in vm["status"]
     assert vm["spec"]["template"]["spec"]["volumes"][-1] == {"name": "dv1", "dataVolume": {"name": "dv1",
                                                                                            "hotpluggable": True}}
-    assert _status_of(_vmi(cluster), "dv1")["phase"] == "Ready"
+    status = _status_of(_vmi(cluster), "dv1")
+    assert (status["phase"], status["persistentVolumeClaimInfo"]["claimName"]) == ("Ready", "dv1")
 
     cluster.add_volume("vm1", options=_options("pvc1", bus="virtio"))
     vmi = _vmi(cluster)
