@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.engine.vm_validation import Gates
 from instancetype.jsonutil import clone
 from instancetype.store.base import APIError, BadRequest, Conflict, Invalid, NotFound, Store, internal_error
 
@@ -21,23 +22,14 @@ NOT_ENABLED = "Enable DeclarativeHotplugVolumes or HotplugVolumes feature gate t
 VMI_NOT_RUNNING = "VMI is not running"
 
 
-def _gate(config: dict | None, gate: str, *, beta: bool) -> bool:
-    dev = (config or {}).get("developerConfiguration") or {}
-    if gate in (dev.get("featureGates") or ()):
-        return True
-    if gate in (dev.get("disabledFeatureGates") or ()):
-        return False
-    return beta
-
-
 def hotplug_gate(config: dict | None) -> bool:
     """HotplugVolumesEnabled: the deprecated gate, off unless listed."""
-    return _gate(config, HOTPLUG_GATE, beta=False)
+    return HOTPLUG_GATE in Gates(config)
 
 
 def declarative_gate(config: dict | None) -> bool:
     """DeclarativeHotplugVolumesEnabled: Beta in v1.9, on unless disabled."""
-    return _gate(config, DECLARATIVE_GATE, beta=True)
+    return Gates(config).beta(DECLARATIVE_GATE)
 
 
 def check_enabled(config: dict | None) -> None:
