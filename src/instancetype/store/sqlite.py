@@ -552,7 +552,7 @@ class SqliteStore(Store):
                                      [(u, oid) for u in owners])
 
     def create(self, obj, *, namespace=None):
-        res, obj = prepare_create(obj, namespace)
+        res, obj = prepare_create(obj, namespace, json_checked=self.json_checked)
         meta = obj["metadata"]
         obj["kind"] = res.kind
         with self._write(), self._errors():
@@ -573,7 +573,7 @@ class SqliteStore(Store):
         name = stored["metadata"]["name"]
         if wanted_rv not in (None, "") and str(wanted_rv) != str(row[2]):
             raise conflict(res, name)
-        out = prepare_update(res, stored, new, subresource)
+        out = prepare_update(res, stored, new, subresource, json_checked=self.json_checked)
         if same_object(out, stored):
             return stored
         out["kind"] = res.kind
