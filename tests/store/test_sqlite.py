@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import tracemalloc
+import uuid
 
 import pytest
 from tests import builders
@@ -51,6 +52,11 @@ def test_create_fills_system_metadata(store):
     meta = out["metadata"]
     assert meta["namespace"] == "default"
     assert len(meta["uid"]) == 36
+    uids = [store.create(vm(f"u{i}"))["metadata"]["uid"] for i in range(50)]
+    for uid in [meta["uid"], *uids]:      # random UUIDs (version 4, RFC 4122), as uuid.uuid4() makes them
+        parsed = uuid.UUID(uid)
+        assert (parsed.version, parsed.variant, str(parsed)) == (4, uuid.RFC_4122, uid)
+    assert len(set(uids)) == 50
     assert meta["generation"] == 1
     assert int(meta["resourceVersion"]) > 0
     assert meta["creationTimestamp"].endswith("Z") and "T" in meta["creationTimestamp"]

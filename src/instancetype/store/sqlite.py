@@ -95,6 +95,9 @@ CREATE TABLE changes (rv INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, 
   namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, data TEXT);
 """
 _TABLES = {"objects", "labels", "owners", "changes"}
+# A create's two reads (`SqliteStore.create`): its namespace (when namespaced: ?1) and itself.
+_CREATE_PROBE = ("SELECT NOT ?1 OR EXISTS (SELECT 1 FROM objects WHERE kind='Namespace' AND namespace='' AND name=?2), "
+                 "EXISTS (SELECT 1 FROM objects WHERE kind=?3 AND namespace=?4 AND name=?5)")
 
 _encode = msgspec.json.encode
 _json_decode = msgspec.json.decode
@@ -585,9 +588,14 @@ class SqliteStore(Store):
         meta = obj["metadata"]
         obj["kind"] = res.kind
         with self._write(), self._errors():
-            if res.namespaced and self._row(BY_KIND["Namespace"], meta["namespace"], None) is None:
-                raise not_found(BY_KIND["Namespace"], meta["namespace"])
-            if self._row(res, meta["name"], meta.get("namespace")) is not None:
+            # Whether its namespace exists (1 for a cluster-scoped kind) and whether it exists
+            # itself, in one statement: a create is the store's most frequent write.
+            namespace = meta.get("namespace") or ""
+            has_namespace, exists = self._db.execute(_CREATE_PROBE, (
+                res.namespaced, namespace, res.kind, namespace, meta["name"])).fetchone()
+            if not has_namespace:
+                raise not_found(BY_KIND["Namespace"], namespace)
+            if exists:
                 raise already_exists(res, meta["name"])
             rv = self._log("ADDED", obj)
             meta["resourceVersion"] = str(rv)
