@@ -185,6 +185,10 @@ def test_the_controller_cannot_read_secrets(kube, installed):
     ("get", "kubevirts.kubevirt.io", "kubevirt"),
     ("create", "events", "default"),
     ("update", "leases.coordination.k8s.io", "instancetype-system"),
+    ("watch", "nodes", ""),
+    ("create", "nodes", ""),
+    ("update", "nodes/status", ""),
+    ("update", "leases.coordination.k8s.io", "kube-node-lease"),
 ])
 def test_the_controller_can_do_its_work(kube, installed, verb, resource, ns):
     assert _can(kube, verb, resource, *(["-n", ns] if ns else [])) == "yes"
@@ -197,6 +201,7 @@ def test_the_controller_can_do_its_work(kube, installed, verb, resource, ns):
     ("update", "kubevirts.kubevirt.io", "kubevirt"),
     ("update", "leases.coordination.k8s.io", "default"),
     ("create", "customresourcedefinitions.apiextensions.k8s.io", ""),
+    ("delete", "nodes", ""),
 ])
 def test_the_controller_can_do_nothing_more(kube, installed, verb, resource, ns):
     assert _can(kube, verb, resource, *(["-n", ns] if ns else [])) == "no"

@@ -124,6 +124,8 @@ def _migrate(status: dict, vmi: dict) -> None:
     guest = (spec_domain.get("memory") or {}).get("guest")
     if guest is not None and isinstance(status.get("memory"), dict):
         status["memory"] = {**status["memory"], "guestRequested": guest, "guestCurrent": guest}
+    # The target pod lands on the VMI's node again (capacity for the new size is not checked).
+    on = status.get("nodeName") or node.NODE_NAME
     status["migrationState"] = {
-        "migrationUid": str(uuid.uuid4()), "sourceNode": node.NODE_NAME, "targetNode": node.NODE_NAME,
+        "migrationUid": str(uuid.uuid4()), "sourceNode": on, "targetNode": on,
         "startTimestamp": stamp, "endTimestamp": stamp, "completed": True, "mode": "PreCopy"}

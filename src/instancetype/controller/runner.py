@@ -45,7 +45,7 @@ from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
 from instancetype.store.kubevirt import kubevirt_config
 
-from . import node, shared_revisions
+from . import node, node_usage, nodes, shared_revisions
 from . import vm as vmctl
 from .workqueue import RateLimiter, WorkQueue
 
@@ -57,6 +57,8 @@ CATALOG_KEY = ("CommonInstancetypes", "", "deployment")
 ALL_VMS_KEY = ("AllVirtualMachines", "", "")          # the cluster configuration changed
 FAILED_VMS = "FailedVirtualMachines"                  # (FAILED_VMS, namespace or "", ""): an object appeared
 SHARED_SWEEP = "SharedRevisions"                      # (SHARED_SWEEP, namespace or "" for all, "")
+PENDING_KEY = ("PendingVirtualMachineInstances", "", "")  # capacity appeared: place the waiting VMIs
+NODES_KEY = ("SimulatedNodes", "", "")                # the default simulated node, when none exists
 # How long a shared revision this process pinned is kept from collection: longer than a worker
 # takes from the pin to the VM's patch plus the cache's lag behind it.
 SHARED_COLLECT_GRACE = 15.0
@@ -66,7 +68,7 @@ EXPECTATION_TIMEOUT = 10.0
 # Objects whose appearance lets a VM that failed for want of it start.
 LOOKUP_KINDS = frozenset({"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot"})
 # The kinds the controller watches.
-WATCHED_KINDS = (VM, VMI, "ControllerRevision", "KubeVirt", *kinds.ALL_TYPE_KINDS)
+WATCHED_KINDS = (VM, VMI, "ControllerRevision", "KubeVirt", "Node", *kinds.ALL_TYPE_KINDS)
 
 Key = tuple[str, str, str]
 
@@ -236,6 +238,8 @@ class VMController:
         # This controller's memory of shared revisions (its pins, creates, holders), bound around
         # every reconcile; a revision kept for the grace only is swept again once it has passed.
         self.shared_revisions = shared_revisions.SharedRevisions(SHARED_COLLECT_GRACE, self._sweep_later)
+        # What the VMIs on each node request and which wait for one (fed by the VMI events).
+        self.node_usage = node_usage.NodeUsage()
         self._stats_lock = threading.Lock()
 
     # --- events -> keys -------------------------------------------------------------------------
@@ -248,7 +252,14 @@ class VMController:
             self.queue.add(vm_key(obj))
             if event_type == "DELETED" and any(is_shared_name(n) for n in referenced_names(obj)):
                 self.queue.add((SHARED_SWEEP, (obj.get("metadata") or {}).get("namespace") or kinds.DEFAULT_NAMESPACE, ""))
+        elif kind == "Node":
+            self.queue.add(PENDING_KEY)         # a node added or changed: the waiting VMIs may fit
+            self.queue.add(NODES_KEY)           # (and the default node's creation seen: its expectation met)
         elif kind in (VMI, "ControllerRevision"):
+            if kind == VMI:
+                self.node_usage.observe(event_type, dict(obj), self.config)
+                if event_type == "DELETED" and self.node_usage.pending:
+                    self.queue.add(PENDING_KEY)     # its capacity is free again
             key = owner_vm_key(obj)
             if key is None and kind == VMI:
                 key = vm_key(obj)
@@ -280,6 +291,7 @@ class VMController:
     def start(self) -> None:
         if self.catalog:
             self.queue.add(CATALOG_KEY)
+        self.queue.add(NODES_KEY)
         self.queue.add((SHARED_SWEEP, "", ""))
         for i in range(self.workers):
             t = threading.Thread(target=self._work, name=f"vm-worker-{i}", daemon=True)
@@ -311,7 +323,7 @@ class VMController:
             return
         recording = _RecordingStore(self.store, self.may_write)
         try:
-            with self.shared_revisions.bound():
+            with self.shared_revisions.bound(), self.node_usage.bound():
                 self._sync(recording, key)
         except NotLeading:
             return          # the leader's job now; this process stops
@@ -341,6 +353,15 @@ class VMController:
             return
         if key[0] == FAILED_VMS:
             self._enqueue_failed(key[1] or None)
+            return
+        if key == NODES_KEY:
+            if nodes.ensure_default_node(store) is not None:
+                log.info("created the simulated node %s", nodes.DEFAULT_NODE_NAME)
+            nodes.keep_ready(store)
+            return
+        if key == PENDING_KEY:
+            for ns, name in sorted(self.node_usage.pending):
+                self.queue.add((VM, ns, name))      # a VMI has its VM's name
             return
         if key[0] == SHARED_SWEEP:
             deleted = self.shared_revisions.sweep(store, key[1] or None)

@@ -9,6 +9,9 @@ One identity, `instancetype-controller`, runs both (virt-controller's and virt-a
 - ControllerRevisions: read, create, delete (revisions at first start);
 - PersistentVolumeClaims, DataVolumes, DataSources, VolumeSnapshots: read (inference);
 - KubeVirt: read (the cluster configuration);
+- Nodes: the simulated nodes are created, kept Ready and renewed (their status and their Leases
+  in `kube-node-lease`, as KWOK keeps its nodes; the lifecycle's NoSchedule taints removed once
+  Ready), and every node read for scheduling;
 - events: create and patch; leases: in its own namespace only (a Role), for leader election.
 Nothing else: no Secrets, no ConfigMaps, no Pods, no cluster-wide write beyond the above.
 
@@ -42,10 +45,13 @@ CLUSTER_ROLE_RULES: list[dict] = [
     {"apiGroups": ["cdi.kubevirt.io"], "resources": ["datavolumes", "datasources"], "verbs": READ},
     {"apiGroups": ["snapshot.storage.k8s.io"], "resources": ["volumesnapshots"], "verbs": READ},
     {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": READ + ["create", "update"]},
+    {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["get", "update", "patch"]},
 ]
 LEASE_RULES: list[dict] = [
     {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]},
 ]
+NODE_LEASE_NAMESPACE = "kube-node-lease"      # the nodes' heartbeats (a Role there)
 
 
 def _meta(name: str, namespace: str | None = None) -> dict:
@@ -73,6 +79,12 @@ def rbac_objects(namespace: str) -> list[dict]:
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME, namespace),
          "rules": clone(LEASE_RULES)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(NAME, namespace),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME},
+         "subjects": clone(subject)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME, NODE_LEASE_NAMESPACE),
+         "rules": clone(LEASE_RULES)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": _meta(NAME, NODE_LEASE_NAMESPACE),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME},
          "subjects": clone(subject)},
     ]
