@@ -223,7 +223,10 @@ def test_the_cluster_role_is_least_privilege(printed):
                         (kinds.GROUP, "virtualmachineclusterinstancetypes"),
                         (kinds.GROUP, "virtualmachineclusterpreferences"),
                         ("apps", "controllerrevisions"), ("", "events"), ("events.k8s.io", "events"),
-                        ("", "nodes"), ("", "nodes/status")}      # the simulated nodes
+                        ("", "nodes"), ("", "nodes/status"),      # the simulated nodes
+                        # a VM's dataVolumeTemplates, and the simulated CDI's claims and DataVolume status
+                        ("cdi.kubevirt.io", "datavolumes"), ("cdi.kubevirt.io", "datavolumes/status"),
+                        ("", "persistentvolumeclaims"), ("", "persistentvolumeclaims/status")}
     # leases: the leader's in its own namespace, the simulated nodes' heartbeats in kube-node-lease
     roles = of_kind(printed, "Role")
     assert sorted(r["metadata"]["namespace"] for r in roles) == ["instancetype-system", "kube-node-lease"]

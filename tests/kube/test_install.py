@@ -179,7 +179,9 @@ def test_the_controller_cannot_read_secrets(kube, installed):
     ("list", "virtualmachineflavors.flavor.kubevirt.io", "default"),
     ("create", "controllerrevisions.apps", "default"),
     ("list", "persistentvolumeclaims", "default"),
+    ("update", "persistentvolumeclaims/status", "default"),     # the simulated CDI's claims
     ("watch", "datavolumes.cdi.kubevirt.io", "default"),
+    ("create", "datavolumes.cdi.kubevirt.io", "default"),       # a VM's dataVolumeTemplates
     ("get", "datasources.cdi.kubevirt.io", "default"),
     ("list", "volumesnapshots.snapshot.storage.k8s.io", "default"),
     ("get", "kubevirts.kubevirt.io", "kubevirt"),
@@ -196,8 +198,9 @@ def test_the_controller_can_do_its_work(kube, installed, verb, resource, ns):
 
 @pytest.mark.parametrize("verb, resource, ns", [
     ("create", "virtualmachineinstancetypes.instancetype.kubevirt.io", "default"),
-    ("update", "persistentvolumeclaims", "default"),
-    ("create", "datavolumes.cdi.kubevirt.io", "default"),
+    ("delete", "persistentvolumeclaims", "default"),
+    ("delete", "datavolumes.cdi.kubevirt.io", "default"),
+    ("create", "datasources.cdi.kubevirt.io", "default"),
     ("update", "kubevirts.kubevirt.io", "kubevirt"),
     ("update", "leases.coordination.k8s.io", "default"),
     ("create", "customresourcedefinitions.apiextensions.k8s.io", ""),

@@ -55,6 +55,9 @@ def _applied_namespace(obj: dict, namespace: str | None) -> str | None:
 
 
 LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot", "ControllerRevision"}
+# How many rounds of CDI's work and the VMs it re-queues one write may take (a round per link:
+# a VM creates its DataVolumes, CDI fills them, the VM starts; a source completes a clone...).
+STORAGE_ROUNDS = 8
 
 
 @dataclass
@@ -252,6 +255,9 @@ class Cluster(StoreReads):
             elif deleted.get("kind") == "VirtualMachineInstance":
                 with self.shared_revisions.bound(), self.node_usage.bound():     # a VMI deleted re-queues its VM
                     self._reconcile_owner(tx, deleted, self.config(tx))
+            elif deleted.get("kind") == "DataVolume":
+                with self.shared_revisions.bound(), self.node_usage.bound():   # a DataVolume deleted re-queues its VM
+                    self._storage_pass(tx, since, self.config(tx))
             self._after_capacity_change(tx, since)
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
@@ -295,6 +301,8 @@ class Cluster(StoreReads):
             since = tx.resource_version()
             vm = tx.get("VirtualMachine", name, namespace)
             done = getattr(vmctl, action)(tx, vm, self.config(tx), **options)
+            if self._storage_pass(tx, since, self.config(tx)):     # DataVolumes created at the start
+                done = tx.get("VirtualMachine", name, namespace)
             self._after_capacity_change(tx, since)
             return done
 
@@ -342,9 +350,23 @@ class Cluster(StoreReads):
         with self.shared_revisions.bound(), self.node_usage.bound():
             # the write's own resourceVersion: what it and its reconciles changed follows it
             since = int((stored.get("metadata") or {}).get("resourceVersion") or 1) - 1
-            stored = self._reconcile_after(tx, stored, config)
+            out = self._reconcile_after(tx, stored, config)
+            if self._storage_pass(tx, since, config):
+                meta = out.get("metadata") or {}
+                try:        # the object as the pass left it (a DataVolume filled, a VM started)
+                    out = tx.get(out.get("kind") or "", meta.get("name") or "", meta.get("namespace"))
+                except NotFound:
+                    pass
             self._after_capacity_change(tx, since)
-            return stored
+            return out
+
+    def _storage_pass(self, tx: Store, since, config: dict | None) -> bool:
+        """The simulated CDI and the DataVolume triggers in the write's transaction (what a
+        cluster's controller does from its informers: `cdi.settle`); a DataVolume written
+        re-queues the VM that owns it. True when anything was written."""
+        from . import cdi
+
+        return cdi.settle(tx, since, lambda dv: self._reconcile_owner(tx, dv, config), rounds=STORAGE_ROUNDS)
 
     def _after_capacity_change(self, tx: Store, since) -> None:
         """kube-scheduler's retry of unschedulable pods: when a node was written or a VMI went

@@ -45,7 +45,7 @@ from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
 from instancetype.store.kubevirt import kubevirt_config
 
-from . import node, node_usage, nodes, shared_revisions
+from . import cdi, node, node_usage, nodes, shared_revisions
 from . import vm as vmctl
 from .workqueue import RateLimiter, WorkQueue
 
@@ -67,8 +67,11 @@ SHARED_COLLECT_GRACE = 15.0
 EXPECTATION_TIMEOUT = 10.0
 # Objects whose appearance lets a VM that failed for want of it start.
 LOOKUP_KINDS = frozenset({"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot"})
-# The kinds the controller watches.
-WATCHED_KINDS = (VM, VMI, "ControllerRevision", "KubeVirt", "Node", *kinds.ALL_TYPE_KINDS)
+CDI_DATAVOLUME = "CDIDataVolume"          # (CDI_DATAVOLUME, ns, name): the simulated CDI fills one
+CDI_WAITING = ("CDIWaiting", "", "")      # a clone source written: the DataVolumes waiting, again
+# The kinds the controller watches (the storage kinds for handleDataVolumes and the simulated CDI).
+WATCHED_KINDS = (VM, VMI, "ControllerRevision", "KubeVirt", "Node", *kinds.ALL_TYPE_KINDS,
+                 "DataVolume", "DataSource", "PersistentVolumeClaim", "VolumeSnapshot")
 
 Key = tuple[str, str, str]
 
@@ -265,6 +268,17 @@ class VMController:
                 key = vm_key(obj)
             if key is not None:
                 self.queue.add(key)
+        elif kind == "DataVolume":
+            # CDI's reconcile of it, and the VM that owns it (KubeVirt's DataVolume handlers)
+            meta = obj.get("metadata") or {}
+            if event_type != "DELETED":
+                self.queue.add((CDI_DATAVOLUME, meta.get("namespace") or kinds.DEFAULT_NAMESPACE, meta.get("name") or ""))
+            if not cdi.waiting(obj):
+                self.queue.add(CDI_WAITING)     # its claim is populated now: a clone of it may complete
+            key = owner_vm_key(obj)
+            if key is not None:
+                self.queue.add(key)
+            self.queue.add((FAILED_VMS, meta.get("namespace") or "", ""))
         elif kind == "KubeVirt":
             self.queue.add(ALL_VMS_KEY)
             if self.catalog:
@@ -272,6 +286,8 @@ class VMController:
         elif kind in kinds.ALL_TYPE_KINDS or kind in LOOKUP_KINDS:
             # The scan for VMs that failed for want of it runs once per burst (the key is queued once).
             self.queue.add((FAILED_VMS, (obj.get("metadata") or {}).get("namespace") or "", ""))
+            if kind in cdi.SOURCE_KINDS:
+                self.queue.add(CDI_WAITING)      # a clone waiting for it may complete
             if self.catalog and kind in (kinds.CLUSTER_INSTANCETYPE, kinds.CLUSTER_PREFERENCE):
                 self.queue.add(CATALOG_KEY)      # a managed object edited or deleted: restore it
 
@@ -353,6 +369,20 @@ class VMController:
             return
         if key[0] == FAILED_VMS:
             self._enqueue_failed(key[1] or None)
+            return
+        if key[0] == CDI_DATAVOLUME:
+            try:
+                dv = self.store.get("DataVolume", key[2], key[1])
+            except NotFound:
+                return
+            cdi.sync(store, dv)
+            return
+        if key == CDI_WAITING:
+            # each one on its own key: its writes are then awaited by the key its events re-queue
+            for dv in self.store.list("DataVolume"):
+                if cdi.waiting(dv):
+                    meta = dv.get("metadata") or {}
+                    self.queue.add((CDI_DATAVOLUME, meta.get("namespace") or kinds.DEFAULT_NAMESPACE, meta.get("name") or ""))
             return
         if key == NODES_KEY:
             if nodes.ensure_default_node(store) is not None:

@@ -45,6 +45,10 @@ def start(s: VMSync) -> None:
     `s.failure` (KubeVirt's FailedFindInstancetype / FailedFindPreference / FailedCreate)."""
     import instancetype
 
+    from . import datavolumes
+
+    if not datavolumes.ready_to_start(s):
+        return
     pinned = pin.capture(s)
     if pinned is None:
         return
