@@ -71,9 +71,9 @@ class ObjectIndex:
         if found is None and self._source is not None:
             found = self._source.lookup(kind, name, ns)
             if found is not None:
-                # Kept for the index's life (one engine call, which writes nothing): KubeVirt's
-                # VM admission finds the preference in its mutating and again in its validating
-                # step, and each find was a read of the store.
+                # Kept for the index's life (one engine call, which writes nothing): an object
+                # found more than once in a call (the VM admission's preference was found by its
+                # mutating and again by its validating step) is read from the store once.
                 self._by_key[key] = found
         return found
 
