@@ -60,6 +60,10 @@ LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnap
 STORAGE_ROUNDS = 8
 
 
+class _DryRun(Exception):
+    pass
+
+
 @dataclass
 class ApplyResult:
     action: str                     # created | configured | unchanged
@@ -325,6 +329,32 @@ class Cluster(StoreReads):
             if action == "unpause":
                 pause.check_vm_not_snapshotting(tx, name, ns)
             return pause.act(tx, action, name, ns, self.config(tx))
+
+    def add_volume(self, name: str, namespace: str | None = None, options: dict | None = None, *,
+                   persist: bool = False) -> None:
+        """virtctl addvolume: `options` (AddVolumeOptions) to the VM's subresource with
+        `persist`, else the VMI's."""
+        self._volume_action("addvolume", name, namespace, options, persist)
+
+    def remove_volume(self, name: str, namespace: str | None = None, options: dict | None = None, *,
+                      persist: bool = False) -> None:
+        self._volume_action("removevolume", name, namespace, options, persist)
+
+    def _volume_action(self, action: str, name: str, namespace: str | None, options: dict | None,
+                       persist: bool) -> None:
+        """By the one copy of virt-api's rules (`controller.volume_hotplug`); a dry run is the
+        caller's rolled-back transaction."""
+        from . import volume_hotplug
+
+        options = dict(options or {})
+        try:
+            with self.store.transaction() as tx, self.shared_revisions.bound():
+                volume_hotplug.act(tx, action, "vm" if persist else "vmi", name, namespace or "default",
+                                   options, self.config(tx))
+                if (options.get("dryRun") or [None])[0] == "All":
+                    raise _DryRun      # virt-api's dry run: the writes ran (admission and all), none stays
+        except _DryRun:
+            pass
 
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         """virtctl expand --vm: the stored VM expanded against the stored objects."""

@@ -20,7 +20,18 @@ from instancetype.store.base import Store
 
 from . import virtctl
 from .virtctl import check_not_running, check_restart_grace
-from .vmsync import datavolumes, generation, live_update, pin, placement, restart_required, run_strategy, status, vmis
+from .vmsync import (
+    datavolumes,
+    generation,
+    live_update,
+    pin,
+    placement,
+    restart_required,
+    run_strategy,
+    status,
+    vmis,
+    volumes,
+)
 from .vmsync.run_strategy import RUN_STRATEGIES
 from .vmsync.state import VM_RESOURCE, VMSync, failed
 from .vmsync.vmis import release as release_vmi
@@ -39,6 +50,7 @@ STEPS = (
     datavolumes.sync,     # handleDataVolumes: dataVolumeTemplates created; no start until ready
     run_strategy.sync,    # syncRunStrategy: start, stop, state change requests
     restart_required.sync,  # syncRestartRequired
+    volumes.sync,         # handleVolumeRequests, handleDeclarativeVolumeHotplug
     live_update.sync,     # handleCPUChangeRequest, handleMemoryHotplugRequest
 )
 
