@@ -7,7 +7,10 @@
 
 Every write is admitted first (`lifecycle.admission`), then stored, then reconciled by the
 controller, all in one transaction: a refused object changes nothing, and an accepted one lands
-with the work it triggers.
+with the work it triggers. What `apply`, `create` and `update` receive is checked to be JSON once,
+on the way in; the writes it leads to (the object admitted, the controller's revisions, VMI and
+status, all built from checked objects) are made in the store's `json_checked_by_caller()` block
+and not walked again. Any other write to the store is walked.
 """
 from __future__ import annotations
 
@@ -166,13 +169,14 @@ class Cluster(StoreReads):
         check_applied(obj)
         applied = with_last_applied(obj, _applied_namespace(obj, namespace))
         converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
-        # The API server's own checks (decodable metadata, a valid name and namespace) come first.
-        check_create(converted, namespace)
+        # The API server's own checks (decodable metadata, a valid name and namespace) come first;
+        # check_applied has walked the object already (JSON only), and the rest is built from it.
+        check_create(converted, namespace, json_shape=False)
         kind = converted["kind"]
         meta = converted.get("metadata") or {}
         name = meta.get("name") or ""
         ns = meta.get("namespace") or namespace
-        with self.store.transaction() as tx:
+        with self.store.transaction() as tx, tx.json_checked_by_caller():
             config = self.config(tx)
             try:
                 current = tx.get(kind, name, ns) if name else None
@@ -222,7 +226,7 @@ class Cluster(StoreReads):
         an existing one is the store's AlreadyExists."""
         converted, warnings = upgrade(obj) if isinstance(obj, dict) and needs_upgrade(obj) else (obj, [])
         check_create(converted, namespace)
-        with self.store.transaction() as tx:
+        with self.store.transaction() as tx, tx.json_checked_by_caller():
             config = self.config(tx)
             admitted = admit(tx, converted, operation="CREATE", config=config)
             stored = self._after_write(tx, tx.create(admitted.obj, namespace=namespace), config)
@@ -232,7 +236,7 @@ class Cluster(StoreReads):
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
             raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
         check_json(obj)
-        with self.store.transaction() as tx:
+        with self.store.transaction() as tx, tx.json_checked_by_caller():
             config = self.config(tx)
             meta = obj["metadata"]
             current = tx.get(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
