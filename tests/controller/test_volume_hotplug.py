@@ -178,6 +178,22 @@ def test_stopped_vm_gets_the_volume_at_its_next_start(cluster):
     assert cluster.get("VirtualMachine", "vm1")["status"]["printableStatus"] == "Running"
 
 
+def test_a_volume_waiting_for_its_claim_attaches_once_the_claim_is_written(cluster):
+    """KubeVirt's VMI controller watches claims and DataVolumes: a hot-plugged volume whose claim
+    does not exist yet stays Pending (FailedPvcNotFound) until the claim is written, then the
+    node attaches it; a DataVolume not filled yet waits for CDI the same way."""
+    cluster.apply(builders.csmall_vm("vm1", "Always"))
+    cluster.add_volume("vm1", options=_options("late"), persist=True)
+    status = _status_of(_vmi(cluster), "late")
+    assert (status["phase"], status["reason"], status["message"]) == ("Pending", "FailedPvcNotFound",
+                                                                      "PVC late not found")
+    assert cluster.get("VirtualMachine", "vm1")["status"]["printableStatus"] == "Running"
+
+    cluster.create(_claim("late"))
+    status = _status_of(_vmi(cluster), "late")
+    assert (status["phase"], status["reason"], status["target"]) == ("Ready", "VolumeReady", "sda")
+
+
 def test_hotplug_volumes_gate(cluster):
     """HotplugVolumes on: --persist records a volume request the controller carries out (the
     template and the VMI change, the request goes); without --persist the VMI alone changes."""

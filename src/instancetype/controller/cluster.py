@@ -396,7 +396,12 @@ class Cluster(StoreReads):
         re-queues the VM that owns it. True when anything was written."""
         from . import cdi
 
-        return cdi.settle(tx, since, lambda dv: self._reconcile_owner(tx, dv, config), rounds=STORAGE_ROUNDS)
+        def requeue(dv: dict) -> None:
+            self._reconcile_owner(tx, dv, config)
+            if not cdi.waiting(dv):     # filled: a VMI waiting to hot-plug it attaches it
+                self._retry_failed_vms(tx, (dv.get("metadata") or {}).get("namespace"), config)
+
+        return cdi.settle(tx, since, requeue, rounds=STORAGE_ROUNDS)
 
     def _after_capacity_change(self, tx: Store, since) -> None:
         """kube-scheduler's retry of unschedulable pods: when a node was written or a VMI went
@@ -458,9 +463,9 @@ class Cluster(StoreReads):
 
     @staticmethod
     def _retry_failed_vms(tx: Store, namespace: str | None, config: dict | None) -> None:
-        """A VM that could not start for want of an object starts once it exists."""
+        """A VM that could not start for want of an object starts once it exists; a VMI waiting
+        to attach a hot-plugged claim attaches it (`vm.waiting_for_objects`)."""
         from . import vm as vmctl
 
-        for vm in list(tx.list("VirtualMachine", namespace)):
-            if vmctl.failed(vm):
-                vmctl.reconcile(tx, vm, config)
+        for vm in vmctl.waiting_for_objects(tx, namespace):
+            vmctl.reconcile(tx, vm, config)

@@ -247,6 +247,13 @@ def _ready_to_attach(claim: dict, lookup) -> bool:
     return dv is not None and (dv.get("status") or {}).get("phase") in ("Succeeded", "PendingPopulation")
 
 
+def attaching(vmi: dict) -> bool:
+    """A hot-plugged volume not attached yet (its claim missing, or a DataVolume not filled): the
+    VMI waits for a claim or DataVolume to be written (KubeVirt's VMI controller watches both)."""
+    return any(isinstance(v, dict) and v.get("hotplugVolume") is not None and v.get("phase") != "Ready"
+               for v in (vmi.get("status") or {}).get("volumeStatus") or ())
+
+
 _CLAIM_PHASES = {"Pending": ("Pending", "ClaimPending"), "Bound": ("Bound", "Bound")}
 
 
