@@ -20,7 +20,7 @@ from instancetype.store.base import Store
 
 from . import virtctl
 from .virtctl import check_not_running, check_restart_grace
-from .vmsync import generation, live_update, pin, restart_required, run_strategy, status, vmis
+from .vmsync import generation, live_update, pci_topology, pin, restart_required, run_strategy, status, vmis
 from .vmsync.run_strategy import RUN_STRATEGIES
 from .vmsync.state import VM_RESOURCE, VMSync, failed
 from .vmsync.vmis import release as release_vmi
@@ -37,6 +37,7 @@ STEPS = (
     pin.repin,            # instancetype Sync: a running VM's new matcher pinned at once
     run_strategy.sync,    # syncRunStrategy: start, stop, state change requests
     restart_required.sync,  # syncRestartRequired
+    pci_topology.sync,    # syncPCITopologyAnnotationsToVM
     live_update.sync,     # handleCPUChangeRequest, handleMemoryHotplugRequest
 )
 
