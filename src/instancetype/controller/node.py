@@ -13,15 +13,20 @@ controller's `foregroundDeleteVirtualMachine`).
 """
 from __future__ import annotations
 
+from .migratable import Claims
+from .migratable import condition as live_migratable
+
 NODE_NAME = "simulated-node"
 REASON = "SimulatedNode"
 MESSAGE = "scheduled on the simulated node: the control plane is modelled, no guest runs"
 
 
-def schedule(vmi: dict, now: str) -> dict:
+def schedule(vmi: dict, now: str, claims: Claims = lambda name: None, config: dict | None = None) -> dict:
     """The VMI as the simulated node reports it once it is running (mutates and returns `vmi`);
     one that virt-launcher cannot turn into a domain (engine/launcher.py) stays Scheduled with
-    virt-handler's Synchronized=False condition, as on a real node."""
+    virt-handler's Synchronized=False condition, as on a real node. A running one carries
+    virt-handler's LiveMigratable condition (controller/migratable.py; `claims` gives a claim's
+    access modes, `config` is the cluster's configuration)."""
     from instancetype.engine.launcher import SYNC_FAILED_REASON, domain_error
 
     status = vmi.setdefault("status", {})
@@ -41,6 +46,8 @@ def schedule(vmi: dict, now: str) -> dict:
     elif failed is None:
         status["phase"] = "Running"
         status["conditions"] = running_conditions(now)
+    if failed is None:
+        status["conditions"].append(live_migratable(vmi, claims, config))
     else:
         status["phase"] = "Scheduled"
         status["conditions"] = [

@@ -62,7 +62,7 @@ def start(s: VMSync) -> None:
         return
     clear_restart_required(s.vm)
     vmi.setdefault("status", {})["virtualMachineRevisionName"] = generation.create_start_revision(s.store, s.vm)
-    s.vmi = _create(s.store, s.vm, vmi)
+    s.vmi = _create(s.store, s.vm, vmi, s.config)
 
 
 class _WithPinned(StoreObjects):
@@ -83,12 +83,23 @@ class _WithPinned(StoreObjects):
         return super().lookup(kind, name, namespace)
 
 
-def _create(store: Store, vm: dict, vmi: dict) -> dict:
+def _claim_access_modes(store: Store, namespace: str):
+    """A claim's access modes as the VMI controller's volume status holds them (None: not found)."""
+    def modes(name: str) -> list[str] | None:
+        try:
+            claim = store.get("PersistentVolumeClaim", name, namespace)
+        except NotFound:
+            return None
+        return list((claim.get("spec") or {}).get("accessModes") or ())
+    return modes
+
+
+def _create(store: Store, vm: dict, vmi: dict, config: dict | None = None) -> dict:
     """Create the VMI, scheduled on the simulated node. A VMI of that name may exist though the
     read said none (a cache behind the API server): ours is used as it is; another VM's (an
     earlier VM of the same name, not yet collected) is a Conflict to retry later."""
     name, ns = name_of(vm)
-    scheduled = node.schedule(vmi, now())
+    scheduled = node.schedule(vmi, now(), claims=_claim_access_modes(store, ns), config=config)
     try:
         created = store.create(scheduled)
     except AlreadyExists:
