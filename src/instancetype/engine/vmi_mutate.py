@@ -301,7 +301,9 @@ def supports_pcie_hotplug(spec: dict[str, Any]) -> bool:
     machine = domain.get("machine") if isinstance(domain, dict) else None
     if not isinstance(machine, dict):
         return True
-    mtype = machine.get("type") if isinstance(machine.get("type"), str) else ""
+    mtype = machine.get("type")
+    if not isinstance(mtype, str):
+        mtype = ""
     return "q35" in mtype or mtype.startswith("virt")
 
 

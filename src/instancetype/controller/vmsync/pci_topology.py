@@ -33,7 +33,8 @@ def sync(s: VMSync) -> dict | None:
     template = spec.get("template")
     if not isinstance(template, dict) or _annotations(template.get("metadata")).get(PCI_TOPOLOGY_ANNOTATION):
         return None
-    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    meta = template.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
     annotations = {**_annotations(meta), PCI_TOPOLOGY_ANNOTATION: version}
     if SLOT_COUNT_ANNOTATION in vmi_annotations:
         annotations[SLOT_COUNT_ANNOTATION] = vmi_annotations[SLOT_COUNT_ANNOTATION]
