@@ -9,6 +9,7 @@ that state and lets the next one run, or finishes the reconcile (returns the sto
     vmis           the VMI as found: another owner's, one on its way out
     run_strategy   syncRunStrategy: start, stop, restart by run strategy and state requests
     status         updateStatus: printable status, conditions, generations, run strategy
+    printable      setPrintableStatus: v1.9's ordered predicates (read by status)
 
 Both stores run the same steps: the embedded store inside each write's transaction
 (`controller.cluster`), a cluster's controller from its work queue (`controller.runner`).

@@ -1,6 +1,6 @@
-"""KubeVirt's `updateStatus`: the VM's status from its VMI (printable status, Ready and the VMI's
-conditions, `Failure` from the reconcile), written through the status subresource only when it
-changed."""
+"""KubeVirt's `updateStatus`: the VM's status from its VMI (Ready and the VMI's conditions,
+`Failure` from the reconcile, the printable status: `printable.py`), written through the status
+subresource only when it changed."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,7 +9,7 @@ from instancetype.jsonutil import clone
 from instancetype.store.base import Store, now
 
 from .. import state_requests as requests
-from . import generation
+from . import generation, printable
 from .state import VMSync, condition, run_strategy
 
 # Conditions the VM sets itself: never copied from the VMI, kept until their step removes them.
@@ -42,12 +42,10 @@ def write(s: VMSync) -> dict:
     receiving = run_strategy(s.vm) == "WaitAsReceiver" and (
         vmi is None or (vmi.get("status") or {}).get("phase") == "WaitingForSync")
     if vmi is not None and (vmi.get("status") or {}).get("phase") == "Running":
-        # syncConditions: the VMI's Ready condition, then its others (a paused guest's `Paused`);
-        # printable status Paused while that condition is True (isVirtualMachineStatusPaused).
+        # syncConditions: the VMI's Ready condition, then its others (a paused guest's `Paused`).
         vmi_conditions = [c for c in (vmi.get("status") or {}).get("conditions") or () if isinstance(c, dict)]
         ready = next((c for c in vmi_conditions if c.get("type") == "Ready"), None)
-        paused = any(c.get("type") == "Paused" and c.get("status") == "True" for c in vmi_conditions)
-        status.update(created=True, printableStatus="Paused" if paused else "Running")
+        status["created"] = True
         if ready is not None and ready.get("status") == "True":
             status["ready"] = True
         else:
@@ -56,20 +54,19 @@ def write(s: VMSync) -> dict:
                       condition("Ready", "False", "VMIConditionMissing", "VMI is missing the Ready condition", stamp)]
         conditions += [_copied(c, stamp) for c in vmi_conditions if c.get("type") not in NOT_COPIED]
     elif vmi is not None and receiving:
-        status.update(created=True, printableStatus="WaitingForReceiver")
+        status["created"] = True
         status.pop("ready", None)
         conditions = [condition("Ready", "False", "VMIConditionMissing", "VMI is missing the Ready condition", stamp)]
     elif vmi is not None:
         # A VMI that exists but does not run (virt-launcher refused its domain: controller/node.py):
-        # KubeVirt's printable status Starting, and the VMI's conditions copied (syncConditions).
-        status.update(created=True, printableStatus="Starting")
+        # the VMI's conditions copied (syncConditions).
+        status["created"] = True
         status.pop("ready", None)
         conditions = [condition(c["type"], c["status"], c.get("reason", ""), c.get("message", ""), stamp)
                       for c in (vmi.get("status") or {}).get("conditions") or ()]
     else:
         status.pop("created", None)
         status.pop("ready", None)
-        status["printableStatus"] = "WaitingForReceiver" if receiving else "Stopped"
         conditions = [condition("Ready", "False", "VMINotExists", "VMI does not exist", stamp)]
     if s.failure is not None:
         conditions.append(condition("Failure", "True", s.failure[0], s.failure[1], stamp))
@@ -77,6 +74,7 @@ def write(s: VMSync) -> dict:
     conditions += [c for c in (s.vm.get("status") or {}).get("conditions") or ()
                    if isinstance(c, dict) and c.get("type") in VM_OWN]
     status["conditions"] = conditions
+    status["printableStatus"] = printable.printable_status({**s.vm, "status": status}, vmi, s.store)
     return _put(s.store, s.stored, status)
 
 
