@@ -141,7 +141,8 @@ def test_start_paused_and_force_options(embedded):
     assert (vm["spec"]["runStrategy"], vm["status"]["printableStatus"]) == ("Always", "Paused")
     vmi = get_json(state, "vmi", "vm1")
     assert vmi["spec"]["startStrategy"] == "Paused"
-    assert {c["type"]: c["status"] for c in vmi["status"]["conditions"]} == {"Ready": "False", "Paused": "True"}
+    assert {c["type"]: c["status"] for c in vmi["status"]["conditions"]} == {
+        "Ready": "False", "Paused": "True", "LiveMigratable": "False"}       # a bridge on the pod network
     assert run(state, "get", "vm").out.splitlines()[1].split()[2:] == ["Paused", "False"]
     r = run(state, "restart", "vm1", "--force", "--grace-period=5")
     assert (r.code, r.err) == (1, "error: error force restarting VirtualMachine: For force restart, only gracePeriod=0 "
