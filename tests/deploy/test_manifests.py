@@ -224,10 +224,16 @@ def test_the_cluster_role_is_least_privilege(printed):
                         ("kubevirt.io", "virtualmachineinstancemigrations/status"),
                         (kinds.GROUP, "virtualmachineclusterinstancetypes"),
                         (kinds.GROUP, "virtualmachineclusterpreferences"),
-                        ("apps", "controllerrevisions"), ("", "events"), ("events.k8s.io", "events")}
-    (lease_role,) = of_kind(printed, "Role")
-    assert lease_role["metadata"]["namespace"] == "instancetype-system"
-    assert lease_role["rules"][0]["resources"] == ["leases"]
+                        ("apps", "controllerrevisions"), ("", "events"), ("events.k8s.io", "events"),
+                        ("", "nodes"), ("", "nodes/status"),      # the simulated nodes
+                        # a VM's dataVolumeTemplates, and the simulated CDI's claims and DataVolume status
+                        ("cdi.kubevirt.io", "datavolumes"), ("cdi.kubevirt.io", "datavolumes/status"),
+                        ("", "persistentvolumeclaims"), ("", "persistentvolumeclaims/status")}
+    # leases: the leader's in its own namespace, the simulated nodes' heartbeats in kube-node-lease
+    roles = of_kind(printed, "Role")
+    assert sorted(r["metadata"]["namespace"] for r in roles) == ["instancetype-system", "kube-node-lease"]
+    assert all(r["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                               "verbs": ["get", "create", "update"]}] for r in roles)
 
 
 def test_the_kubevirt_object_and_the_catalogue(printed):

@@ -7,8 +7,10 @@ from the test process through a forwarded 127.0.0.1 port). Authentication is by 
 RBAC tests. Authorization is RBAC. The API server has the front-proxy (requestheader) flags and
 `--enable-aggregator-routing`, so an aggregated APIService can be served by a process of the
 tests. kube-controller-manager runs only the controllers the system relies on: the garbage
-collector (ownerReference cascading), the namespace controller (namespace deletion) and the
-service-account controller (each namespace's `default` ServiceAccount).
+collector (ownerReference cascading), the namespace controller (namespace deletion), the
+service-account controller (each namespace's `default` ServiceAccount) and the claim-protection
+controller (a deleted PersistentVolumeClaim keeps the API server's `kubernetes.io/pvc-protection`
+finalizer until it removes it: the claims of the simulated CDI go with their DataVolume).
 
 Every process logs to a file in `workdir/logs`; `log_tail()` gives the last lines of each for a
 failure report. `stop()` ends them (SIGTERM, then SIGKILL after a bound).
@@ -38,7 +40,8 @@ USERS = ("alice", "bob", "carol")
 ADMIN = "admin"
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 FRONT_PROXY_CLIENT = "front-proxy-client"
-CONTROLLERS = "garbage-collector-controller,namespace-controller,serviceaccount-controller"
+CONTROLLERS = ("garbage-collector-controller,namespace-controller,serviceaccount-controller,"
+               "persistentvolumeclaim-protection-controller")
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 15.0
 

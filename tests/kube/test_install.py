@@ -179,12 +179,18 @@ def test_the_controller_cannot_read_secrets(kube, installed):
     ("list", "virtualmachineflavors.flavor.kubevirt.io", "default"),
     ("create", "controllerrevisions.apps", "default"),
     ("list", "persistentvolumeclaims", "default"),
+    ("update", "persistentvolumeclaims/status", "default"),     # the simulated CDI's claims
     ("watch", "datavolumes.cdi.kubevirt.io", "default"),
+    ("create", "datavolumes.cdi.kubevirt.io", "default"),       # a VM's dataVolumeTemplates
     ("get", "datasources.cdi.kubevirt.io", "default"),
     ("list", "volumesnapshots.snapshot.storage.k8s.io", "default"),
     ("get", "kubevirts.kubevirt.io", "kubevirt"),
     ("create", "events", "default"),
     ("update", "leases.coordination.k8s.io", "instancetype-system"),
+    ("watch", "nodes", ""),
+    ("create", "nodes", ""),
+    ("update", "nodes/status", ""),
+    ("update", "leases.coordination.k8s.io", "kube-node-lease"),
 ])
 def test_the_controller_can_do_its_work(kube, installed, verb, resource, ns):
     assert _can(kube, verb, resource, *(["-n", ns] if ns else [])) == "yes"
@@ -192,11 +198,13 @@ def test_the_controller_can_do_its_work(kube, installed, verb, resource, ns):
 
 @pytest.mark.parametrize("verb, resource, ns", [
     ("create", "virtualmachineinstancetypes.instancetype.kubevirt.io", "default"),
-    ("update", "persistentvolumeclaims", "default"),
-    ("create", "datavolumes.cdi.kubevirt.io", "default"),
+    ("delete", "persistentvolumeclaims", "default"),
+    ("delete", "datavolumes.cdi.kubevirt.io", "default"),
+    ("create", "datasources.cdi.kubevirt.io", "default"),
     ("update", "kubevirts.kubevirt.io", "kubevirt"),
     ("update", "leases.coordination.k8s.io", "default"),
     ("create", "customresourcedefinitions.apiextensions.k8s.io", ""),
+    ("delete", "nodes", ""),
 ])
 def test_the_controller_can_do_nothing_more(kube, installed, verb, resource, ns):
     assert _can(kube, verb, resource, *(["-n", ns] if ns else [])) == "no"

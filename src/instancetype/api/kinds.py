@@ -86,6 +86,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("ControllerRevision", "apps", "v1", "controllerrevisions", "controllerrevision", True, ()),
     Resource("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", "persistentvolumeclaim", True, ("pvc",)),
     Resource("Namespace", "", "v1", "namespaces", "namespace", False, ("ns",)),
+    Resource("Node", "", "v1", "nodes", "node", False, ("no",)),
     Resource("DataVolume", "cdi.kubevirt.io", "v1beta1", "datavolumes", "datavolume", True, ("dv", "dvs")),
     Resource("DataSource", "cdi.kubevirt.io", "v1beta1", "datasources", "datasource", True, ("das",)),
     Resource("VolumeSnapshot", "snapshot.storage.k8s.io", "v1", "volumesnapshots", "volumesnapshot", True,

@@ -407,6 +407,10 @@ def describe_cmd(ctx, args, namespace, all_namespaces, selector):
     texts: list[str] = []
     with cluster_of(ctx) as cluster:
         def describe(obj: dict) -> str:
+            if obj.get("kind") == "Node":
+                from .describe_node import node_text
+
+                return node_text(cluster, obj)
             extra = resolved_lines(cluster, obj) if obj.get("kind") == "VirtualMachine" else []
             return describe_text(obj, extra)
 

@@ -5,7 +5,7 @@ Light on imports on purpose: `get` of 10,000 VMs pays only for this module and t
 * Columns: KubeVirt's CRD `additionalPrinterColumns` (VM: Age, Status, Ready; VMI: Age,
   Phase, IP, NodeName, Ready + wide Live-Migratable, Paused; KubeVirt: Age, Phase), CDI's
   (DataVolume: Phase, Progress, Restarts, Age), Kubernetes' built-in printers
-  (PersistentVolumeClaim, ControllerRevision, Namespace), and the server's default NAME AGE
+  (PersistentVolumeClaim, ControllerRevision, Namespace, Node), and the server's default NAME AGE
   for CRDs without columns (the four instancetype kinds, DataSource).
 * AGE: apimachinery's `duration.HumanDuration` (`113s`, `5m47s`, `3h53m`, `2d3h`, ...).
 * Alignment: kubectl's tabwriter (minwidth 6, padding 3, spaces), flushed every 100 rows with
@@ -228,6 +228,20 @@ COLUMNS: dict[str, list[Column]] = {
         AGE,
     ],
     "Namespace": [NAME, Column("STATUS", lambda o, n: _text(_dig(o, "status", "phase")) or "Active"), AGE],
+    "Node": [
+        NAME,
+        Column("STATUS", lambda o, n: _node_status(o)),
+        Column("ROLES", lambda o, n: _node_roles(o)),
+        AGE,
+        Column("VERSION", lambda o, n: _text(_dig(o, "status", "nodeInfo", "kubeletVersion"))),
+        Column("INTERNAL-IP", lambda o, n: _node_address(o, "InternalIP"), wide=True),
+        Column("EXTERNAL-IP", lambda o, n: _node_address(o, "ExternalIP"), wide=True),
+        Column("OS-IMAGE", lambda o, n: _text(_dig(o, "status", "nodeInfo", "osImage")) or "<unknown>", wide=True),
+        Column("KERNEL-VERSION", lambda o, n: _text(_dig(o, "status", "nodeInfo", "kernelVersion")) or "<unknown>",
+               wide=True),
+        Column("CONTAINER-RUNTIME",
+               lambda o, n: _text(_dig(o, "status", "nodeInfo", "containerRuntimeVersion")) or "<unknown>", wide=True),
+    ],
     "VolumeSnapshot": [
         NAME,
         Column("READYTOUSE", lambda o, n: _text(_dig(o, "status", "readyToUse"))),
@@ -240,6 +254,35 @@ COLUMNS: dict[str, list[Column]] = {
         AGE,
     ],
 }
+
+
+def _node_status(o: dict) -> str:
+    """kubectl's printNode: Ready or NotReady from the Ready condition (Unknown without one),
+    then SchedulingDisabled for a cordoned node."""
+    ready = next((c for c in _dig(o, "status", "conditions") or () if isinstance(c, dict) and c.get("type") == "Ready"),
+                 None)
+    status = ["Unknown" if ready is None else "Ready" if ready.get("status") == "True" else "NotReady"]
+    if _dig(o, "spec", "unschedulable") is True:
+        status.append("SchedulingDisabled")
+    return ",".join(status)
+
+
+def _node_roles(o: dict) -> str:
+    """findNodeRoles: `node-role.kubernetes.io/<role>` labels and `kubernetes.io/role`."""
+    roles = set()
+    for k, v in (_dig(o, "metadata", "labels") or {}).items():
+        if k.startswith("node-role.kubernetes.io/") and k[len("node-role.kubernetes.io/"):]:
+            roles.add(k[len("node-role.kubernetes.io/"):])
+        elif k == "kubernetes.io/role" and v:
+            roles.add(str(v))
+    return ",".join(sorted(roles)) or "<none>"
+
+
+def _node_address(o: dict, kind: str) -> str:
+    for a in _dig(o, "status", "addresses") or ():
+        if isinstance(a, dict) and a.get("type") == kind:
+            return _text(a.get("address"))
+    return "<none>"
 
 
 def _created_since(o: dict, now: float) -> str:

@@ -52,6 +52,9 @@ def _applied_namespace(obj: dict, namespace: str | None) -> str | None:
 
 
 LOOKUP_KINDS = {"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot", "ControllerRevision"}
+# How many rounds of CDI's work and the VMs it re-queues one write may take (a round per link:
+# a VM creates its DataVolumes, CDI fills them, the VM starts; a source completes a clone...).
+STORAGE_ROUNDS = 8
 
 
 @dataclass
@@ -64,11 +67,14 @@ class ApplyResult:
 class Cluster(StoreReads):
     def __init__(self, store: Store, images: Images | None = None):
         from .images import Images
+        from .node_usage import NodeUsage
         from .shared_revisions import SharedRevisions
 
         self.store = store
         # The controller's memory of shared revisions, this store's alone (bound around each write).
         self.shared_revisions = SharedRevisions()
+        # What the VMIs on each node request (the scheduler's cache), bound around each write too.
+        self.node_usage = NodeUsage()
         path = store.path
         # Uploaded images live beside the state file (none for a store without one).
         self.images = images if images is not None else Images.beside(path) if path is not None else None
@@ -84,6 +90,7 @@ class Cluster(StoreReads):
             if cluster.store.read_only:
                 return cluster      # readable as it is: nothing deployed, nothing swept
             cluster._ensure_kubevirt_namespace()
+            cluster._ensure_nodes()
             if catalog:
                 cluster.sync_catalog_if_needed()
             cluster.sweep_images()
@@ -114,6 +121,14 @@ class Cluster(StoreReads):
                                                 "message": "All components are ready."}]}
                 tx.update(kv, subresource="status")
 
+    def _ensure_nodes(self) -> None:
+        """The default simulated node (controller/nodes.py) when the store has no node."""
+        from .nodes import ensure_default_node
+
+        if self.store.count("Node") == 0:
+            with self.store.transaction() as tx:
+                ensure_default_node(tx)
+
     def sync_catalog_if_needed(self) -> None:
         from instancetype.lifecycle import catalog_sync
 
@@ -127,7 +142,7 @@ class Cluster(StoreReads):
         with self.store.transaction() as tx:
             changes = catalog_sync.sync(tx, dry_run=dry_run)
             if changes and not dry_run:
-                with self.shared_revisions.bound():
+                with self.shared_revisions.bound(), self.node_usage.bound():
                     self._retry_failed_vms(tx, None, self.config(tx))
         return changes
 
@@ -234,8 +249,12 @@ class Cluster(StoreReads):
                 # shared revisions have no owner: released here
                 self.shared_revisions.on_vm_deleted(tx, deleted)
             elif deleted.get("kind") == "VirtualMachineInstance":
-                with self.shared_revisions.bound():     # a VMI deleted re-queues its VM
+                with self.shared_revisions.bound(), self.node_usage.bound():     # a VMI deleted re-queues its VM
                     self._reconcile_owner(tx, deleted, self.config(tx))
+            elif deleted.get("kind") == "DataVolume":
+                with self.shared_revisions.bound(), self.node_usage.bound():   # a DataVolume deleted re-queues its VM
+                    self._storage_pass(tx, since, self.config(tx))
+            self._after_capacity_change(tx, since)
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
         # until a sweep finds them unowned.
@@ -274,9 +293,14 @@ class Cluster(StoreReads):
 
         if action == "restart":
             vmctl.check_restart_grace(options.get("grace_period"))   # before the VM is read, as virt-api
-        with self.store.transaction() as tx, self.shared_revisions.bound():
+        with self.store.transaction() as tx, self.shared_revisions.bound(), self.node_usage.bound():
+            since = tx.resource_version()
             vm = tx.get("VirtualMachine", name, namespace)
-            return getattr(vmctl, action)(tx, vm, self.config(tx), **options)
+            done = getattr(vmctl, action)(tx, vm, self.config(tx), **options)
+            if self._storage_pass(tx, since, self.config(tx)):     # DataVolumes created at the start
+                done = tx.get("VirtualMachine", name, namespace)
+            self._after_capacity_change(tx, since)
+            return done
 
     def pause(self, name: str, namespace: str | None = None) -> dict:
         return self._vmi_action("pause", name, namespace)
@@ -319,8 +343,44 @@ class Cluster(StoreReads):
     # that only reads (get, describe, wait) opens the cluster.
 
     def _after_write(self, tx: Store, stored: dict, config: dict | None) -> dict:
-        with self.shared_revisions.bound():
-            return self._reconcile_after(tx, stored, config)
+        with self.shared_revisions.bound(), self.node_usage.bound():
+            # the write's own resourceVersion: what it and its reconciles changed follows it
+            since = int((stored.get("metadata") or {}).get("resourceVersion") or 1) - 1
+            out = self._reconcile_after(tx, stored, config)
+            if self._storage_pass(tx, since, config):
+                meta = out.get("metadata") or {}
+                try:        # the object as the pass left it (a DataVolume filled, a VM started)
+                    out = tx.get(out.get("kind") or "", meta.get("name") or "", meta.get("namespace"))
+                except NotFound:
+                    pass
+            self._after_capacity_change(tx, since)
+            return out
+
+    def _storage_pass(self, tx: Store, since, config: dict | None) -> bool:
+        """The simulated CDI and the DataVolume triggers in the write's transaction (what a
+        cluster's controller does from its informers: `cdi.settle`); a DataVolume written
+        re-queues the VM that owns it. True when anything was written."""
+        from . import cdi
+
+        return cdi.settle(tx, since, lambda dv: self._reconcile_owner(tx, dv, config), rounds=STORAGE_ROUNDS)
+
+    def _after_capacity_change(self, tx: Store, since) -> None:
+        """kube-scheduler's retry of unschedulable pods: when a node was written or a VMI went
+        since `since`, the VMs whose VMIs wait for a node are reconciled (controller/vmsync/placement.py)."""
+        if next(iter(tx.changes(since, kind="Node")), None) is None and not any(
+                ev.type == "DELETED" for ev in tx.changes(since, kind="VirtualMachineInstance")):
+            return
+        with self.shared_revisions.bound(), self.node_usage.bound():
+            self._retry_pending(tx, self.config(tx))
+
+    def _retry_pending(self, tx: Store, config: dict | None) -> None:
+        self.node_usage.sync(tx, config)
+        for namespace, name in sorted(self.node_usage.pending):
+            try:
+                vmi = tx.get("VirtualMachineInstance", name, namespace)
+            except NotFound:
+                continue
+            self._reconcile_owner(tx, vmi, config)
 
     def _reconcile_after(self, tx: Store, stored: dict, config: dict | None) -> dict:
         from . import vm as vmctl

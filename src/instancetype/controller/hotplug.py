@@ -112,4 +112,6 @@ def _migrate(status: dict, vmi: dict, migration: dict) -> None:
     guest = (spec_domain.get("memory") or {}).get("guest")
     if guest is not None and isinstance(status.get("memory"), dict):
         status["memory"] = {**status["memory"], "guestRequested": guest, "guestCurrent": guest}
-    status["migrationState"] = migrations.migration_state(migration, vmi, now())
+    # The target pod lands on the VMI's node again (capacity for the new size is not checked).
+    on = status.get("nodeName") or node.NODE_NAME
+    status["migrationState"] = migrations.migration_state(migration, on, now())

@@ -65,6 +65,7 @@ def run(opts: Options, stop: threading.Event, *, on_ready=None) -> None:
     ctl: VMController | None = None
     election_stop = threading.Event()
     election: threading.Thread | None = None
+    heartbeat: threading.Thread | None = None
     try:
         api.ping()
         informers = InformerSet(api, list(opts.kinds))
@@ -103,6 +104,13 @@ def run(opts: Options, stop: threading.Event, *, on_ready=None) -> None:
         import instancetype
         _ = instancetype.build_vmi    # the engine imported now: not by the first VM to start, within its start
         ctl.start()
+        # The simulated nodes' Leases renewed (KWOK's heartbeat), so that a node lifecycle
+        # controller keeps them Ready and untainted. Its own thread: its own connections.
+        from .nodes import heartbeat as node_heartbeat
+
+        heartbeat = threading.Thread(target=node_heartbeat, args=(api, election_stop),
+                                     kwargs={"may_write": may_write}, name="node-heartbeat", daemon=True)
+        heartbeat.start()
         if on_ready is not None:
             on_ready(ctl)
         while not stop.wait(0.2):
@@ -116,6 +124,8 @@ def run(opts: Options, stop: threading.Event, *, on_ready=None) -> None:
         election_stop.set()
         if election is not None:
             election.join(5)
+        if heartbeat is not None:
+            heartbeat.join(5)
         if elector is not None:
             elector.release()
         if informers is not None:

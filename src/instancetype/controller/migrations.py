@@ -20,8 +20,6 @@ import logging
 
 from instancetype.store.base import NotFound, Store
 
-from . import node
-
 log = logging.getLogger("instancetype.controller")
 
 KIND = "VirtualMachineInstanceMigration"
@@ -46,10 +44,11 @@ def create_for_workload_update(store: Store, vmi: dict) -> dict:
         "spec": {"vmiName": name, "priority": PRIORITY_USER_TRIGGERED}})
 
 
-def migration_state(migration: dict, vmi: dict, stamp: str) -> dict:
-    """The VMI's `status.migrationState` once the simulated node's migration completed."""
-    return {"migrationUid": (migration.get("metadata") or {}).get("uid"), "sourceNode": node.NODE_NAME,
-            "targetNode": node.NODE_NAME, "startTimestamp": stamp, "endTimestamp": stamp,
+def migration_state(migration: dict, node_name: str, stamp: str) -> dict:
+    """The VMI's `status.migrationState` once the simulated node's migration (from `node_name`
+    to itself) completed."""
+    return {"migrationUid": (migration.get("metadata") or {}).get("uid"), "sourceNode": node_name,
+            "targetNode": node_name, "startTimestamp": stamp, "endTimestamp": stamp,
             "completed": True, "mode": "PreCopy"}
 
 

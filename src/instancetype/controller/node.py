@@ -1,10 +1,14 @@
 """The simulated node: this system models KubeVirt's control plane (on the embedded store and on an
 API server alike), not a hypervisor.
 
-As kwok simulates nodes, a VMI that the controller creates is scheduled at once on one
-simulated node and reported `Running` and `Ready` (or `Running` and `Paused` when it was
-started paused, or paused since: `set_paused`). Its name and the VMI's status say plainly
-that it is simulated and that no guest runs.
+As kwok simulates nodes, a VMI that the controller creates is placed as kube-scheduler would
+place its virt-launcher pod (`place`: engine/launcher_pod.py and engine/scheduler.py over the
+`Node` objects, controller/nodes.py, and what the VMIs already on them request,
+controller/node_usage.py) and reported `Running` and `Ready` there (or `Running` and `Paused`
+when it was started paused, or paused since: `set_paused`). Its status says plainly that it is
+simulated and that no guest runs. A VMI no node fits stays `Scheduling` with the pod's
+`PodScheduled` False `Unschedulable` condition that virt-controller mirrors onto the VMI, until
+capacity appears (`pending`).
 
 A VMI being deleted (on a store that keeps finalizers, as an API server does) has no guest to
 shut down: the node lets it go at once, removing the finalizers KubeVirt's own components
@@ -13,24 +17,81 @@ controller's `foregroundDeleteVirtualMachine`).
 """
 from __future__ import annotations
 
+from instancetype.store.base import NotFound, Store
+
 from .migratable import Claims
 from .migratable import condition as live_migratable
+from .nodes import DEFAULT_NODE_NAME as NODE_NAME
 
-NODE_NAME = "simulated-node"
 REASON = "SimulatedNode"
 MESSAGE = "scheduled on the simulated node: the control plane is modelled, no guest runs"
 
 
-def schedule(vmi: dict, now: str, claims: Claims = lambda name: None, config: dict | None = None) -> dict:
-    """The VMI as the simulated node reports it once it is running (mutates and returns `vmi`);
-    one that virt-launcher cannot turn into a domain (engine/launcher.py) stays Scheduled with
-    virt-handler's Synchronized=False condition, as on a real node. A running one carries
-    virt-handler's LiveMigratable condition (controller/migratable.py; `claims` gives a claim's
-    access modes, `config` is the cluster's configuration)."""
+def place(store: Store, vmi: dict, config: dict | None) -> tuple[str | None, str]:
+    """kube-scheduler's choice for the VMI's virt-launcher pod: (node name, "") or (None, the
+    scheduler's message). The placement is assumed at once (node_usage.assume)."""
+    from instancetype.engine import launcher_pod as pod
+    from instancetype.engine.scheduler import Pod, schedule
+
+    from . import node_usage
+
+    usage = node_usage.current()
+    usage.sync(store, config)
+    requests = pod.pod_requests(vmi, config)
+    wanted = Pod(requests, pod.pod_node_selector(vmi, config), pod.required_node_affinity(vmi),
+                 pod.pod_tolerations(vmi))
+    with usage.lock:
+        chosen, message = schedule(wanted, list(store.list("Node")), usage.usage())
+        if chosen is not None:
+            usage.assume(vmi, chosen, requests)
+    return chosen, message
+
+
+def unschedulable(vmi: dict, message: str, now: str) -> dict:
+    """The VMI whose pod no node fits (mutates and returns `vmi`): phase Scheduling (the pod
+    exists), Ready False (syncReadyConditionFromPod: the guest is not running) and the pod's
+    PodScheduled condition (AddPodCondition)."""
+    status = vmi.setdefault("status", {})
+    status.pop("nodeName", None)
+    status["phase"] = "Scheduling"
+    status["conditions"] = [
+        {"type": "Ready", "status": "False", "reason": "GuestNotRunning", "message": "Guest VM is not reported as running",
+         "lastProbeTime": now, "lastTransitionTime": now},
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message,
+         "lastProbeTime": None, "lastTransitionTime": now}]
+    status["phaseTransitionTimestamps"] = [{"phase": p, "phaseTransitionTimestamp": now}
+                                           for p in ("Pending", "Scheduling")]
+    return vmi
+
+
+def pending(vmi: dict) -> bool:
+    """Created and waiting for a node (`unschedulable`)."""
+    status = vmi.get("status") or {}
+    return not status.get("nodeName") and status.get("phase") == "Scheduling" and not terminating(vmi)
+
+
+def claim_access_modes(store: Store, namespace: str) -> Claims:
+    """A claim's access modes as the VMI controller's volume status holds them (None: not found)."""
+    def modes(name: str) -> list[str] | None:
+        try:
+            claim = store.get("PersistentVolumeClaim", name, namespace)
+        except NotFound:
+            return None
+        return list((claim.get("spec") or {}).get("accessModes") or ())
+    return modes
+
+
+def schedule(vmi: dict, now: str, node_name: str = NODE_NAME, *, claims: Claims = lambda name: None,
+             config: dict | None = None) -> dict:
+    """The VMI as the simulated node `node_name` reports it once it is running (mutates and
+    returns `vmi`); one that virt-launcher cannot turn into a domain (engine/launcher.py) stays
+    Scheduled with virt-handler's Synchronized=False condition, as on a real node. A running one
+    carries virt-handler's LiveMigratable condition (controller/migratable.py; `claims` gives a
+    claim's access modes: `claim_access_modes`; `config` is the cluster's configuration)."""
     from instancetype.engine.launcher import SYNC_FAILED_REASON, domain_error
 
     status = vmi.setdefault("status", {})
-    status["nodeName"] = NODE_NAME
+    status["nodeName"] = node_name
     failed = domain_error(vmi)
     annotations = (vmi.get("metadata") or {}).get("annotations") or {}
     if annotations.get("kubevirt.io/create-migration-target") == "true":
@@ -46,8 +107,6 @@ def schedule(vmi: dict, now: str, claims: Claims = lambda name: None, config: di
     elif failed is None:
         status["phase"] = "Running"
         status["conditions"] = running_conditions(now)
-    if failed is None:
-        status["conditions"].append(live_migratable(vmi, claims, config))
     else:
         status["phase"] = "Scheduled"
         status["conditions"] = [
@@ -55,10 +114,12 @@ def schedule(vmi: dict, now: str, claims: Claims = lambda name: None, config: di
              "message": "Guest VM is not reported as running", "lastProbeTime": None, "lastTransitionTime": now},
             {"type": "Synchronized", "status": "False", "reason": SYNC_FAILED_REASON, "message": failed,
              "lastProbeTime": None, "lastTransitionTime": now}]
+    if failed is None:
+        status["conditions"].append(live_migratable(vmi, claims, config))
     phases = ("Pending", "Scheduling", "Scheduled") + (("Running",) if failed is None else ())
     status["phaseTransitionTimestamps"] = [{"phase": phase, "phaseTransitionTimestamp": now} for phase in phases]
     labels = vmi.setdefault("metadata", {}).setdefault("labels", {})
-    labels["kubevirt.io/nodeName"] = NODE_NAME
+    labels["kubevirt.io/nodeName"] = node_name
     return vmi
 
 

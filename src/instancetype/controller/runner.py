@@ -45,7 +45,7 @@ from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
 from instancetype.store.kubevirt import kubevirt_config
 
-from . import node, shared_revisions
+from . import cdi, node, node_usage, nodes, shared_revisions
 from . import vm as vmctl
 from .workqueue import RateLimiter, WorkQueue
 
@@ -57,6 +57,8 @@ CATALOG_KEY = ("CommonInstancetypes", "", "deployment")
 ALL_VMS_KEY = ("AllVirtualMachines", "", "")          # the cluster configuration changed
 FAILED_VMS = "FailedVirtualMachines"                  # (FAILED_VMS, namespace or "", ""): an object appeared
 SHARED_SWEEP = "SharedRevisions"                      # (SHARED_SWEEP, namespace or "" for all, "")
+PENDING_KEY = ("PendingVirtualMachineInstances", "", "")  # capacity appeared: place the waiting VMIs
+NODES_KEY = ("SimulatedNodes", "", "")                # the default simulated node, when none exists
 # How long a shared revision this process pinned is kept from collection: longer than a worker
 # takes from the pin to the VM's patch plus the cache's lag behind it.
 SHARED_COLLECT_GRACE = 15.0
@@ -65,8 +67,11 @@ SHARED_COLLECT_GRACE = 15.0
 EXPECTATION_TIMEOUT = 10.0
 # Objects whose appearance lets a VM that failed for want of it start.
 LOOKUP_KINDS = frozenset({"PersistentVolumeClaim", "DataVolume", "DataSource", "VolumeSnapshot"})
-# The kinds the controller watches.
-WATCHED_KINDS = (VM, VMI, "ControllerRevision", "KubeVirt", *kinds.ALL_TYPE_KINDS)
+CDI_DATAVOLUME = "CDIDataVolume"          # (CDI_DATAVOLUME, ns, name): the simulated CDI fills one
+CDI_WAITING = ("CDIWaiting", "", "")      # a clone source written: the DataVolumes waiting, again
+# The kinds the controller watches (the storage kinds for handleDataVolumes and the simulated CDI).
+WATCHED_KINDS = (VM, VMI, "ControllerRevision", "KubeVirt", "Node", *kinds.ALL_TYPE_KINDS,
+                 "DataVolume", "DataSource", "PersistentVolumeClaim", "VolumeSnapshot")
 
 Key = tuple[str, str, str]
 
@@ -236,6 +241,8 @@ class VMController:
         # This controller's memory of shared revisions (its pins, creates, holders), bound around
         # every reconcile; a revision kept for the grace only is swept again once it has passed.
         self.shared_revisions = shared_revisions.SharedRevisions(SHARED_COLLECT_GRACE, self._sweep_later)
+        # What the VMIs on each node request and which wait for one (fed by the VMI events).
+        self.node_usage = node_usage.NodeUsage()
         self._stats_lock = threading.Lock()
 
     # --- events -> keys -------------------------------------------------------------------------
@@ -248,12 +255,30 @@ class VMController:
             self.queue.add(vm_key(obj))
             if event_type == "DELETED" and any(is_shared_name(n) for n in referenced_names(obj)):
                 self.queue.add((SHARED_SWEEP, (obj.get("metadata") or {}).get("namespace") or kinds.DEFAULT_NAMESPACE, ""))
+        elif kind == "Node":
+            self.queue.add(PENDING_KEY)         # a node added or changed: the waiting VMIs may fit
+            self.queue.add(NODES_KEY)           # (and the default node's creation seen: its expectation met)
         elif kind in (VMI, "ControllerRevision"):
+            if kind == VMI:
+                self.node_usage.observe(event_type, dict(obj), self.config)
+                if event_type == "DELETED" and self.node_usage.pending:
+                    self.queue.add(PENDING_KEY)     # its capacity is free again
             key = owner_vm_key(obj)
             if key is None and kind == VMI:
                 key = vm_key(obj)
             if key is not None:
                 self.queue.add(key)
+        elif kind == "DataVolume":
+            # CDI's reconcile of it, and the VM that owns it (KubeVirt's DataVolume handlers)
+            meta = obj.get("metadata") or {}
+            if event_type != "DELETED":
+                self.queue.add((CDI_DATAVOLUME, meta.get("namespace") or kinds.DEFAULT_NAMESPACE, meta.get("name") or ""))
+            if not cdi.waiting(obj):
+                self.queue.add(CDI_WAITING)     # its claim is populated now: a clone of it may complete
+            key = owner_vm_key(obj)
+            if key is not None:
+                self.queue.add(key)
+            self.queue.add((FAILED_VMS, meta.get("namespace") or "", ""))
         elif kind == "KubeVirt":
             self.queue.add(ALL_VMS_KEY)
             if self.catalog:
@@ -261,6 +286,8 @@ class VMController:
         elif kind in kinds.ALL_TYPE_KINDS or kind in LOOKUP_KINDS:
             # The scan for VMs that failed for want of it runs once per burst (the key is queued once).
             self.queue.add((FAILED_VMS, (obj.get("metadata") or {}).get("namespace") or "", ""))
+            if kind in cdi.SOURCE_KINDS:
+                self.queue.add(CDI_WAITING)      # a clone waiting for it may complete
             if self.catalog and kind in (kinds.CLUSTER_INSTANCETYPE, kinds.CLUSTER_PREFERENCE):
                 self.queue.add(CATALOG_KEY)      # a managed object edited or deleted: restore it
 
@@ -280,6 +307,7 @@ class VMController:
     def start(self) -> None:
         if self.catalog:
             self.queue.add(CATALOG_KEY)
+        self.queue.add(NODES_KEY)
         self.queue.add((SHARED_SWEEP, "", ""))
         for i in range(self.workers):
             t = threading.Thread(target=self._work, name=f"vm-worker-{i}", daemon=True)
@@ -311,7 +339,7 @@ class VMController:
             return
         recording = _RecordingStore(self.store, self.may_write)
         try:
-            with self.shared_revisions.bound():
+            with self.shared_revisions.bound(), self.node_usage.bound():
                 self._sync(recording, key)
         except NotLeading:
             return          # the leader's job now; this process stops
@@ -341,6 +369,29 @@ class VMController:
             return
         if key[0] == FAILED_VMS:
             self._enqueue_failed(key[1] or None)
+            return
+        if key[0] == CDI_DATAVOLUME:
+            try:
+                dv = self.store.get("DataVolume", key[2], key[1])
+            except NotFound:
+                return
+            cdi.sync(store, dv)
+            return
+        if key == CDI_WAITING:
+            # each one on its own key: its writes are then awaited by the key its events re-queue
+            for dv in self.store.list("DataVolume"):
+                if cdi.waiting(dv):
+                    meta = dv.get("metadata") or {}
+                    self.queue.add((CDI_DATAVOLUME, meta.get("namespace") or kinds.DEFAULT_NAMESPACE, meta.get("name") or ""))
+            return
+        if key == NODES_KEY:
+            if nodes.ensure_default_node(store) is not None:
+                log.info("created the simulated node %s", nodes.DEFAULT_NODE_NAME)
+            nodes.keep_ready(store)
+            return
+        if key == PENDING_KEY:
+            for ns, name in sorted(self.node_usage.pending):
+                self.queue.add((VM, ns, name))      # a VMI has its VM's name
             return
         if key[0] == SHARED_SWEEP:
             deleted = self.shared_revisions.sweep(store, key[1] or None)

@@ -176,8 +176,7 @@ def _create(cluster: Any, req: UploadRequest, size: str, say: Callable[[str], No
     if req.labels:
         dv["metadata"]["labels"] = dict(req.labels)
     dv = cluster.create(dv).object
-    owner = {"apiVersion": CDI_API, "kind": "DataVolume", "name": name, "uid": dv["metadata"]["uid"],
-             "controller": True, "blockOwnerDeletion": True}
+    owner = owner_ref(dv)
     annotations[CREATED_FOR_DV] = dv["metadata"]["uid"]
     pvc = cluster.create(_pvc(req, size, labels={**CDI_LABELS, **req.labels}, annotations=annotations,
                               owner=owner)).object
@@ -203,19 +202,33 @@ def storage_spec(req: UploadRequest, size: str) -> dict:
 
 
 def _pvc(req: UploadRequest, size: str, *, labels: dict, annotations: dict, owner: dict | None = None) -> dict:
-    access = req.access_mode or "ReadWriteOnce"
+    return claim(req.name, req.namespace, size, access=req.access_mode or "ReadWriteOnce",
+                 volume_mode="Block" if req.volume_mode == "block" else "Filesystem",
+                 storage_class=req.storage_class, labels=labels, annotations=annotations, owner=owner)
+
+
+def claim(name: str, namespace: str, size: str, *, access: str = "ReadWriteOnce", volume_mode: str = "Filesystem",
+          storage_class: str = "", labels: dict | None = None, annotations: dict | None = None,
+          owner: dict | None = None) -> dict:
+    """The PersistentVolumeClaim CDI fills, already Bound to a volume of its own (the simulation
+    has no provisioner): for an upload here, for an import or clone in `controller/cdi.py`."""
     spec: dict[str, Any] = {"accessModes": [access], "resources": {"requests": {"storage": size}},
-                            "volumeMode": "Block" if req.volume_mode == "block" else "Filesystem",
-                            "volumeName": f"pvc-{uuid.uuid4()}"}
-    if req.storage_class:
-        spec["storageClassName"] = req.storage_class
-    meta: dict[str, Any] = {"name": req.name, "namespace": req.namespace, "annotations": annotations}
+                            "volumeMode": volume_mode, "volumeName": f"pvc-{uuid.uuid4()}"}
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "annotations": dict(annotations or {})}
     if labels:
         meta["labels"] = dict(labels)
     if owner is not None:
         meta["ownerReferences"] = [owner]
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec,
             "status": {"phase": "Bound", "accessModes": [access], "capacity": {"storage": size}}}
+
+
+def owner_ref(dv: dict) -> dict:
+    """The controller ownerReference CDI puts on a DataVolume's claim."""
+    return {"apiVersion": CDI_API, "kind": "DataVolume", "name": dv["metadata"]["name"],
+            "uid": dv["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
 
 
 def _existing_pvc(cluster: Any, pvc: dict, req: UploadRequest) -> dict:

@@ -20,7 +20,18 @@ from instancetype.store.base import Store
 
 from . import virtctl
 from .virtctl import check_not_running, check_restart_grace
-from .vmsync import generation, live_update, pci_topology, pin, restart_required, run_strategy, status, vmis
+from .vmsync import (
+    datavolumes,
+    generation,
+    live_update,
+    pci_topology,
+    pin,
+    placement,
+    restart_required,
+    run_strategy,
+    status,
+    vmis,
+)
 from .vmsync.run_strategy import RUN_STRATEGIES
 from .vmsync.state import VM_RESOURCE, VMSync, failed
 from .vmsync.vmis import release as release_vmi
@@ -33,8 +44,10 @@ __all__ = ["RUN_STRATEGIES", "VM_RESOURCE", "check_not_running", "check_restart_
 STEPS = (
     pin.sync,             # status refs follow the matchers; referencePolicy expand
     vmis.observe,         # the VMI as found: another owner's, one on its way out
+    placement.retry,      # a VMI waiting for a node placed once one fits (kube-scheduler's retry)
     generation.bump,      # conditionallyBumpGenerationAnnotationOnVmi
     pin.repin,            # instancetype Sync: a running VM's new matcher pinned at once
+    datavolumes.sync,     # handleDataVolumes: dataVolumeTemplates created; no start until ready
     run_strategy.sync,    # syncRunStrategy: start, stop, state change requests
     restart_required.sync,  # syncRestartRequired
     pci_topology.sync,    # syncPCITopologyAnnotationsToVM

@@ -7,8 +7,13 @@ One identity, `instancetype-controller`, runs both (virt-controller's and virt-a
 - the four type kinds and the seed-002 flavor kinds: read (admission looks them up); the cluster
   kinds also written, for the common-instancetypes catalogue kept as virt-operator keeps it;
 - ControllerRevisions: read, create, delete (revisions at first start);
-- PersistentVolumeClaims, DataVolumes, DataSources, VolumeSnapshots: read (inference);
+- PersistentVolumeClaims, DataVolumes, DataSources, VolumeSnapshots: read (inference); DataVolumes
+  created from a VM's dataVolumeTemplates, and the simulated CDI's claims and DataVolume status
+  (controller/cdi.py): create and update, with their status subresources;
 - KubeVirt: read (the cluster configuration);
+- Nodes: the simulated nodes are created, kept Ready and renewed (their status and their Leases
+  in `kube-node-lease`, as KWOK keeps its nodes; the lifecycle's NoSchedule taints removed once
+  Ready), and every node read for scheduling;
 - events: create and patch; leases: in its own namespace only (a Role), for leader election.
 Nothing else: no Secrets, no ConfigMaps, no Pods, no cluster-wide write beyond the above.
 
@@ -43,14 +48,20 @@ CLUSTER_ROLE_RULES: list[dict] = [
     {"apiGroups": [kinds.FLAVOR_GROUP], "resources": sorted(p for p, _ in flavor_resources().values()),
      "verbs": READ},
     {"apiGroups": ["apps"], "resources": ["controllerrevisions"], "verbs": READ + ["create", "delete"]},
-    {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": READ},
-    {"apiGroups": ["cdi.kubevirt.io"], "resources": ["datavolumes", "datasources"], "verbs": READ},
+    {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": READ + ["create", "update", "patch"]},
+    {"apiGroups": [""], "resources": ["persistentvolumeclaims/status"], "verbs": ["update", "patch"]},
+    {"apiGroups": ["cdi.kubevirt.io"], "resources": ["datavolumes"], "verbs": READ + ["create", "update", "patch"]},
+    {"apiGroups": ["cdi.kubevirt.io"], "resources": ["datavolumes/status"], "verbs": ["update", "patch"]},
+    {"apiGroups": ["cdi.kubevirt.io"], "resources": ["datasources"], "verbs": READ},
     {"apiGroups": ["snapshot.storage.k8s.io"], "resources": ["volumesnapshots"], "verbs": READ},
     {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": READ + ["create", "update"]},
+    {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["get", "update", "patch"]},
 ]
 LEASE_RULES: list[dict] = [
     {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]},
 ]
+NODE_LEASE_NAMESPACE = "kube-node-lease"      # the nodes' heartbeats (a Role there)
 
 
 def _meta(name: str, namespace: str | None = None) -> dict:
@@ -78,6 +89,12 @@ def rbac_objects(namespace: str) -> list[dict]:
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME, namespace),
          "rules": clone(LEASE_RULES)},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(NAME, namespace),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME},
+         "subjects": clone(subject)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(NAME, NODE_LEASE_NAMESPACE),
+         "rules": clone(LEASE_RULES)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": _meta(NAME, NODE_LEASE_NAMESPACE),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME},
          "subjects": clone(subject)},
     ]

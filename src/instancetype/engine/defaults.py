@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.engine.virt_config import cluster_config
 from instancetype.errors import DefaultsError
 
 
@@ -63,8 +64,6 @@ def set_default_network_interface(spec: dict[str, Any], config: Any = None) -> N
     # Only when nothing is specified.
     if spec.get("networks") or devices.get("interfaces"):
         return
-    from instancetype.engine.virt_config import cluster_config
-
     cfg = cluster_config(config)     # a raw configuration dict (or None), or one already read
     kind = cfg.default_network_interface
     if kind == "bridge":

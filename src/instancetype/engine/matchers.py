@@ -78,6 +78,8 @@ def check_matcher_shapes(vm: Mapping[str, Any]) -> list[Cause]:
         m = _matcher(vm, key)
         if m is None:
             continue
+        if m.get("name") and not m.get("inferFromVolume") and m.get("inferFromVolumeFailurePolicy") is None:
+            continue    # named, nothing to infer, no policy: none of the rules can refuse it
         causes = _matcher_causes(m, key)
         if causes:
             return causes

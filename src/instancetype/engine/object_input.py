@@ -15,7 +15,7 @@ from instancetype.errors import LoadError
 def object_index(objects: Any, default_namespace: str, extra: Iterable[Mapping[str, Any]] = ()) -> ObjectIndex:
     """An ObjectIndex of `objects` (plus `extra`), after checking the names it keys on are strings
     (LoadError). An `ObjectSource` (the store) is asked on demand instead of listed."""
-    if isinstance(objects, ObjectSource):
+    if type(objects) not in (list, tuple) and isinstance(objects, ObjectSource):     # (ABC checks cost)
         index = ObjectIndex(objects, default_namespace)
         for i, obj in enumerate(object_list(list(extra))):
             index.add(obj, index=i)
@@ -27,12 +27,13 @@ def object_list(objects: Any) -> list[Any]:
     """`objects` as a list, the names an ObjectIndex keys on checked to be strings (LoadError)."""
     if objects is None:
         objects = ()
-    elif isinstance(objects, (str, bytes, Mapping)) or not isinstance(objects, Iterable):
+    elif type(objects) not in (list, tuple) and (isinstance(objects, (str, bytes, Mapping))
+                                                 or not isinstance(objects, Iterable)):
         raise LoadError("objects: must be a list of objects")
     items: list[Any] = list(objects)
     for i, obj in enumerate(items):
-        meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-        if isinstance(meta, Mapping):
+        meta = obj.get("metadata") if type(obj) is dict or isinstance(obj, Mapping) else None
+        if type(meta) is dict or isinstance(meta, Mapping):
             for key in ("name", "namespace"):
                 if meta.get(key) is not None and not isinstance(meta[key], str):
                     raise LoadError(f"objects[{i}]: metadata.{key}: must be a string")

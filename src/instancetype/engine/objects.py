@@ -44,13 +44,13 @@ class ObjectIndex:
             self.add(obj, index=i)
 
     def add(self, obj: Mapping[str, Any], *, index: int | None = None) -> None:
-        if not isinstance(obj, Mapping):
+        if type(obj) is not dict and not isinstance(obj, Mapping):     # (an ABC check costs: dicts first)
             raise LoadError(f"objects[{index}]: not an object")
         kind = obj.get("kind")
         if not isinstance(kind, str) or not kind:
             raise LoadError(f"objects[{index}]: kind: Required value")
         meta = obj.get("metadata") or {}
-        if not isinstance(meta, Mapping):
+        if type(meta) is not dict and not isinstance(meta, Mapping):
             raise LoadError(f"objects[{index}]: metadata: must be an object")
         for field in ("name", "namespace"):
             if not isinstance(meta.get(field) or "", str):

@@ -99,8 +99,6 @@ def _memory_short(provided_raw: str, required_raw: str) -> bool:
 
 
 def _check_memory(required_raw: Any, instancetype: dict[str, Any] | None, spec: dict[str, Any]) -> RequirementsError | None:
-    from instancetype.api.quantity import Quantity
-
     if required_raw is None:
         required_raw = "0"
     provided_raw: Any = "0"
@@ -116,6 +114,8 @@ def _check_memory(required_raw: Any, instancetype: dict[str, Any] | None, spec: 
     if type(provided_raw) is str and type(required_raw) is str:
         if not _memory_short(provided_raw, required_raw):
             return None
+    from instancetype.api.quantity import Quantity  # (only past the memoised comparison)
+
     provided, required = Quantity.parse(provided_raw), Quantity.parse(required_raw)
     if provided < required:
         return _err(f"insufficient Memory resources of {provided} provided by {who}, "

@@ -44,12 +44,13 @@ from instancetype import jsonutil
 from instancetype.api import kinds as K
 from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.apply import apply_to_spec, conflict_message
-from instancetype.engine.find import find_instancetype_or_none, find_preference_or_none
+from instancetype.engine.find import find_instancetype_or_none
 from instancetype.engine.guard import public
 from instancetype.engine.requirements import check as check_requirements
 from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.engine.spec import is_whole_object
 from instancetype.engine.spread import check_spread
+from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_mutate import mutate_vm, set_create_defaults
 from instancetype.engine.vm_validation import validate_vm_after_apply
 from instancetype.engine.vm_validation.schema import check_vm_schema_shaped, zero_null_items
@@ -208,8 +209,11 @@ def admit_vm(vm: Mapping[str, Any], *, operation: str = "CREATE", old: Mapping[s
     given = _stored(work, instancetype, preference)
     index = object_input.object_index(objects, ns, given)
 
+    # The configuration read once (every step below reads it; a dict would be keyed by its
+    # content at each read).
+    config = cluster_config(config)
     try:
-        causes = mutate_vm(work, index, operation=operation, old=old, config=config)
+        causes, pref = mutate_vm(work, index, operation=operation, old=old, config=config)
     except InferError as e:
         return AdmissionResult.bad_request(str(e), stage="mutate")
     if causes:
@@ -219,8 +223,8 @@ def admit_vm(vm: Mapping[str, Any], *, operation: str = "CREATE", old: Mapping[s
 
     # The validating webhook checks the schema again: the mutating step only writes fields of
     # the schema's types (matchers, architecture, machine type, storage class), so it passes.
+    # It finds the preference the mutating step found (the matcher has not changed since).
     it = find_instancetype_or_none(work, index)
-    pref = find_preference_or_none(work, index)
     rejection, tspec, tmeta = apply_to_template_copy(work["spec"].get("template"), it, pref, config)
     if rejection is not None:
         if rejection.kind == "defaults":

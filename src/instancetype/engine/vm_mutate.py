@@ -1,9 +1,11 @@
 """The VM mutating webhook's instancetype part (step 1 of VM admission).
 
-    mutate_vm(vm, index, *, operation="CREATE", old=None, config=None) -> list[Cause] | None
+    mutate_vm(vm, index, *, operation="CREATE", old=None, config=None) -> (list[Cause] | None, dict | None)
 
 Works in place on `vm` (a private copy from `vm_decode.load_vm`). Returns the causes
-of a refusal (422) or None; raises `InferError` when inference fails (a 400).
+of a refusal (422) or None, and the preference spec found in step 4 (None when absent or not
+found): nothing after step 4 changes the matcher, so the validating step reads the same one;
+raises `InferError` when inference fails (a 400).
 KubeVirt, in order:
 
 1. UPDATE: a matcher renamed while keeping its revisionName is refused
@@ -117,22 +119,24 @@ def set_vm_defaults(vm: dict[str, Any], index: ObjectIndex, config: Any = None) 
 
 
 def mutate_vm(vm: dict[str, Any], index: ObjectIndex, *, operation: str = "CREATE", old: Mapping[str, Any] | None = None,
-              config: Any = None) -> list[Cause] | None:
-    """The VM mutating webhook on `vm` in place: causes of a refusal, or None when it passes.
+              config: Any = None) -> tuple[list[Cause] | None, dict[str, Any] | None]:
+    """The VM mutating webhook on `vm` in place: (causes of a refusal, or None when it passes;
+    the preference spec it found).
 
     Raises `InferError` when inference fails (KubeVirt answers 400 with its text).
     """
     if operation == "UPDATE":
         causes = matchers.check_matcher_update(old if old is not None else vm, vm)
         if causes:
-            return causes
+            return causes, None
     causes = matchers.check_matcher_shapes(vm)
     if causes:
-        return causes
+        return causes, None
     infer_in_place(vm, index)
-    apply_preferred_vm_values(vm, find_preference_or_none(vm, index))
+    preference = find_preference_or_none(vm, index)
+    apply_preferred_vm_values(vm, preference)
     set_vm_defaults(vm, index, config)
-    return None
+    return None, preference
 
 
 def set_create_defaults(vm: dict[str, Any]) -> None:

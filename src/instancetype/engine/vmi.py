@@ -195,8 +195,8 @@ def build_vmi(vm: Mapping[str, Any], *, instancetype: Any = None, preference: An
 
     # 3. the VMI mutating webhook (an API server's call of it, when the VMI is sent to one)
     try:
-        if mutate:
-            mutate_new_vmi(vmi, cfg)
+        if mutate:     # (the default disks and pod network were added in 2.3 and 2.7)
+            mutate_new_vmi(vmi, cfg, network_and_disks_done=True)
     except DefaultsError as e:
         raise VMIError(str(e), stage="admission", causes=[], requirements_error=None) from None
     if not annotations:

@@ -8,9 +8,9 @@ Public (stable):
         order: architecture, machine type, CPU requests, guest memory, CPU topology,
         containerDisk pull policy, eviction strategy, default pod network (may raise
         DefaultsError), default volume disks. `network_and_disks_done`: the caller ran both of
-        the last two before applying the instancetype and preference (expand), which add no
-        volume, remove no disk or network, and only ever fill `autoattachPodInterface`, so
-        running them again would change nothing.
+        the last two before applying the instancetype and preference (expand; build_vmi, as the
+        VM controller does), which add no volume, remove no disk or network, and only ever fill
+        `autoattachPodInterface`, so running them again would change nothing.
 """
 from __future__ import annotations
 

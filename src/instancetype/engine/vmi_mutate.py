@@ -1,6 +1,9 @@
 """The VMI mutating webhook's defaults, applied when a new VirtualMachineInstance is created.
 
-    mutate_new_vmi(vmi, config=None) -> None     (in place; `vmi` is a private dict)
+    mutate_new_vmi(vmi, config=None, *, network_and_disks_done=False) -> None
+        (in place; `vmi` is a private dict; `network_and_disks_done`: the caller built the VMI
+        with its default disks and pod network before applying the instancetype and preference,
+        as the VM controller does, so step 1 need not run them again: engine/vmi_defaults.py)
 
 KubeVirt: the virt-api VMI mutator on CREATE (pkg/virt-api/webhooks/mutating-webhook/
 mutators/vmi-mutator.go) calling SetDefaultVirtualMachineInstance (pkg/defaults), in order:
@@ -332,14 +335,14 @@ def _tdx_qgs_socket(vmi: dict[str, Any], domain: dict[str, Any], raw_config: dic
     child(child(vmi, "metadata"), "annotations")[QGS_SOCKET_ANNOTATION] = path or DEFAULT_QGS_SOCKET_PATH
 
 
-def mutate_new_vmi(vmi: dict[str, Any], config: Any = None) -> None:
+def mutate_new_vmi(vmi: dict[str, Any], config: Any = None, *, network_and_disks_done: bool = False) -> None:
     """Default a new VMI (its `spec`, `metadata` and `status`) in place, as virt-api does on CREATE.
 
     Raises `DefaultsError` when the pod network defaults fail.
     """
     cfg = cluster_config(config)
     spec = child(vmi, "spec")
-    set_vmi_spec_defaults(spec, cfg)                                  # 3.1
+    set_vmi_spec_defaults(spec, cfg, network_and_disks_done=network_and_disks_done)   # 3.1
     domain = child(spec, "domain")
     arch = spec.get("architecture") or ""
     if arch == "s390x":                                               # 3.2

@@ -7,6 +7,8 @@ that state and lets the next one run, or finishes the reconcile (returns the sto
 
     pin            the matchers' ControllerRevisions, the status refs, referencePolicy expand
     vmis           the VMI as found: another owner's, one on its way out
+    datavolumes    handleDataVolumes: dataVolumeTemplates created (filled by controller/cdi.py);
+                   no VMI until they are ready
     run_strategy   syncRunStrategy: start, stop, restart by run strategy and state requests
     status         updateStatus: printable status, conditions, generations, run strategy
     printable      setPrintableStatus: v1.9's ordered predicates (read by status)

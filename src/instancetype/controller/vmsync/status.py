@@ -58,8 +58,9 @@ def write(s: VMSync) -> dict:
         status.pop("ready", None)
         conditions = [condition("Ready", "False", "VMIConditionMissing", "VMI is missing the Ready condition", stamp)]
     elif vmi is not None:
-        # A VMI that exists but does not run (virt-launcher refused its domain: controller/node.py):
-        # the VMI's conditions copied (syncConditions).
+        # A VMI that exists but does not run (virt-launcher refused its domain, or no node fits
+        # its pod and it waits with the pod's PodScheduled condition: controller/node.py): the
+        # VMI's conditions copied (syncConditions); printable.py reads them (ErrorUnschedulable).
         status["created"] = True
         status.pop("ready", None)
         conditions = [condition(c["type"], c["status"], c.get("reason", ""), c.get("message", ""), stamp)

@@ -6,7 +6,7 @@ from instancetype.errors import Error, VMIError
 from instancetype.store.base import AlreadyExists, NotFound, Store, now
 from instancetype.store.source import StoreObjects
 
-from .. import node
+from .. import node, node_usage
 from .. import state_requests as requests
 from . import generation, pin
 from .state import VMSync, clear_restart_required, conflict, get_vmi, name_of
@@ -45,6 +45,10 @@ def start(s: VMSync) -> None:
     `s.failure` (KubeVirt's FailedFindInstancetype / FailedFindPreference / FailedCreate)."""
     import instancetype
 
+    from . import datavolumes
+
+    if not datavolumes.ready_to_start(s):
+        return
     pinned = pin.capture(s)
     if pinned is None:
         return
@@ -83,29 +87,26 @@ class _WithPinned(StoreObjects):
         return super().lookup(kind, name, namespace)
 
 
-def _claim_access_modes(store: Store, namespace: str):
-    """A claim's access modes as the VMI controller's volume status holds them (None: not found)."""
-    def modes(name: str) -> list[str] | None:
-        try:
-            claim = store.get("PersistentVolumeClaim", name, namespace)
-        except NotFound:
-            return None
-        return list((claim.get("spec") or {}).get("accessModes") or ())
-    return modes
-
-
-def _create(store: Store, vm: dict, vmi: dict, config: dict | None = None) -> dict:
-    """Create the VMI, scheduled on the simulated node. A VMI of that name may exist though the
+def _create(store: Store, vm: dict, vmi: dict, config: dict | None) -> dict:
+    """Create the VMI, placed on a node (or left waiting for one: controller/node.py). A VMI of that name may exist though the
     read said none (a cache behind the API server): ours is used as it is; another VM's (an
     earlier VM of the same name, not yet collected) is a Conflict to retry later."""
     name, ns = name_of(vm)
-    scheduled = node.schedule(vmi, now(), claims=_claim_access_modes(store, ns), config=config)
+    chosen, message = node.place(store, vmi, config)
+    if chosen is not None:
+        scheduled = node.schedule(vmi, now(), chosen, claims=node.claim_access_modes(store, ns), config=config)
+    else:
+        scheduled = node.unschedulable(vmi, message, now())
     try:
         created = store.create(scheduled)
     except AlreadyExists:
+        node_usage.current().forget(vmi)
         created = store.get("VirtualMachineInstance", name, ns)
         if foreign(vm, created) or node.terminating(created):
             raise conflict(vm, "the previous VirtualMachineInstance still exists") from None
+    except BaseException:
+        node_usage.current().forget(vmi)       # not created: the assumed placement is undone
+        raise
     if scheduled.get("status") and not created.get("status"):
         # A VMI kind served with a status subresource drops the status on create: report it.
         created["status"] = scheduled["status"]

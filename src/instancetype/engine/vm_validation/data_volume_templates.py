@@ -22,11 +22,22 @@ def validate_data_volume_templates(vm_spec: dict[str, Any]) -> list[Any]:
             causes.extend(problem)
             continue
         name = ((dvt.get("metadata") or _E).get("name") or "")
-        if not any(((v.get("persistentVolumeClaim") or _E).get("claimName") or "") == name and v.get("persistentVolumeClaim") is not None
-                   or v.get("dataVolume") is not None and ((v["dataVolume"] or _E).get("name") or "") == name for v in volumes):
+        if not _referenced(volumes, name):
             causes.append(cause(REQUIRED, f"DataVolumeTemplate entry {at} must be referenced in the VMI template's "
                                 f"'volumes' list", at))
     return causes
+
+
+def _referenced(volumes: Any, name: str) -> bool:
+    """Whether a PVC or DataVolume volume names `name` (a loop: this runs on every admission)."""
+    for v in volumes:
+        pvc = v.get("persistentVolumeClaim")
+        if pvc is not None and ((pvc or _E).get("claimName") or "") == name:
+            return True
+        dv = v.get("dataVolume")
+        if dv is not None and ((dv or _E).get("name") or "") == name:
+            return True
+    return False
 
 
 def _validate_data_volume(at: str, dvt: dict[str, Any]) -> list[Any]:

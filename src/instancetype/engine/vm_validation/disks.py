@@ -36,6 +36,7 @@ _VOLUME_SOURCES = ("persistentVolumeClaim", "sysprep", "cloudInitNoCloud", "clou
                    "containerDisk", "ephemeral", "emptyDisk", "hostDisk", "dataVolume", "configMap",
                    "secret", "downwardAPI", "serviceAccount", "downwardMetrics", "memoryDump")
 _SOURCE_SET = frozenset(_VOLUME_SOURCES)
+_CLOUD_INIT = frozenset(("cloudInitNoCloud", "cloudInitConfigDrive"))
 _PLAIN_SOURCES = frozenset(("persistentVolumeClaim", "sysprep", "containerDisk", "ephemeral", "emptyDisk",
                             "dataVolume", "downwardAPI"))
 
@@ -256,9 +257,14 @@ def validate_volumes(field: str, volumes: Sequence[Any], gates: Gates) -> list[A
     for idx, vol in enumerate(volumes):
         name = (vol.get("name") or "")
         if len(vol) == 2 and "name" in vol and name not in names:
-            # a name and one source that no rule looks into: nothing to refuse
-            src, x = next((k, x) for k, x in vol.items() if k != "name")
-            if x is not None and src in _PLAIN_SOURCES and (src != "dataVolume" or x.get("name")):
+            # a name and one source that no rule looks into (or plain cloud-init user data, all
+            # its rule reads): nothing to refuse
+            items = iter(vol.items())
+            src, x = next(items)
+            if src == "name":
+                src, x = next(items)
+            if x is not None and (src in _PLAIN_SOURCES and (src != "dataVolume" or x.get("name"))
+                                  or src in _CLOUD_INIT and cloudinit.plain_user_data(vol)):
                 names[name] = idx
                 continue
         at = f"{field}[{idx}]"

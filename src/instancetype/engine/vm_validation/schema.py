@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any, Literal, cast
+
+import msgspec
 
 from instancetype.api.kubevirt_types import NOT_REQUIRED, kubevirt_types
 from instancetype.engine.results import Cause
@@ -279,12 +281,96 @@ def check_vm_schema(vm: Any) -> list[Cause]:
 def check_vm_schema_shaped(vm: Any) -> tuple[list[Cause], bool]:
     """The schema causes, and whether the object is also exactly as Go decodes it (no null
     list items, no integers written as floats): then a plain copy of it is its decoded form."""
+    if type(vm) is dict and _conforms(vm):
+        return [], True
+    return checked_in_python(vm)
+
+
+def checked_in_python(vm: Any) -> tuple[list[Cause], bool]:
+    """check_vm_schema_shaped by the checkers alone (what the C path must agree with)."""
     out: list[Any] = []
     _root()(vm, "", out)
     if not out:
         return out, True
     causes = [c for c in out if c is not NOT_GO_SHAPED]
     return causes, False
+
+
+# --- the same schema checked in C: the hot path of a conforming VM ---------------------------------
+# The checkers above say why a VM does not conform; a VM that does (every admitted one) is
+# confirmed by msgspec (`convert` into Structs built from the same type table: unknown fields
+# refused but in ObjectMeta and FieldsV1, required fields required, enums as Literals, a null
+# field absent, a null list item or an integer written 3.0 refused), about 3x faster than the
+# Python walk. Anything msgspec refuses goes through the checkers above, which decide. The one
+# difference: msgspec takes what Python alone can hold as its JSON form (a tuple as an array, a
+# subclass of dict or str as one), which the checkers above refuse; every driver (webhook, store,
+# file loader) hands the engine decoded JSON, and KubeVirt itself only ever sees JSON.
+_FAST_SCALARS: dict[str, Any] = {
+    "string": str, "time": str, "bool": bool, "int": int, "quantity": str | int | float,
+    "any": str | int | float | bool | dict | list,
+}
+_ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
+
+
+class _FastSchema:
+    """Structs for the VirtualMachine's types, built once from `kubevirt_types()`."""
+
+    def __init__(self, types: dict[str, Any]):
+        self.types = types
+        self.made: dict[str, Any] = {}
+        self.building: set[str] = set()
+
+    def of(self, kind: str, struct: str = "", name: str = "") -> Any:
+        enum = ENUMS.get((struct, name))
+        if enum is not None:
+            return Literal[enum]
+        if struct == "k8s.PersistentVolumeClaimSpec" and name == "accessModes":
+            return list[Literal[_ACCESS_MODES]]      # type: ignore[valid-type]  # (a runtime type)
+        if kind.startswith("struct:"):
+            return self.struct(kind[7:])
+        if kind.startswith("slice:"):
+            return list[self.of(kind[6:])]      # type: ignore[misc]  # (a runtime type)
+        if kind.startswith("map:"):
+            return dict[str, self.of(kind[4:]) | None]      # type: ignore[misc]  # (a null value is absent)
+        return _FAST_SCALARS[kind]
+
+    def struct(self, name: str) -> Any:
+        made = self.made.get(name)
+        if made is not None:
+            return made
+        if name in self.building:
+            raise ValueError(f"recursive type {name}")      # (none today; the checkers would decide)
+        self.building.add(name)
+        fields: list[tuple[str, Any, Any]] = []
+        for i, (key, t) in enumerate(self.types.get(name, {}).items()):
+            typ = self.of(t[0], name, key)
+            if not t[2] and (name, key) not in NOT_REQUIRED:     # required: present and not null
+                fields.append((f"f{i}", typ, msgspec.field(name=key)))
+            else:
+                fields.append((f"f{i}", typ | None, msgspec.field(default=None, name=key)))
+        made = self.made[name] = msgspec.defstruct(
+            "VM_" + name.replace(".", "_"), fields, kw_only=True, forbid_unknown_fields=name not in OPEN_STRUCTS)
+        return made
+
+
+@lru_cache(maxsize=1)
+def _fast_root() -> Any:
+    try:
+        return _FastSchema(kubevirt_types()).struct(ROOT)
+    except (ValueError, TypeError):
+        return None
+
+
+def _conforms(vm: dict[str, Any]) -> bool:
+    """Whether msgspec finds `vm` conforming and Go-shaped (False: the checkers decide)."""
+    root = _fast_root()
+    if root is None:
+        return False
+    try:
+        msgspec.convert(vm, root)
+    except (msgspec.ValidationError, RecursionError, TypeError, ValueError, OverflowError):
+        return False
+    return True
 
 
 # --- unknown fields: what the API server's strict field validation reports and what its

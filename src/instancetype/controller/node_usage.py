@@ -1,0 +1,153 @@
+"""What the VMIs on each node request, and which VMIs wait for a node: kube-scheduler's cache of
+bound and assumed pods, kept so that placing a VMI never reads every VMI again.
+
+A driver owns one (`Cluster` per open store, `VMController` per process) and binds it around its
+reconciles, as it binds its shared revisions; unbound (a one-off call), a fresh one is built from
+the store. It learns of VMIs two ways:
+* a store with transactions (the embedded one) is read through its change feed (`sync`): the VMI
+  events since the last one seen; if that event is gone (a rolled-back write gave its
+  resourceVersion to another), everything is read again;
+* a cluster's controller is handed the informers' VMI events (`observe`).
+A placement is `assume`d at once (the next worker must not count the capacity as free), and the
+events that follow confirm it.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from instancetype.engine.launcher_pod import pod_requests
+from instancetype.engine.scheduler import Usage
+from instancetype.store.base import Store
+
+VMI = "VirtualMachineInstance"
+Key = tuple[str, str]
+
+
+def _key(vmi: dict) -> Key:
+    meta = vmi.get("metadata") or {}
+    return (meta.get("namespace") or "default", meta.get("name") or "")
+
+
+def node_of(vmi: dict) -> str | None:
+    return (vmi.get("status") or {}).get("nodeName") or None
+
+
+def waiting(vmi: dict) -> bool:
+    """The VMI waits for a node: created, not placed, not on its way out."""
+    meta = vmi.get("metadata") or {}
+    return node_of(vmi) is None and not meta.get("deletionTimestamp") and (
+        (vmi.get("status") or {}).get("phase") in ("Scheduling", "Pending"))
+
+
+class NodeUsage:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.placed: dict[Key, tuple[str, str | None, dict[str, int]]] = {}    # key -> (node, uid, requests)
+        self.by_node: dict[str, Usage] = {}
+        self.pending: dict[Key, str | None] = {}                                # key -> uid
+        self._anchor: tuple[int, str | None] | None = None                      # (rv, uid) of the last event
+
+    # --- what is known ----------------------------------------------------------------------------
+
+    def usage(self) -> dict[str, Usage]:
+        return self.by_node
+
+    def _drop(self, key: Key, uid: str | None = None) -> None:
+        old = self.placed.get(key)
+        if old is not None and (uid is None or old[1] in (None, uid)):
+            del self.placed[key]
+            self.by_node.setdefault(old[0], Usage()).add(old[2], -1)
+        if uid is None or self.pending.get(key) in (None, uid):
+            self.pending.pop(key, None)
+
+    def _put(self, key: Key, node: str, uid: str | None, requests: dict[str, int]) -> None:
+        self._drop(key)
+        self.placed[key] = (node, uid, requests)
+        self.by_node.setdefault(node, Usage()).add(requests)
+
+    def observe(self, event_type: str, vmi: dict, config: dict | None | Callable[[], dict | None] = None) -> None:
+        """A VMI event: placed (its requests counted on its node, again after a live update),
+        waiting, or gone. `config` (the KubeVirt configuration, or what reads it) is read only
+        for a placed VMI."""
+        key, uid = _key(vmi), (vmi.get("metadata") or {}).get("uid")
+        with self.lock:
+            if event_type == "DELETED":
+                self._drop(key, uid)
+                return
+            node = node_of(vmi)
+            if node is not None:
+                self._put(key, node, uid, pod_requests(vmi, config() if callable(config) else config))
+                self.pending.pop(key, None)
+            else:
+                self._drop(key, uid)
+                if waiting(vmi):
+                    self.pending[key] = uid
+
+    def assume(self, vmi: dict, node: str, requests: dict[str, int]) -> None:
+        with self.lock:
+            self._put(_key(vmi), node, (vmi.get("metadata") or {}).get("uid"), requests)
+
+    def forget(self, vmi: dict) -> None:
+        """An assumed placement whose VMI was not created after all."""
+        with self.lock:
+            key = _key(vmi)
+            if key in self.placed and self.placed[key][1] is None:
+                self._drop(key)
+
+    # --- the change feed of a store with transactions -----------------------------------------------
+
+    def sync(self, store: Store, config: dict | None = None) -> None:
+        if not store.transactional:
+            return          # fed by events
+        with self.lock:
+            if self._anchor is None or not self._follow(store, config):
+                self._rebuild(store, config)
+
+    def _rebuild(self, store: Store, config: dict | None) -> None:
+        self.placed.clear()
+        self.by_node.clear()
+        self.pending.clear()
+        rv = int(store.resource_version() or 0)
+        for vmi in store.list(VMI):
+            self.observe("ADDED", vmi, config)
+        self._anchor = (rv, None)
+
+    def _follow(self, store: Store, config: dict | None) -> bool:
+        assert self._anchor is not None
+        rv, uid = self._anchor
+        if uid is None:
+            if int(store.resource_version() or 0) < rv:
+                return False
+            events = store.changes(rv, kind=VMI)
+        else:
+            events = store.changes(rv - 1, kind=VMI)
+            first = next(iter(events), None)
+            if first is None or int(first.resource_version) != rv or first.uid != uid:
+                return False
+        for ev in events:
+            if ev.object is not None:
+                self.observe(ev.type, ev.object, config)
+            self._anchor = (int(ev.resource_version), ev.uid)
+        return True
+
+    # --- binding ------------------------------------------------------------------------------------
+
+    @contextmanager
+    def bound(self) -> Iterator[NodeUsage]:
+        token = _CURRENT.set(self)
+        try:
+            yield self
+        finally:
+            _CURRENT.reset(token)
+
+
+_CURRENT: ContextVar[NodeUsage | None] = ContextVar("node_usage", default=None)
+
+
+def current() -> NodeUsage:
+    """The driver's bound usage; unbound, a fresh one (read whole from a store with transactions)."""
+    usage = _CURRENT.get()
+    return usage if usage is not None else NodeUsage()

@@ -1,0 +1,88 @@
+"""The virt-launcher pod's requests as virt-controller renders them (renderresources.go,
+GetMemoryOverhead) and kube-scheduler's filters and FitError text over nodes."""
+from __future__ import annotations
+
+from instancetype.engine import launcher_pod as lp
+from instancetype.engine.scheduler import Pod, Usage, schedule
+
+MI = 1 << 20
+NODE_CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110", "hugepages-2Mi": "2Gi",
+                 lp.KVM: "1k", lp.TUN: "1k", lp.VHOST_NET: "1k"}
+
+
+def _vmi(domain: dict, **spec) -> dict:
+    base = {"cpu": {"sockets": 1, "cores": 1, "threads": 1}, "machine": {"type": "q35"},
+            "devices": {"interfaces": [{"name": "default", "bridge": {}}]}}
+    return {"metadata": {"name": "v", "namespace": "ns"},
+            "spec": {"architecture": "amd64", "domain": {**base, **domain}, **spec}}
+
+
+def _node(name: str, capacity: dict | None = None, labels: dict | None = None, **spec) -> dict:
+    return {"metadata": {"name": name, "labels": {"kubevirt.io/schedulable": "true", "kubernetes.io/arch": "amd64",
+                                                  "machine-type.node.kubevirt.io/q35": "true", **(labels or {})}},
+            "spec": spec, "status": {"allocatable": dict(capacity or NODE_CAPACITY)}}
+
+
+def _pod(vmi: dict) -> Pod:
+    return Pod(lp.pod_requests(vmi), lp.pod_node_selector(vmi), lp.required_node_affinity(vmi), lp.pod_tolerations(vmi))
+
+
+def _message(n: int, filters: str, preemption: str) -> str:
+    return (f"0/{n} nodes are available: {filters}. no new claims to deallocate, "
+            f"preemption: 0/{n} nodes are available: {preemption}.")
+
+
+def test_requests_as_virt_controller_renders_them():
+    vmi = _vmi({"cpu": {"sockets": 2, "cores": 1, "threads": 1}, "memory": {"guest": "1Gi"}})
+    # 2 vCPUs at cpuAllocationRatio 10; the guest plus 220Mi static, 8Mi per vCPU, 8Mi IOThread, 32Mi video
+    assert lp.pod_requests(vmi) == {"cpu": 200, "memory": (1024 + 220 + 16 + 8 + 32) * MI,
+                                    lp.KVM: 1, lp.TUN: 1, lp.VHOST_NET: 1}
+    assert lp.pod_requests(vmi, {"developerConfiguration": {"cpuAllocationRatio": 4}})["cpu"] == 500
+    dedicated = _vmi({"cpu": {"cores": 3, "dedicatedCPUPlacement": True}, "memory": {"guest": "1Gi"}})
+    assert lp.pod_requests(dedicated)["cpu"] == 3000
+    assert lp.pod_node_selector(dedicated)["cpumanager"] == "true"
+    hugepages = _vmi({"memory": {"guest": "1Gi", "hugepages": {"pageSize": "2Mi"}}})
+    req = lp.pod_requests(hugepages)
+    assert req["hugepages-2Mi"] == 1024 * MI and req["memory"] == (220 + 8 + 8 + 32) * MI
+    gpus = _vmi({"memory": {"guest": "1Gi"}, "devices": {"gpus": [{"name": "g1", "deviceName": "nvidia.com/GP102"}],
+                                                       "hostDevices": [{"name": "h", "deviceName": "intel.com/qat"}]}})
+    req = lp.pod_requests(gpus)
+    assert (req["nvidia.com/GP102"], req["intel.com/qat"]) == (1, 1)
+    assert req["memory"] == (1024 + 220 + 8 + 8 + 32 + 1024) * MI       # VFIO: 1Gi more
+
+
+def test_filters_and_messages():
+    vmi = _vmi({"memory": {"guest": "1Gi"}})
+    assert schedule(_pod(vmi), [_node("a")], {}) == ("a", "")
+    assert schedule(_pod(vmi), [], {}) == (None, "no nodes available to schedule pods")
+    tainted = _node("t", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
+    cordoned = _node("c", unschedulable=True)
+    full = _node("f")
+    usage = {"f": Usage({"memory": 7 * 1024 * MI}, 1)}
+    not_helpful = "Preemption is not helpful for scheduling"
+    assert schedule(_pod(vmi), [tainted, cordoned, full], usage) == (None, _message(
+        3, "1 Insufficient memory, 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable",
+        f"1 No preemption victims found for incoming pod, 2 {not_helpful}"))
+    tolerating = _vmi({"memory": {"guest": "1Gi"}}, tolerations=[{"key": "dedicated", "operator": "Exists"}])
+    assert schedule(_pod(tolerating), [tainted, cordoned, full], usage)[0] == "t"
+    gpu = _vmi({"memory": {"guest": "1Gi"}, "devices": {"gpus": [{"name": "g", "deviceName": "nvidia.com/A100"}]}})
+    assert schedule(_pod(gpu), [_node("a")], {})[1] == _message(1, "1 Insufficient nvidia.com/A100", f"1 {not_helpful}")
+    with_gpu = _node("g", {**NODE_CAPACITY, "nvidia.com/A100": "1"})
+    assert schedule(_pod(gpu), [_node("a"), with_gpu], {})[0] == "g"
+    assert schedule(_pod(gpu), [with_gpu], {"g": Usage({"nvidia.com/A100": 1}, 1)})[1] == _message(
+        1, "1 Insufficient nvidia.com/A100", "1 No preemption victims found for incoming pod")
+
+
+def test_node_affinity_and_least_allocated():
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1", "z2"]}]},
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["named"]}]}]}}}
+    vmi = _vmi({"memory": {"guest": "1Gi"}}, affinity=affinity)
+    nodes = [_node("a", labels={"zone": "z3"}), _node("b", labels={"zone": "z1"}), _node("named")]
+    busy = {"b": Usage({"memory": 4 * 1024 * MI, "cpu": 2000}, 2)}
+    assert schedule(_pod(vmi), nodes, busy)[0] == "named"        # the least allocated of b and named
+    assert schedule(_pod(vmi), nodes[:1], {})[1] == _message(
+        1, "1 node(s) didn't match Pod's node affinity/selector", "1 Preemption is not helpful for scheduling")
+    model = _vmi({"cpu": {"model": "Haswell"}, "memory": {"guest": "1Gi"}})
+    assert lp.pod_node_selector(model)["cpu-model.node.kubevirt.io/Haswell"] == "true"
+    assert schedule(_pod(model), [_node("a")], {})[0] is None
