@@ -31,6 +31,7 @@ from .vmsync import (
     run_strategy,
     status,
     vmis,
+    volumes,
 )
 from .vmsync.run_strategy import RUN_STRATEGIES
 from .vmsync.state import VM_RESOURCE, VMSync, failed
@@ -50,6 +51,7 @@ STEPS = (
     datavolumes.sync,     # handleDataVolumes: dataVolumeTemplates created; no start until ready
     run_strategy.sync,    # syncRunStrategy: start, stop, state change requests
     restart_required.sync,  # syncRestartRequired
+    volumes.sync,         # handleVolumeRequests, handleDeclarativeVolumeHotplug
     pci_topology.sync,    # syncPCITopologyAnnotationsToVM
     live_update.sync,     # handleCPUChangeRequest, handleMemoryHotplugRequest
 )
