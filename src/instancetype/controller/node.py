@@ -17,8 +17,10 @@ controller's `foregroundDeleteVirtualMachine`).
 """
 from __future__ import annotations
 
-from instancetype.store.base import Store
+from instancetype.store.base import NotFound, Store
 
+from .migratable import Claims
+from .migratable import condition as live_migratable
 from .nodes import DEFAULT_NODE_NAME as NODE_NAME
 
 REASON = "SimulatedNode"
@@ -68,10 +70,24 @@ def pending(vmi: dict) -> bool:
     return not status.get("nodeName") and status.get("phase") == "Scheduling" and not terminating(vmi)
 
 
-def schedule(vmi: dict, now: str, node_name: str = NODE_NAME) -> dict:
+def claim_access_modes(store: Store, namespace: str) -> Claims:
+    """A claim's access modes as the VMI controller's volume status holds them (None: not found)."""
+    def modes(name: str) -> list[str] | None:
+        try:
+            claim = store.get("PersistentVolumeClaim", name, namespace)
+        except NotFound:
+            return None
+        return list((claim.get("spec") or {}).get("accessModes") or ())
+    return modes
+
+
+def schedule(vmi: dict, now: str, node_name: str = NODE_NAME, *, claims: Claims = lambda name: None,
+             config: dict | None = None) -> dict:
     """The VMI as the simulated node `node_name` reports it once it is running (mutates and
     returns `vmi`); one that virt-launcher cannot turn into a domain (engine/launcher.py) stays
-    Scheduled with virt-handler's Synchronized=False condition, as on a real node."""
+    Scheduled with virt-handler's Synchronized=False condition, as on a real node. A running one
+    carries virt-handler's LiveMigratable condition (controller/migratable.py; `claims` gives a
+    claim's access modes: `claim_access_modes`; `config` is the cluster's configuration)."""
     from instancetype.engine.launcher import SYNC_FAILED_REASON, domain_error
 
     status = vmi.setdefault("status", {})
@@ -100,6 +116,7 @@ def schedule(vmi: dict, now: str, node_name: str = NODE_NAME) -> dict:
              "lastProbeTime": None, "lastTransitionTime": now}]
     if failed is None:
         status["volumeStatus"] = permanent_volume_status(vmi)
+        status["conditions"].append(live_migratable(vmi, claims, config))
     phases = ("Pending", "Scheduling", "Scheduled") + (("Running",) if failed is None else ())
     status["phaseTransitionTimestamps"] = [{"phase": phase, "phaseTransitionTimestamp": now} for phase in phases]
     labels = vmi.setdefault("metadata", {}).setdefault("labels", {})

@@ -24,6 +24,7 @@ from .vmsync import (
     datavolumes,
     generation,
     live_update,
+    pci_topology,
     pin,
     placement,
     restart_required,
@@ -51,6 +52,7 @@ STEPS = (
     run_strategy.sync,    # syncRunStrategy: start, stop, state change requests
     restart_required.sync,  # syncRestartRequired
     volumes.sync,         # handleVolumeRequests, handleDeclarativeVolumeHotplug
+    pci_topology.sync,    # syncPCITopologyAnnotationsToVM
     live_update.sync,     # handleCPUChangeRequest, handleMemoryHotplugRequest
 )
 

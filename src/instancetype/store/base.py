@@ -44,7 +44,7 @@ STATE_ENV = "INSTANCETYPE_STATE"
 # Kinds served with a status subresource: a main-resource write keeps the stored status.
 STATUS_SUBRESOURCE_KINDS = frozenset({
     "VirtualMachine", "VirtualMachineInstance", "KubeVirt", "DataVolume", "DataSource",
-    "PersistentVolumeClaim", "VolumeSnapshot", "Namespace",
+    "PersistentVolumeClaim", "VolumeSnapshot", "Namespace", "VirtualMachineInstanceMigration",
 })
 # Built-in kinds whose registry strategy never sets metadata.generation (seed 003's
 # ControllerRevision has none); every custom resource gets generation 1 on create.
