@@ -16,6 +16,15 @@ object's `instancetype.kubevirt.io/shared-revisions: "true"` (rows marked `+shar
 batch rows add the bytes of stored ControllerRevision JSON per VM, and a last phase deletes the
 VMs one by one (the collection of shared revisions). Targets (issue 15): revisions
 stored = distinct specs (2 here), state per VM at most half of the per-VM revisions' figure.
+
+    python bench/lifecycle.py --mode batch --vms 300 --cpu-rounds 4 [--tree SRC ...]
+
+Starts per CPU-second (issue 24 item 10): one `Cluster.apply_all` of N VMs timed by the process's
+CPU time (`time.process_time`, which another process's load does not change as it changes wall
+time), after one VM applied and started untimed (the modules a start imports lazily are loaded
+and compiled then, not counted). Each `--tree` is a `src` directory of another checkout (e.g.
+`git archive fc631bf src | tar -x -C /tmp/fc631bf`), imported instead of this one's; the trees
+run in turn in each round, so that a shared machine's load falls on all alike.
 """
 from __future__ import annotations
 
@@ -23,6 +32,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,7 +67,7 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def phase(name: str, state: str, n: int, shared: bool = False) -> dict:
+def phase(name: str, state: str, n: int, shared: bool = False, warm_up: bool = False) -> dict:
     from instancetype.controller import Cluster
 
     out: dict = {"phase": name + ("+shared" if shared else ""), "vms": n}
@@ -67,8 +77,10 @@ def phase(name: str, state: str, n: int, shared: bool = False) -> dict:
                 c.apply(KUBEVIRT_SHARED)
             c.apply(IT)
             c.apply(PREF)
+            if warm_up:
+                c.apply(make_vm(n))     # a start's lazy imports loaded before the clock runs
             vms = [make_vm(i) for i in range(n)]
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             if name == "batch":
                 results = c.apply_all(vms)
                 bad = [r for r in results if isinstance(r, Exception)]
@@ -77,6 +89,7 @@ def phase(name: str, state: str, n: int, shared: bool = False) -> dict:
                 for v in vms:
                     c.apply(v)
             dt = time.perf_counter() - t
+            out["cpu_seconds"] = time.process_time() - cpu
             out["seconds"] = dt
             out["per_second"] = n / dt
             out["revisions"] = c.store.count("ControllerRevision")
@@ -135,10 +148,32 @@ def cli_phase(d: str, n: int, shared: bool = False) -> None:
           flush=True)
 
 
-def run_phase(name: str, state: str, n: int, shared: bool = False) -> dict:
+def run_phase(name: str, state: str, n: int, shared: bool = False, *, tree: str | None = None,
+              warm_up: bool = False) -> dict:
+    env = None
+    if tree is not None:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([tree, *filter(None, [os.environ.get("PYTHONPATH")])]))
     p = subprocess.run([sys.executable, __file__, "--phase", name, "--state", state, "--vms", str(n)]
-                       + (["--shared-revisions"] if shared else []), capture_output=True, text=True, check=True)
+                       + (["--shared-revisions"] if shared else []) + (["--warm-up"] if warm_up else []),
+                       capture_output=True, text=True, check=True, env=env)
     return json.loads(p.stdout)
+
+
+def cpu_rounds(trees: list[str], n: int, rounds: int) -> None:
+    """Batch starts per CPU-second, the trees in turn in each round (each in a fresh process and
+    a fresh state file)."""
+    rates: dict[str, list[float]] = {t: [] for t in trees}
+    with tempfile.TemporaryDirectory() as d:
+        for r in range(rounds):
+            for i, tree in enumerate(trees):
+                state = os.path.join(d, f"round{r}-tree{i}.db")
+                out = run_phase("batch", state, n, tree=None if tree == "." else tree, warm_up=True)
+                rates[tree].append(n / out["cpu_seconds"])
+    for tree in trees:
+        name = "this tree" if tree == "." else tree
+        print(f"{name:40s} {n} VMs, starts per CPU-second: "
+              + ", ".join(f"{x:.0f}" for x in rates[tree])
+              + f"  (median {statistics.median(rates[tree]):.0f})", flush=True)
 
 
 def report(r: dict) -> None:
@@ -163,9 +198,17 @@ def main() -> None:
     ap.add_argument("--state")
     ap.add_argument("--shared-revisions", action="store_true",
                     help="run each mode without and with shared ControllerRevisions")
+    ap.add_argument("--warm-up", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--cpu-rounds", type=int, default=0,
+                    help="batch starts per CPU-second, this many rounds (with --tree: the trees in turn)")
+    ap.add_argument("--tree", action="append", default=[],
+                    help="another checkout's src directory to measure beside this one (--cpu-rounds)")
     args = ap.parse_args()
     if args.phase:
-        print(json.dumps(phase(args.phase, args.state, args.vms, args.shared_revisions)))
+        print(json.dumps(phase(args.phase, args.state, args.vms, args.shared_revisions, args.warm_up)))
+        return
+    if args.cpu_rounds:
+        cpu_rounds([*args.tree, "."], args.vms, args.cpu_rounds)
         return
     modes = {"both": ("batch", "each"), "all": ("batch", "each", "cli")}.get(args.mode, (args.mode,))
     variants = (False, True) if args.shared_revisions else (False,)

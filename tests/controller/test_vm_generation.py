@@ -55,6 +55,21 @@ def test_a_stopped_vm_keeps_its_last_generations(cluster):
     assert _generations(cluster) == (generation + 1, desired, observed)
 
 
+def test_a_first_start_from_halted_changes_the_generation_once(cluster):
+    """v1.9 pins in the status only: the start's run strategy change is the one spec change. The
+    seeds' revisionName goes into the matchers in that same write."""
+    cluster.apply(vm(strategy="Halted"))
+    cluster.start("vm1")
+    stored = cluster.get("VirtualMachine", "vm1")
+    assert stored["spec"]["runStrategy"] == "Always"
+    assert stored["spec"]["instancetype"]["revisionName"] == \
+        stored["status"]["instancetypeRef"]["controllerRevisionRef"]["name"]
+    assert _generations(cluster) == (2, 2, 2)
+    cluster.apply(vm("vm2", strategy="Halted"))
+    cluster.start("vm2", paused=True)         # the controller's Halted-to-Always change
+    assert _generations(cluster, "vm2") == (2, 2, 2)
+
+
 def test_a_restart_replaces_the_start_revision(cluster):
     cluster.apply(vm())
     first = cluster.get("VirtualMachineInstance", "vm1")["status"]["virtualMachineRevisionName"]

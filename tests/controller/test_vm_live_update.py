@@ -47,6 +47,36 @@ def test_should_plug_extra_resources_from_new_instance_type(cluster):
     assert vmi["status"]["migrationState"]["completed"] is True
     assert not {"HotVCPUChange", "HotMemoryChange"} & set(conditions(vmi))
     assert restart_required(cluster) is None
+    # the workload updater's VirtualMachineInstanceMigration, carried out by the simulated node
+    [migration] = list(cluster.list("VirtualMachineInstanceMigration"))
+    meta = migration["metadata"]
+    assert meta["name"].startswith("kubevirt-workload-update-")
+    assert meta["annotations"] == {"kubevirt.io/workloadUpdateMigration": ""}
+    assert meta["labels"] == {"kubevirt.io/vmi-name": "vm1"}
+    assert not meta.get("finalizers") and "ownerReferences" not in meta
+    assert migration["spec"] == {"vmiName": "vm1", "priority": "user-triggered"}
+    assert migration["status"]["phase"] == "Succeeded"
+    assert [p["phase"] for p in migration["status"]["phaseTransitionTimestamps"]] == [
+        "Pending", "Scheduling", "Scheduled", "PreparingTarget", "TargetReady", "Running", "Succeeded"]
+    assert migration["status"]["migrationState"] == vmi["status"]["migrationState"]
+    assert vmi["status"]["migrationState"]["migrationUid"] == meta["uid"]
+    assert conditions(vmi)["LiveMigratable"]["status"] == "True"
+
+
+def test_finished_migrations_are_kept_five_per_vmi(cluster):
+    """garbageCollectFinalizedMigrations: six live updates, the five newest migrations kept; the
+    VMI's deletion leaves them (they have no owner)."""
+    live_migrate(cluster)
+    cluster.apply(_plain_vm(_cpu(1, max_sockets=8), "1Gi"))
+    names = []
+    for sockets in range(2, 8):
+        edit(cluster, "vm1", _set({("cpu", "sockets"): sockets}))
+        assert _vmi(cluster)["status"]["currentCPUTopology"]["sockets"] == sockets
+        names.append(_vmi(cluster)["status"]["migrationState"]["migrationUid"])
+    kept = {m["metadata"]["uid"] for m in cluster.list("VirtualMachineInstanceMigration")}
+    assert kept == set(names[1:])
+    cluster.stop("vm1")
+    assert {m["metadata"]["uid"] for m in cluster.list("VirtualMachineInstanceMigration")} == kept
 
 
 def test_without_live_migrate_the_hotplug_conditions_stay(cluster):
@@ -143,6 +173,9 @@ def test_memory_of_a_vm_that_cannot_migrate_needs_a_restart(cluster):
     edit(cluster, "vm1", _set({("memory", "guest"): "2Gi"}))
     assert restart_required(cluster) == ("memory updated in template spec. Memory-hotplug is only available for "
                                          "migratable VMs")
+    live = conditions(_vmi(cluster))["LiveMigratable"]
+    assert (live["status"], live["reason"]) == ("False", "InterfaceNotLiveMigratable")
+    assert not list(cluster.list("VirtualMachineInstanceMigration"))
 
 
 def test_max_sockets_and_max_guest_from_the_live_update_configuration(cluster):

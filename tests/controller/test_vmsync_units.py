@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from instancetype.api.quantity import Quantity
-from instancetype.controller import hotplug
+from instancetype.controller import migratable
 from instancetype.controller.vmsync.generation import revision_name, revision_spec
 from instancetype.controller.vmsync.live_update import validate_live_update_memory
 from instancetype.controller.vmsync.restart_required import live_update_enabled
@@ -39,13 +39,48 @@ def _vmi(interface, **spec):
                      "networks": [{"name": "default", "pod": {}}], **spec}}
 
 
-def test_migratable():
-    assert hotplug.migratable(_vmi({"masquerade": {}}))
-    assert not hotplug.migratable(_vmi({"bridge": {}}))
+def _live_migratable(vmi, claims=None, config=None):
+    c = migratable.condition(vmi, claims or (lambda name: None), config)
+    return c["status"] if c["status"] == "True" else (c["reason"], c["message"])
+
+
+NOT_POD = "cannot migrate VMI which does not use masquerade or a migratable plugin to connect to the pod network"
+SHARED = "live migration requires that all PVCs must be shared (using ReadWriteMany access mode)"
+
+
+def test_live_migratable_as_virt_handler_computes_it():
+    assert _live_migratable(_vmi({"masquerade": {}})) == "True"
+    assert _live_migratable(_vmi({"bridge": {}})) == ("InterfaceNotLiveMigratable", NOT_POD)
     allowed = _vmi({"bridge": {}})
-    allowed["metadata"] = {"annotations": {hotplug.BRIDGE_MIGRATION_ANNOTATION: "true"}}
-    assert hotplug.migratable(allowed)
-    assert not hotplug.migratable(_vmi({"masquerade": {}}, volumes=[{"name": "d", "hostDisk": {"path": "/x"}}]))
+    allowed["metadata"] = {"annotations": {migratable.BRIDGE_MIGRATION_ANNOTATION: ""}}
+    assert _live_migratable(allowed) == "True"
+    plugin = _vmi({"binding": {"name": "p"}})
+    assert _live_migratable(plugin) == ("InterfaceNotLiveMigratable", NOT_POD)
+    assert _live_migratable(plugin, config={"network": {"binding": {"p": {"migration": {}}}}}) == "True"
+    assert _live_migratable(_vmi({"masquerade": {}}, volumes=[{"name": "d", "hostDisk": {"path": "/x"}}])) == (
+        "DisksNotLiveMigratable", "cannot migrate VMI with non-shared HostDisk")
+    pvc = _vmi({"masquerade": {}}, volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "c"}}])
+    assert _live_migratable(pvc) == (
+        "DisksNotLiveMigratable", f"cannot migrate VMI: Unable to determine if PVC c is shared, {SHARED}")
+    assert _live_migratable(pvc, lambda name: ["ReadWriteOnce"]) == (
+        "DisksNotLiveMigratable", f"cannot migrate VMI: PVC c is not shared, {SHARED}")
+    assert _live_migratable(pvc, lambda name: ["ReadWriteMany"]) == "True"
+    gpu = _vmi({"masquerade": {}})
+    gpu["spec"]["domain"]["devices"]["gpus"] = [{"name": "g", "deviceName": "nvidia.com/GRID"}]
+    assert _live_migratable(gpu) == (
+        "HostDeviceNotLiveMigratable", "VMI specifies a GPU but feature gate VGPULiveMigration is not enabled")
+    sev = _vmi({"masquerade": {}})
+    sev["spec"]["domain"]["launchSecurity"] = {"snp": {}}
+    assert _live_migratable(sev) == ("SEVNotLiveMigratable", "VMI uses SEV")
+    # the interface is checked first
+    assert _live_migratable(_vmi({"bridge": {}}, volumes=[{"name": "d", "hostDisk": {}}]))[0] == \
+        "InterfaceNotLiveMigratable"
+
+
+def test_the_condition_is_read_back():
+    assert migratable.migratable({"status": {"conditions": [{"type": "LiveMigratable", "status": "True"}]}})
+    assert not migratable.migratable({"status": {"conditions": [{"type": "LiveMigratable", "status": "False"}]}})
+    assert not migratable.migratable({})
 
 
 def test_the_start_revision_holds_the_spec_with_the_pinned_revisions():

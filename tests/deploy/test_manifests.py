@@ -220,6 +220,8 @@ def test_the_cluster_role_is_least_privilege(printed):
                 if set(rule["verbs"]) & {"create", "update", "patch", "delete"}}
     assert writable == {("kubevirt.io", "virtualmachines"), ("kubevirt.io", "virtualmachineinstances"),
                         ("kubevirt.io", "virtualmachines/status"),
+                        ("kubevirt.io", "virtualmachineinstancemigrations"),       # the workload updater's
+                        ("kubevirt.io", "virtualmachineinstancemigrations/status"),
                         (kinds.GROUP, "virtualmachineclusterinstancetypes"),
                         (kinds.GROUP, "virtualmachineclusterpreferences"),
                         ("apps", "controllerrevisions"), ("", "events"), ("events.k8s.io", "events"),

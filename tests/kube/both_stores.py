@@ -182,6 +182,12 @@ class KubeCluster:
     def soft_reboot(self, name: str, namespace: str | None = None) -> dict:
         return self._vm_action(self.remote.soft_reboot, name, namespace)
 
+    def add_volume(self, name: str, namespace: str | None = None, options: dict | None = None, **kw: Any):
+        return self._vm_action(self.remote.add_volume, name, namespace, options=options, **kw)
+
+    def remove_volume(self, name: str, namespace: str | None = None, options: dict | None = None, **kw: Any):
+        return self._vm_action(self.remote.remove_volume, name, namespace, options=options, **kw)
+
     def _vm_action(self, action, name: str, namespace: str | None, **options: Any) -> dict:
         ns = namespace or self.namespace
         out = action(name, ns, **options)

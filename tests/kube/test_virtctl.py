@@ -111,7 +111,8 @@ def test_dry_run_start_changes_nothing(subresource_api, vm_namespace):
 
 
 def _conditions(obj: dict) -> dict:
-    return {c["type"]: (c["status"], c.get("reason")) for c in obj["status"]["conditions"]}
+    """The conditions but virt-handler's LiveMigratable (tests/controller/test_vm_live_update.py)."""
+    return {c["type"]: (c["status"], c.get("reason")) for c in obj["status"]["conditions"] if c["type"] != "LiveMigratable"}
 
 
 def test_start_paused(subresource_api, vm_namespace):
@@ -165,6 +166,9 @@ def test_expand_vm_equals_offline_expand(clients, subresource_api, vm_namespace,
     virtctl, ns = clients.virtctl, vm_namespace
     offline = _offline_expand(subresource_api, ns, _vm("vm1", ns), tmp_path)
     by_name = json.loads(virtctl("expand", "--vm", "vm1", "-n", ns, "-o", "json").stdout)
+    # The stored VM also has what the VM mutator gives at CREATE only (not run by an offline expand).
+    annotations = by_name["spec"]["template"]["metadata"].pop("annotations")
+    assert annotations == {"kubevirt.io/pci-topology-version": "v3"}
     assert _without_go_zero_time(by_name["spec"]) == offline["spec"]
     missing = virtctl("expand", "--vm", "nope", "-n", ns, check=False)
     assert missing.stderr.splitlines()[-1] == (f'error expanding VirtualMachine - nope in namespace - {ns}: '
@@ -341,4 +345,53 @@ def test_pause_unpause_soft_reboot(clients, vm_namespace):
         'Error pausing VirtualMachineInstance nope: virtualmachineinstance.kubevirt.io "nope" not found'
     assert _last_error(virtctl("unpause", "vm", "nope", "-n", ns, check=False)) == \
         'Error getting VirtualMachine nope: virtualmachines.kubevirt.io "nope" not found'
+    virtctl("stop", "vm1", "-n", ns)
+
+
+def _vmi_volumes(kubectl, ns: str) -> dict:
+    vmi = json.loads(kubectl("get", "vmi", "vm1", "-n", ns, "-o", "json").stdout)
+    return {v["name"]: v for v in vmi["status"].get("volumeStatus") or ()}
+
+
+def test_addvolume_removevolume(clients, vm_namespace):
+    """virtctl `addvolume` / `removevolume` against serve's subresource API with v1.9's default
+    feature gates (DeclarativeHotplugVolumes): without --persist the VMI of a VM is refused; with
+    it the VM's template changes and the controller hot-plugs the claim into the running VMI,
+    which the simulated node reports Ready (KubeVirt's tests/storage/hotplug.go, "should add/remove
+    volume with persist"); the same lines from `instancetype --kubeconfig`."""
+    kubectl, virtctl, ns = clients.kubectl, clients.virtctl, vm_namespace
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "pvc1", "namespace": ns},
+             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    kubectl("apply", "-f", "-", input=json.dumps(claim))
+    assert _last_error(virtctl("addvolume", "vm1", "--volume-name=pvc1", "-n", ns, check=False)) == \
+        'error adding volume, virtualmachineinstance.kubevirt.io "vm1" not found'
+    virtctl("start", "vm1", "-n", ns)
+    kubectl("wait", "vms/vm1", "-n", ns, "--for=condition=Ready", "--timeout=60s")
+
+    assert _last_error(virtctl("addvolume", "vm1", "--volume-name=nope", "-n", ns, check=False)) == \
+        "error adding volume, Volume nope is not a DataVolume or PersistentVolumeClaim"
+    assert _last_error(virtctl("addvolume", "vm1", "--volume-name=pvc1", "-n", ns, check=False)) == \
+        f"error adding volume, VMI {ns}/vm1 is owned by a VM"
+    dry = virtctl("addvolume", "vm1", "--volume-name=pvc1", "--persist", "--dry-run", "-n", ns)
+    assert dry.stdout == "Dry Run execution\nSuccessfully submitted add volume request to VM vm1 for volume pvc1\n"
+    assert "pvc1" not in kubectl("get", "vm", "vm1", "-n", ns, "-o", "jsonpath={.spec.template.spec.volumes}").stdout
+
+    added = virtctl("addvolume", "vm1", "--volume-name=pvc1", "--persist", "-n", ns)
+    assert added.stdout == "Successfully submitted add volume request to VM vm1 for volume pvc1\n"
+    status = until(lambda: _vmi_volumes(kubectl, ns).get("pvc1"), timeout=60, what="the volume's status")
+    assert (status["phase"], status["reason"], status["target"]) == ("Ready", "VolumeReady", "sda")
+    assert status["hotplugVolume"]["attachPodName"].startswith("hp-volume-")
+    vmi = json.loads(kubectl("get", "vmi", "vm1", "-n", ns, "-o", "json").stdout)
+    assert vmi["spec"]["volumes"][-1] == {"name": "pvc1", "persistentVolumeClaim": {"claimName": "pvc1",
+                                                                                    "hotpluggable": True}}
+    assert vmi["spec"]["domain"]["devices"]["disks"][-1] == {"name": "pvc1", "disk": {"bus": "scsi"},
+                                                            "serial": "pvc1"}
+
+    assert _last_error(virtctl("removevolume", "vm1", "--volume-name=containerdisk", "--persist", "-n", ns,
+                               check=False)) == (
+        'error removing volume, Operation cannot be fulfilled on virtualmachine.kubevirt.io "vm1": '
+        "Unable to remove volume [containerdisk] because it is not hotpluggable")
+    removed = virtctl("removevolume", "vm1", "--volume-name=pvc1", "--persist", "-n", ns)
+    assert removed.stdout == "Successfully submitted remove volume request to VM vm1 for volume pvc1\n"
+    until(lambda: "pvc1" not in _vmi_volumes(kubectl, ns), timeout=60, what="the volume to be unplugged")
     virtctl("stop", "vm1", "-n", ns)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import tracemalloc
+import uuid
 
 import pytest
 from tests import builders
@@ -51,6 +52,11 @@ def test_create_fills_system_metadata(store):
     meta = out["metadata"]
     assert meta["namespace"] == "default"
     assert len(meta["uid"]) == 36
+    uids = [store.create(vm(f"u{i}"))["metadata"]["uid"] for i in range(50)]
+    for uid in [meta["uid"], *uids]:      # random UUIDs (version 4, RFC 4122), as uuid.uuid4() makes them
+        parsed = uuid.UUID(uid)
+        assert (parsed.version, parsed.variant, str(parsed)) == (4, uuid.RFC_4122, uid)
+    assert len(set(uids)) == 50
     assert meta["generation"] == 1
     assert int(meta["resourceVersion"]) > 0
     assert meta["creationTimestamp"].endswith("Z") and "T" in meta["creationTimestamp"]
@@ -240,6 +246,36 @@ def test_label_and_field_selectors(store):
     with pytest.raises(BadRequest, match="unable to parse requirement"):
         store.list("VirtualMachine", label_selector="app=web=x")
     assert parse_label_selector("a in (x,y), b") == parse_label_selector("a in (x, y),b")
+
+
+@pytest.mark.parametrize("label_driven_max", [0, 2, 500])
+def test_label_selectors_read_from_the_label_index_or_the_kinds_alike(store, monkeypatch, label_driven_max):
+    """A `key=value` few objects carry drives the query from the label index (`_where`); one many
+    carry, from the kind's. Same answers either way: other kinds and namespaces with the label,
+    several requirements, negations, `in`, pages (a page of 3 rows here), counts."""
+    from instancetype.store import sqlite
+
+    monkeypatch.setattr(sqlite, "LABEL_DRIVEN_MAX", label_driven_max)
+    monkeypatch.setattr(sqlite, "_CHUNK", 3)
+    store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
+    for i in range(8):
+        store.create(vm(f"vm{i}", labels={"app": "web" if i % 2 else "db", "n": str(i)}, namespace="other" if i > 5 else None))
+    store.create({**instancetype(), "metadata": {"name": "it-web", "labels": {"app": "web"}}})
+
+    def names(selector, namespace=None):
+        found = [o["metadata"]["name"] for o in store.list("VirtualMachine", namespace, label_selector=selector)]
+        assert store.count("VirtualMachine", namespace, label_selector=selector) == len(found)
+        return found
+
+    assert names("app=web") == ["vm1", "vm3", "vm5", "vm7"]
+    assert names("app=web", "other") == ["vm7"]
+    assert names("app in (web, db),n!=3") == ["vm0", "vm1", "vm2", "vm4", "vm5", "vm6", "vm7"]
+    assert names("app=db,n in (2, 4, 6)") == ["vm2", "vm4", "vm6"]
+    assert names("app=web,n>4") == ["vm5", "vm7"]
+    assert names("app=web,!n") == []
+    assert names("app=none") == []
+    assert [o["metadata"]["name"] for o in store.list("VirtualMachineClusterInstancetype",
+                                                       label_selector="app=web")] == ["it-web"]
 
 
 def test_listing_ten_thousand_is_ordered_and_paged(store):

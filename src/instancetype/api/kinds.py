@@ -81,6 +81,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("VirtualMachineInstance", "kubevirt.io", "v1", "virtualmachineinstances", "virtualmachineinstance",
              True, ("vmi", "vmis")),
     Resource("KubeVirt", "kubevirt.io", "v1", "kubevirts", "kubevirt", True, ("kv", "kvs")),
+    Resource("VirtualMachineInstanceMigration", "kubevirt.io", "v1", "virtualmachineinstancemigrations",
+             "virtualmachineinstancemigration", True, ("vmim", "vmims")),
     Resource("ControllerRevision", "apps", "v1", "controllerrevisions", "controllerrevision", True, ()),
     Resource("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", "persistentvolumeclaim", True, ("pvc",)),
     Resource("Namespace", "", "v1", "namespaces", "namespace", False, ("ns",)),
@@ -207,7 +209,7 @@ FLAVOR_PLURALS = {
     "VirtualMachineClusterPreference": "virtualmachineclusterflavorpreferences",
 }
 KNOWN_KINDS_BY_GROUP = {
-    "kubevirt.io": {"VirtualMachine", "VirtualMachineInstance", "KubeVirt"},
+    "kubevirt.io": {"VirtualMachine", "VirtualMachineInstance", "KubeVirt", "VirtualMachineInstanceMigration"},
     GROUP: set(ALL_TYPE_KINDS),
     FLAVOR_GROUP: set(FLAVOR_KINDS),
 }

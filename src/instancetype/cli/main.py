@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pause": ("instancetype.cli.lifecycle_cmds", "pause_cmd", "Pause a VM's or VMI's guest (virtctl pause)."),
     "unpause": ("instancetype.cli.lifecycle_cmds", "unpause_cmd", "Resume a paused guest (virtctl unpause)."),
     "soft-reboot": ("instancetype.cli.lifecycle_cmds", "soft_reboot_cmd", "Soft reboot a VMI (virtctl soft-reboot)."),
+    "addvolume": ("instancetype.cli.volume_cmds", "addvolume_cmd", "Add a volume to a running VM (virtctl addvolume)."),
+    "removevolume": ("instancetype.cli.volume_cmds", "removevolume_cmd", "Remove a hotplugged volume (virtctl removevolume)."),
     "image-upload": ("instancetype.cli.image_upload", "image_upload_cmd", "Upload a disk image to a DataVolume or PVC (virtctl image-upload)."),
     "patch": ("instancetype.cli.patch_cmd", "patch_cmd", "Update fields of objects with a patch (kubectl patch)."),
     "set": ("instancetype.cli.set_cmd", "set_cmd", "Give VMs another instancetype or preference (kubectl set)."),

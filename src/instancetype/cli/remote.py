@@ -190,6 +190,25 @@ class RemoteCluster(StoreReads):
         return self._subresource("PUT", f"{self._ns(namespace)}/virtualmachineinstances/{name}/{action}",
                                  f"put virtualmachineinstances.kubevirt.io {name}", body)
 
+    def add_volume(self, name: str, namespace: str | None = None, options: dict | None = None, *,
+                   persist: bool = False) -> dict:
+        return self._volume_action("addvolume", name, namespace, options, persist)
+
+    def remove_volume(self, name: str, namespace: str | None = None, options: dict | None = None, *,
+                      persist: bool = False) -> dict:
+        return self._volume_action("removevolume", name, namespace, options, persist)
+
+    def _volume_action(self, action: str, name: str, namespace: str | None, options: dict | None,
+                       persist: bool) -> dict:
+        """PUT .../virtualmachines/NAME/<action> (virtctl's `--persist`) or
+        .../virtualmachineinstances/NAME/<action> with the options."""
+        body = dict(options or {})
+        if self.store.dry_run:
+            body["dryRun"] = ["All"]
+        plural = "virtualmachines" if persist else "virtualmachineinstances"
+        return self._subresource("PUT", f"{self._ns(namespace)}/{plural}/{name}/{action}",
+                                 f"put {plural}.kubevirt.io {name}", body)
+
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         return self._subresource("GET", f"{self._ns(namespace)}/virtualmachines/{name}/expand-spec",
                                  f"get virtualmachines.kubevirt.io {name}")

@@ -118,13 +118,14 @@ def _subresource_api(kubeconfig: str | None, context: str | None, tls) -> object
     front-proxy settings cannot be read: the webhooks are served, the subresources are not."""
     from instancetype.controller import pause as vmi_verbs  # ... of pause, unpause, soft reboot
     from instancetype.controller import vm as vm_verbs  # virt-api's part of start, stop, restart
+    from instancetype.controller import volume_hotplug as volume_verbs  # ... of addvolume, removevolume
     from instancetype.store.kube import KubeStore
     from instancetype.webhook.virtapi.app import for_cluster
     from instancetype.webhook.virtapi.auth import client_auth_context
 
     actions = KubeStore(kubeconfig, context)
     try:
-        api = for_cluster(actions, actions.new_client(), vm_verbs, vmi_verbs)
+        api = for_cluster(actions, actions.new_client(), vm_verbs, vmi_verbs, volume_verbs)
     except Exception as e:      # no ConfigMap, no RBAC to read it, no front-proxy CA in it
         actions.close()
         print(f"warning: not serving subresources.kubevirt.io: {str(e).splitlines()[0] if str(e) else type(e).__name__}",

@@ -196,6 +196,11 @@ COLUMNS: dict[str, list[Column]] = {
         Column("PAUSED", lambda o, n: _text(_condition(o, "Paused")), wide=True),
     ],
     "KubeVirt": [NAME, AGE, Column("PHASE", lambda o, n: _text(_dig(o, "status", "phase")))],
+    "VirtualMachineInstanceMigration": [   # the CRD's columns, no Age among them
+        NAME,
+        Column("PHASE", lambda o, n: _text(_dig(o, "status", "phase"))),
+        Column("VMI", lambda o, n: _text(_dig(o, "spec", "vmiName"))),
+    ],
     "DataVolume": [
         NAME,
         Column("PHASE", lambda o, n: _text(_dig(o, "status", "phase"))),

@@ -7,7 +7,10 @@
 
 Every write is admitted first (`lifecycle.admission`), then stored, then reconciled by the
 controller, all in one transaction: a refused object changes nothing, and an accepted one lands
-with the work it triggers.
+with the work it triggers. What `apply`, `create` and `update` receive is checked to be JSON once,
+on the way in; the writes it leads to (the object admitted, the controller's revisions, VMI and
+status, all built from checked objects) are made in the store's `json_checked_by_caller()` block
+and not walked again. Any other write to the store is walked.
 """
 from __future__ import annotations
 
@@ -57,6 +60,10 @@ DELETION_ROUNDS = 32        # a deletion's follow-ups settle in two or three; th
 # How many rounds of CDI's work and the VMs it re-queues one write may take (a round per link:
 # a VM creates its DataVolumes, CDI fills them, the VM starts; a source completes a clone...).
 STORAGE_ROUNDS = 8
+
+
+class _DryRun(Exception):
+    pass
 
 
 @dataclass
@@ -164,13 +171,14 @@ class Cluster(StoreReads):
         check_applied(obj)
         applied = with_last_applied(obj, _applied_namespace(obj, namespace))
         converted, warnings = upgrade(applied) if needs_upgrade(applied) else (applied, [])
-        # The API server's own checks (decodable metadata, a valid name and namespace) come first.
-        check_create(converted, namespace)
+        # The API server's own checks (decodable metadata, a valid name and namespace) come first;
+        # check_applied has walked the object already (JSON only), and the rest is built from it.
+        check_create(converted, namespace, json_shape=False)
         kind = converted["kind"]
         meta = converted.get("metadata") or {}
         name = meta.get("name") or ""
         ns = meta.get("namespace") or namespace
-        with self.store.transaction() as tx:
+        with self.store.transaction() as tx, tx.json_checked_by_caller():
             config = self.config(tx)
             try:
                 current = tx.get(kind, name, ns) if name else None
@@ -220,7 +228,7 @@ class Cluster(StoreReads):
         an existing one is the store's AlreadyExists."""
         converted, warnings = upgrade(obj) if isinstance(obj, dict) and needs_upgrade(obj) else (obj, [])
         check_create(converted, namespace)
-        with self.store.transaction() as tx:
+        with self.store.transaction() as tx, tx.json_checked_by_caller():
             config = self.config(tx)
             admitted = admit(tx, converted, operation="CREATE", config=config)
             stored = self._after_write(tx, tx.create(admitted.obj, namespace=namespace), config)
@@ -230,7 +238,7 @@ class Cluster(StoreReads):
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
             raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
         check_json(obj)
-        with self.store.transaction() as tx:
+        with self.store.transaction() as tx, tx.json_checked_by_caller():
             config = self.config(tx)
             meta = obj["metadata"]
             current = tx.get(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
@@ -359,6 +367,32 @@ class Cluster(StoreReads):
                 pause.check_vm_not_snapshotting(tx, name, ns)
             return pause.act(tx, action, name, ns, self.config(tx))
 
+    def add_volume(self, name: str, namespace: str | None = None, options: dict | None = None, *,
+                   persist: bool = False) -> None:
+        """virtctl addvolume: `options` (AddVolumeOptions) to the VM's subresource with
+        `persist`, else the VMI's."""
+        self._volume_action("addvolume", name, namespace, options, persist)
+
+    def remove_volume(self, name: str, namespace: str | None = None, options: dict | None = None, *,
+                      persist: bool = False) -> None:
+        self._volume_action("removevolume", name, namespace, options, persist)
+
+    def _volume_action(self, action: str, name: str, namespace: str | None, options: dict | None,
+                       persist: bool) -> None:
+        """By the one copy of virt-api's rules (`controller.volume_hotplug`); a dry run is the
+        caller's rolled-back transaction."""
+        from . import volume_hotplug
+
+        options = dict(options or {})
+        try:
+            with self.store.transaction() as tx, self.shared_revisions.bound():
+                volume_hotplug.act(tx, action, "vm" if persist else "vmi", name, namespace or "default",
+                                   options, self.config(tx))
+                if (options.get("dryRun") or [None])[0] == "All":
+                    raise _DryRun      # virt-api's dry run: the writes ran (admission and all), none stays
+        except _DryRun:
+            pass
+
     def expand_vm(self, name: str, namespace: str | None = None) -> dict:
         """virtctl expand --vm: the stored VM expanded against the stored objects."""
         import instancetype
@@ -404,6 +438,8 @@ class Cluster(StoreReads):
 
         def requeue(dv: dict) -> None:
             self._reconcile_owner(tx, dv, config)
+            if not cdi.waiting(dv):     # filled: a VMI waiting to hot-plug it attaches it
+                self._retry_failed_vms(tx, (dv.get("metadata") or {}).get("namespace"), config)
 
         return cdi.settle(tx, since, requeue, rounds=STORAGE_ROUNDS)
 
@@ -470,9 +506,9 @@ class Cluster(StoreReads):
 
     @staticmethod
     def _retry_failed_vms(tx: Store, namespace: str | None, config: dict | None) -> None:
-        """A VM that could not start for want of an object starts once it exists."""
+        """A VM that could not start for want of an object starts once it exists; a VMI waiting
+        to attach a hot-plugged claim attaches it (`vm.waiting_for_objects`)."""
         from . import vm as vmctl
 
-        for vm in list(tx.list("VirtualMachine", namespace)):
-            if vmctl.failed(vm):
-                vmctl.reconcile(tx, vm, config)
+        for vm in vmctl.waiting_for_objects(tx, namespace):
+            vmctl.reconcile(tx, vm, config)

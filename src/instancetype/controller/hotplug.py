@@ -3,22 +3,22 @@ controller (the HotVCPUChange / HotMemoryChange conditions, pkg/virt-controller/
 workload updater (a migration of the VMI, when the KubeVirt object's
 `spec.workloadUpdateStrategy.workloadUpdateMethods` holds `LiveMigrate`,
 pkg/virt-controller/watch/workload-updater) and virt-handler on the target node, which the
-simulated node stands for: the migration completes at once, the VMI's
-`status.migrationState`, `currentCPUTopology` and `memory` (guestRequested, guestCurrent; the
-guestAtBoot stays) report the new size, and the conditions go. Without `LiveMigrate` the
-conditions stay True, as on KubeVirt, until the VMI is restarted.
+simulated node stands for: the VirtualMachineInstanceMigration is created and succeeds at once
+(controller/migrations.py), the VMI's `status.migrationState` (naming that migration),
+`currentCPUTopology` and `memory` (guestRequested, guestCurrent; the guestAtBoot stays) report
+the new size, and the conditions go. Only a VMI whose LiveMigratable condition is True
+(controller/migratable.py) is migrated; without `LiveMigrate`, or for a VMI that cannot
+migrate, the conditions stay True, as on KubeVirt, until the VMI is restarted.
 """
 from __future__ import annotations
 
-import uuid
-
 from instancetype.store.base import Store, now
 
-from . import node
+from . import migrations, node
+from .migratable import migratable
 
 VCPU_CHANGE, MEMORY_CHANGE = "HotVCPUChange", "HotMemoryChange"   # VirtualMachineInstance{VCPU,Memory}Change
 LIVE_MIGRATE = "LiveMigrate"
-BRIDGE_MIGRATION_ANNOTATION = "kubevirt.io/allow-pod-bridge-network-live-migration"
 
 
 def migrating(vmi: dict) -> bool:
@@ -33,22 +33,6 @@ def touched(vmi: dict) -> bool:
     status = vmi.get("status") or {}
     return bool(status.get("migrationState")) or any(
         isinstance(c, dict) and c.get("type") in (VCPU_CHANGE, MEMORY_CHANGE) for c in status.get("conditions") or ())
-
-
-def migratable(vmi: dict) -> bool:
-    """The VMI's LiveMigratable condition as virt-controller computes it, for the cases the
-    simulated node can tell from the spec: host devices and GPUs, host disks, and a bridge
-    binding on the pod network (unless its annotation allows it) are not migratable."""
-    spec = vmi.get("spec") or {}
-    devices = (spec.get("domain") or {}).get("devices") or {}
-    if devices.get("hostDevices") or devices.get("gpus"):
-        return False
-    if any(isinstance(v, dict) and v.get("hostDisk") for v in spec.get("volumes") or ()):
-        return False
-    pod_networks = {n.get("name") for n in spec.get("networks") or () if isinstance(n, dict) and "pod" in n}
-    allowed = ((vmi.get("metadata") or {}).get("annotations") or {}).get(BRIDGE_MIGRATION_ANNOTATION) == "true"
-    return allowed or not any(isinstance(i, dict) and "bridge" in i and i.get("name") in pod_networks
-                              for i in devices.get("interfaces") or ())
 
 
 def _u32(v) -> int:
@@ -95,13 +79,18 @@ def progress(store: Store, vmi: dict, config: dict | None) -> dict:
     for kind in kinds:      # syncHotplugCondition: added once, no reason
         if not any(c.get("type") == kind for c in conditions):
             conditions.append({"type": kind, "status": "True", "lastProbeTime": None, "lastTransitionTime": None})
+    migration = None
     if kinds and _live_migrate(store) and migratable(vmi) and not migrating(vmi):
-        _migrate(status, vmi)
+        migration = migrations.create_for_workload_update(store, vmi)
+        _migrate(status, vmi, migration)
         conditions = [c for c in conditions if c.get("type") not in (VCPU_CHANGE, MEMORY_CHANGE)]
     status["conditions"] = conditions
     if status == (vmi.get("status") or {}):
         return vmi
-    return put_status(store, {**vmi, "status": status})
+    written = put_status(store, {**vmi, "status": status})
+    if migration is not None:
+        migrations.complete(store, migration, status["migrationState"], status["migrationState"]["endTimestamp"])
+    return written
 
 
 def put_status(store: Store, vmi: dict) -> dict:
@@ -114,10 +103,9 @@ def put_status(store: Store, vmi: dict) -> dict:
     return written
 
 
-def _migrate(status: dict, vmi: dict) -> None:
+def _migrate(status: dict, vmi: dict, migration: dict) -> None:
     """The workload updater's migration, carried out by the simulated node: the target runs the
     VMI's spec (its CPU topology, its guest memory)."""
-    stamp = now()
     spec_domain = (vmi.get("spec") or {}).get("domain") or {}
     cpu = spec_domain.get("cpu") or {}
     status["currentCPUTopology"] = {k: cpu[k] for k in ("sockets", "cores", "threads") if k in cpu}
@@ -126,6 +114,4 @@ def _migrate(status: dict, vmi: dict) -> None:
         status["memory"] = {**status["memory"], "guestRequested": guest, "guestCurrent": guest}
     # The target pod lands on the VMI's node again (capacity for the new size is not checked).
     on = status.get("nodeName") or node.NODE_NAME
-    status["migrationState"] = {
-        "migrationUid": str(uuid.uuid4()), "sourceNode": on, "targetNode": on,
-        "startTimestamp": stamp, "endTimestamp": stamp, "completed": True, "mode": "PreCopy"}
+    status["migrationState"] = migrations.migration_state(migration, on, now())

@@ -304,9 +304,8 @@ class VMController:
             self.queue.add(CATALOG_KEY)
 
     def _enqueue_failed(self, namespace: str | None) -> None:
-        for vm in self.store.list(VM, namespace):
-            if vmctl.failed(vm):
-                self.queue.add(vm_key(vm))
+        for vm in vmctl.waiting_for_objects(self.store, namespace):
+            self.queue.add(vm_key(vm))
 
     # --- workers --------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from instancetype.store.base import BadRequest, Store
 
 from . import state_requests as requests
-from .vmsync.run_strategy import set_spec_running
+from .vmsync.run_strategy import set_spec_running, start_running
 from .vmsync.state import conflict, get_vmi, run_strategy
 
 Reconcile = Callable[[Store, dict, "dict | None"], dict]
@@ -17,8 +17,9 @@ Reconcile = Callable[[Store, dict, "dict | None"], dict]
 
 def _set_running(store: Store, vm: dict, running: bool, config: dict | None, inline: bool,
                  reconcile: Reconcile) -> dict:
-    """The run strategy change, then the controller's reconcile."""
-    stored = set_spec_running(store, vm, vm, running)
+    """The run strategy change (a start pins the matchers in that same write), then the
+    controller's reconcile."""
+    stored = start_running(store, vm, vm, config) if running else set_spec_running(store, vm, vm, False)
     return reconcile(store, stored, config) if inline else stored
 
 

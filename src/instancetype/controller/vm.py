@@ -16,28 +16,30 @@ this reconcile here (`start`, `stop`, `restart`: the `VMVerbs` virt-api is built
 from __future__ import annotations
 
 from instancetype.jsonutil import clone
-from instancetype.store.base import Store
+from instancetype.store.base import NotFound, Store
 
-from . import virtctl
+from . import node, virtctl
 from .virtctl import check_not_running, check_restart_grace
 from .vmsync import (
     datavolumes,
     deletion,
     generation,
     live_update,
+    pci_topology,
     pin,
     placement,
     restart_required,
     run_strategy,
     status,
     vmis,
+    volumes,
 )
 from .vmsync.run_strategy import RUN_STRATEGIES
 from .vmsync.state import VM_RESOURCE, VMSync, failed
 from .vmsync.vmis import release as release_vmi
 
 __all__ = ["RUN_STRATEGIES", "VM_RESOURCE", "check_not_running", "check_restart_grace", "failed", "reconcile",
-           "release_vmi", "restart", "start", "stop"]
+           "release_vmi", "restart", "start", "stop", "waiting_for_objects"]
 
 # The steps in KubeVirt's order: each changes the VMSync, or finishes the reconcile by returning
 # the stored VM (a step that wrote the VM's spec starts over from it).
@@ -51,6 +53,8 @@ STEPS = (
     datavolumes.sync,     # handleDataVolumes: dataVolumeTemplates created; no start until ready
     run_strategy.sync,    # syncRunStrategy: start, stop, state change requests
     restart_required.sync,  # syncRestartRequired
+    volumes.sync,         # handleVolumeRequests, handleDeclarativeVolumeHotplug
+    pci_topology.sync,    # syncPCITopologyAnnotationsToVM
     live_update.sync,     # handleCPUChangeRequest, handleMemoryHotplugRequest
 )
 
@@ -75,6 +79,30 @@ def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dic
         if done is not None:
             return done
     return status.write(s)
+
+
+def waiting_for_objects(store: Store, namespace: str | None) -> list[dict]:
+    """The VMs of `namespace` (None: all) that a lookup object written there may move on: one that
+    failed for want of an object (an instancetype, a DataSource, ...), and one whose VMI waits to
+    attach a hot-plugged claim or DataVolume. Both stores' triggers ask this one question."""
+    out = [vm for vm in store.list("VirtualMachine", namespace) if failed(vm)]
+    seen = {((vm.get("metadata") or {}).get("namespace"), (vm.get("metadata") or {}).get("name")) for vm in out}
+    for vmi in store.list("VirtualMachineInstance", namespace):
+        meta = vmi.get("metadata") or {}
+        key = (meta.get("namespace"), meta.get("name"))
+        if key in seen or not node.attaching(vmi):
+            continue
+        owner = next((r for r in meta.get("ownerReferences") or ()
+                      if isinstance(r, dict) and r.get("kind") == "VirtualMachine" and r.get("controller")), None)
+        if owner is None:
+            continue
+        try:
+            vm = store.get("VirtualMachine", owner.get("name") or "", key[0])
+        except NotFound:
+            continue
+        if (vm.get("metadata") or {}).get("uid") == owner.get("uid"):
+            out.append(vm)
+    return out
 
 
 def start(store: Store, vm: dict, config: dict | None = None, **options) -> dict:

@@ -9,8 +9,9 @@ snapshotter) would.
 - Seed 002's flavor.kubevirt.io/v1alpha1 kinds, deprecated with the flavor warning the embedded
   store gives (api/v1alpha.flavor_warning); no short names and no category, which belong to the
   instancetype kinds they became.
-- kubevirt.io VirtualMachine, VirtualMachineInstance and KubeVirt (NewVirtualMachineCrd,
-  NewVirtualMachineInstanceCrd, NewKubeVirtCrd): short names, category `all`, printer columns and
+- kubevirt.io VirtualMachine, VirtualMachineInstance, KubeVirt and VirtualMachineInstanceMigration
+  (NewVirtualMachineCrd, NewVirtualMachineInstanceCrd, NewKubeVirtCrd,
+  NewVirtualMachineInstanceMigrationCrd): short names, category `all`, printer columns and
   subresources as KubeVirt's (the VMI has no status subresource there: virt-handler writes the
   whole object), schemas from the type table (type_schema.py).
 - cdi.kubevirt.io DataVolume and DataSource, snapshot.storage.k8s.io VolumeSnapshot: what
@@ -180,6 +181,16 @@ def kubevirt_crd(kind: str) -> dict:
         return _crd(r.group, kind, r.plural, r.singular, True,
                     [_version("v1", _kubevirt_schema(), columns)],
                     short_names=r.short_names, categories=("all",), labels={"operator.kubevirt.io": ""})
+    if kind == "VirtualMachineInstanceMigration":
+        # NewVirtualMachineInstanceMigrationCrd: its spec and status kept as given (no type table).
+        columns = [{"name": "Phase", "type": "string", "description": "The current phase of VM instance migration",
+                    "jsonPath": ".status.phase"},
+                   {"name": "VMI", "type": "string", "description": "The name of the VMI to perform the migration on",
+                    "jsonPath": ".spec.vmiName"}]
+        schema = _preserved_kind("VirtualMachineInstanceMigration represents the object tracking a VMI's migration "
+                                 "to another host in the cluster")
+        return _crd(r.group, kind, r.plural, r.singular, True, [_version("v1", schema, columns)],
+                    short_names=r.short_names, categories=("all",), labels={"kubevirt.io": ""})
     if kind == "DataVolume":
         # CDI's DataVolume (kubebuilder markers of cdi v1beta1 types.go).
         schema = _preserved_kind("DataVolume is an abstraction on top of PersistentVolumeClaims to allow easy "
@@ -220,7 +231,7 @@ def kubevirt_crd(kind: str) -> dict:
     raise KeyError(kind)
 
 
-KUBEVIRT_KINDS = ("VirtualMachine", "VirtualMachineInstance", "KubeVirt")
+KUBEVIRT_KINDS = ("VirtualMachine", "VirtualMachineInstance", "KubeVirt", "VirtualMachineInstanceMigration")
 STORAGE_KINDS = ("DataVolume", "DataSource", "VolumeSnapshot")
 
 

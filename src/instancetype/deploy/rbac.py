@@ -37,6 +37,11 @@ CLUSTER_ROLE_RULES: list[dict] = [
      "verbs": READ + ["create", "update", "patch", "delete"]},
     {"apiGroups": ["kubevirt.io"], "resources": ["virtualmachines/status"], "verbs": ["get", "update", "patch"]},
     {"apiGroups": ["kubevirt.io"], "resources": ["kubevirts"], "verbs": READ},
+    # the workload updater's migrations (controller/migrations.py), completed by the simulated node
+    {"apiGroups": ["kubevirt.io"], "resources": ["virtualmachineinstancemigrations"],
+     "verbs": READ + ["create", "update", "patch", "delete"]},
+    {"apiGroups": ["kubevirt.io"], "resources": ["virtualmachineinstancemigrations/status"],
+     "verbs": ["get", "update", "patch"]},
     {"apiGroups": [kinds.GROUP], "resources": _TYPE_PLURALS, "verbs": READ},
     {"apiGroups": [kinds.GROUP], "resources": _CLUSTER_TYPE_PLURALS,
      "verbs": ["create", "update", "patch", "delete"]},

@@ -29,7 +29,8 @@ class ObjectSource(ABC):
 
 class ObjectIndex:
     """`objects` may be an iterable of objects, or an `ObjectSource` (e.g. the embedded store),
-    which is asked on every miss; either way the engine sees one `get`."""
+    which is asked on every miss (what it finds is kept: an index lives for one engine call,
+    during which nothing is written); either way the engine sees one `get`."""
 
     __slots__ = ("_by_key", "default_namespace", "_source")
 
@@ -65,9 +66,15 @@ class ObjectIndex:
         res = BY_KIND.get(kind)
         namespaced = res.namespaced if res is not None else True
         ns = (namespace or self.default_namespace) if namespaced else ""
-        found = self._by_key.get((kind, ns, name))
+        key = (kind, ns, name)
+        found = self._by_key.get(key)
         if found is None and self._source is not None:
             found = self._source.lookup(kind, name, ns)
+            if found is not None:
+                # Kept for the index's life (one engine call, which writes nothing): an object
+                # found more than once in a call (the VM admission's preference was found by its
+                # mutating and again by its validating step) is read from the store once.
+                self._by_key[key] = found
         return found
 
     def __len__(self) -> int:

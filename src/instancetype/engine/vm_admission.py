@@ -19,7 +19,8 @@ that cannot be indexed raise `LoadError`.
 The whole admission (`whole=True`, what `apply`, `validate -f` and the webhook run):
 0. the schema check of the raw object (engine/vm_validation/schema.py), refused by the
    mutating webhook with message-only causes;
-1. the mutating webhook's instancetype part and VM defaults (engine/vm_mutate.py);
+1. the mutating webhook's instancetype part and VM defaults (engine/vm_mutate.py), on CREATE
+   its PCI topology annotation (`set_create_defaults`);
 2. the validating webhook on a copy of the template (KubeVirt: vms-admitter.go with
    pkg/instancetype/webhooks/vm admitter.go), nothing of which is stored:
    1. find the instancetype and the preference; a lookup that fails is only logged by
@@ -50,7 +51,7 @@ from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.engine.spec import is_whole_object
 from instancetype.engine.spread import check_spread
 from instancetype.engine.virt_config import cluster_config
-from instancetype.engine.vm_mutate import mutate_vm
+from instancetype.engine.vm_mutate import mutate_vm, set_create_defaults
 from instancetype.engine.vm_validation import validate_vm_after_apply
 from instancetype.engine.vm_validation.schema import check_vm_schema_shaped, zero_null_items
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
@@ -217,6 +218,8 @@ def admit_vm(vm: Mapping[str, Any], *, operation: str = "CREATE", old: Mapping[s
         return AdmissionResult.bad_request(str(e), stage="mutate")
     if causes:
         return AdmissionResult.refused(causes, stage="mutate")
+    if whole and operation == "CREATE":
+        set_create_defaults(work)
 
     # The validating webhook checks the schema again: the mutating step only writes fields of
     # the schema's types (matchers, architecture, machine type, storage class), so it passes.

@@ -18,6 +18,14 @@ KubeVirt, in order:
 5. the VM defaults (pkg/defaults SetVirtualMachineDefaults): the architecture from a
    DataSource's `template.kubevirt.io/architecture` label (setDefaultArchitectureFromDataSource),
    else the cluster default; then the machine type for that architecture.
+
+`set_create_defaults` is the rest of v1.9's VM mutator (vm-mutator.go), on CREATE only and
+outside the `admit-vm` contract (whose answers stop at step 5): the template's PCI topology
+annotation. v1.9's mutator also gives a created VM a random firmware UUID and serial
+(setFirmwareDefaultsIfEmpty), and its VM controller persists the name-based UUID on a VM
+without one (the firmware synchronizer); both would change seed 001's shown output (the VM's
+template without `firmware`, the VMI's UUID the one derived from the VM's name), and the seeds
+win: the VMI alone gets the name-based UUID (setupStableFirmwareUUID, engine/vmi.py).
 """
 from __future__ import annotations
 
@@ -30,6 +38,7 @@ from instancetype.engine.infer import infer_in_place
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.results import Cause
 from instancetype.engine.virt_config import cluster_config
+from instancetype.engine.vmi_mutate import set_default_pci_topology_version, supports_pcie_hotplug
 from instancetype.jsonutil import child
 
 DATASOURCE_ARCH_LABEL = "template.kubevirt.io/architecture"
@@ -128,3 +137,15 @@ def mutate_vm(vm: dict[str, Any], index: ObjectIndex, *, operation: str = "CREAT
     apply_preferred_vm_values(vm, preference)
     set_vm_defaults(vm, index, config)
     return None, preference
+
+
+def set_create_defaults(vm: dict[str, Any]) -> None:
+    """The VM mutator's CREATE-only defaults after SetVirtualMachineDefaults: a template on a
+    PCIe topology gets `kubevirt.io/pci-topology-version: v3` in its metadata (unless set), which
+    the VMIs started from it carry and which keeps the guest's PCI addresses across restarts."""
+    template = vm["spec"].get("template")
+    if not isinstance(template, dict):
+        return
+    spec = template.get("spec")
+    if supports_pcie_hotplug(spec if isinstance(spec, dict) else {}):
+        set_default_pci_topology_version(child(template, "metadata"))

@@ -295,17 +295,30 @@ def _memory_hotplug(spec: dict[str, Any], domain: dict[str, Any], cfg: ClusterCo
 
 
 # --- the whole webhook ----------------------------------------------------------------------------
-def _pci_topology(vmi: dict[str, Any], spec: dict[str, Any], domain: dict[str, Any]) -> None:
-    arch = spec.get("architecture") or ""
-    machine = domain.get("machine")
-    mtype = machine.get("type") if isinstance(machine, dict) else ""
-    mtype = mtype if isinstance(mtype, str) else ""
-    if arch not in ("", "amd64", "arm64"):
-        return
-    if "q35" not in mtype and not mtype.startswith("virt"):
-        return
-    annotations = child(child(vmi, "metadata"), "annotations")
-    annotations.setdefault(PCI_TOPOLOGY_ANNOTATION, PCI_TOPOLOGY_V3)
+def supports_pcie_hotplug(spec: dict[str, Any]) -> bool:
+    """defaults.SupportsPCIeHotplug: a PCIe bus topology (amd64 or arm64, no machine type or a
+    q35 / virt one), which takes pcie-root-port controllers for hotplug capacity."""
+    if (spec.get("architecture") or "") not in ("", "amd64", "arm64"):
+        return False
+    domain = spec.get("domain")
+    machine = domain.get("machine") if isinstance(domain, dict) else None
+    if not isinstance(machine, dict):
+        return True
+    mtype = machine.get("type")
+    if not isinstance(mtype, str):
+        mtype = ""
+    return "q35" in mtype or mtype.startswith("virt")
+
+
+def set_default_pci_topology_version(meta: dict[str, Any]) -> None:
+    """setDefaultPciTopologyVersion (the VMI mutator, and the VM mutator on CREATE for the
+    template's metadata): `kubevirt.io/pci-topology-version: v3` unless one is there."""
+    child(meta, "annotations").setdefault(PCI_TOPOLOGY_ANNOTATION, PCI_TOPOLOGY_V3)
+
+
+def _pci_topology(vmi: dict[str, Any], spec: dict[str, Any]) -> None:
+    if supports_pcie_hotplug(spec):
+        set_default_pci_topology_version(child(vmi, "metadata"))
 
 
 def _tdx_qgs_socket(vmi: dict[str, Any], domain: dict[str, Any], raw_config: dict[str, Any]) -> None:
@@ -351,7 +364,7 @@ def mutate_new_vmi(vmi: dict[str, Any], config: Any = None, *, network_and_disks
     if arch != "arm64" and cfg.rollout_live_update:                   # 3.7
         _cpu_hotplug(cpu, cfg)
         _memory_hotplug(spec, domain, cfg)
-    _pci_topology(vmi, spec, domain)                                  # 3.8
+    _pci_topology(vmi, spec)                                          # 3.8
     _tdx_qgs_socket(vmi, domain, cfg.raw)
     status["runtimeUser"] = RUNTIME_USER_NONROOT
     meta = child(vmi, "metadata")

@@ -97,3 +97,15 @@ def test_downward_metrics_volume_needs_a_virtio_disk_and_its_gate():
         ("FieldValueInvalid", "downwardMetrics disks are not allowed: DownwardMetrics feature gate is not enabled.",
          f"{T}.volumes[2]"),
     ]
+
+
+def test_an_empty_cdrom_needs_declarative_hotplug_a_beta_gate_on_unless_disabled():
+    # vmi-create-admitter's validateBootOrder asks DeclarativeHotplugVolumesEnabled(): Beta in
+    # v1.9, so an empty CD-ROM (a disk with no volume, to be hot-plugged later) is admitted by default.
+    vm = clean_vm()
+    _disks(vm).append({"name": "cd", "cdrom": {"bus": "sata"}})
+    assert causes(vm) == []
+    disabled = {"developerConfiguration": {"disabledFeatureGates": ["DeclarativeHotplugVolumes"]}}
+    assert causes(vm, config=disabled) == [
+        ("FieldValueInvalid", "DeclarativeHotplugVolumes feature gate not enabled, cannot define an empty CD-ROM disk",
+         f"{DISKS}[2].name")]

@@ -11,6 +11,7 @@ that state and lets the next one run, or finishes the reconcile (returns the sto
     datavolumes    handleDataVolumes: dataVolumeTemplates created (filled by controller/cdi.py);
                    no VMI until they are ready
     run_strategy   syncRunStrategy: start, stop, restart by run strategy and state requests
+    volumes        handleVolumeRequests, the declarative volume hotplug
     status         updateStatus: printable status, conditions, generations, run strategy
     printable      setPrintableStatus: v1.9's ordered predicates (read by status)
 

@@ -20,6 +20,7 @@ from instancetype.jsonutil import clone
 from instancetype.store.source import StoreObjects
 
 from .. import hotplug, node
+from ..migratable import migratable
 from . import generation
 from .restart_required import has_condition, live_update_enabled, set_condition
 from .state import VMSync
@@ -153,7 +154,7 @@ def _memory(s: VMSync, wanted: dict) -> None:
     guest = Quantity.parse(want_memory["guest"])
     if guest.cmp(Quantity.parse(vmi_memory["guest"])) == 0:
         return
-    if not hotplug.migratable(running_vmi):
+    if not migratable(running_vmi):
         set_condition(s.vm, "memory updated in template spec. Memory-hotplug is only available for migratable VMs")
         return
     max_guest = vmi_memory.get("maxGuest")

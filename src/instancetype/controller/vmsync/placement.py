@@ -27,7 +27,8 @@ def retry(s: VMSync) -> None:
         if stamps:
             vmi["status"]["phaseTransitionTimestamps"] = stamps
     else:
-        vmi = node.schedule(vmi, now(), chosen)
+        ns = (vmi.get("metadata") or {}).get("namespace") or "default"
+        vmi = node.schedule(vmi, now(), chosen, claims=node.claim_access_modes(s.store, ns), config=s.config)
     try:
         s.vmi = put_status(s.store, vmi)
     except BaseException:

@@ -89,6 +89,13 @@ def _required(s: VMSync) -> bool:
 
 def _neutralise(old: dict, new: dict, s: VMSync) -> None:
     """The live-updatable fields copied over from `new` onto `old` (which is destroyed)."""
+    from .volumes import live_update_disks, live_update_volumes
+
+    if live_update_volumes(old, new):
+        _copy(old, new, "volumes")
+    if live_update_disks(old, new):
+        old.setdefault("domain", {}).setdefault("devices", {})
+        _copy(old["domain"]["devices"], (new.get("domain") or {}).get("devices") or {}, "disks")
     old_domain, new_domain = old.setdefault("domain", {}), new.get("domain") or {}
     if live_update_enabled(s.config):
         if isinstance(old_domain.get("cpu"), dict) and isinstance(new_domain.get("cpu"), dict):

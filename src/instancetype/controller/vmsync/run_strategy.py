@@ -13,11 +13,13 @@ first state change request (controller/state_requests.py), and the start or stop
 from __future__ import annotations
 
 from instancetype.engine.vmi import MIGRATION_TARGET_ANNOTATION
+from instancetype.jsonutil import clone
 from instancetype.store.base import Store
 
+from .. import revisions
 from .. import state_requests as requests
 from . import vmis
-from .state import VMSync, run_strategy
+from .state import VMSync, reference_policy, run_strategy
 
 RUN_STRATEGIES = ("Always", "Halted", "Manual", "RerunOnFailure", "Once", "WaitAsReceiver")
 NON_RECEIVER_VMI = "Found non receiver VMI while VM is receiver"      # vm.go nonReceiverVMI
@@ -36,7 +38,7 @@ def sync(s: VMSync) -> dict | None:
     if strategy == "Halted" and requests.start_requested(s.vm):
         # A paused start of a Halted VM: the run strategy becomes Always (or the legacy
         # `running` true), and the VMI is started under it, paused.
-        return s.restart_from(set_spec_running(s.store, s.vm, s.stored, True))
+        return s.restart_from(start_running(s.store, s.vm, s.stored, s.config))
     if _should_start(s.vm, strategy):
         vmis.start(s)
     return None
@@ -90,3 +92,26 @@ def set_spec_running(store: Store, vm: dict, stored: dict, running: bool) -> dic
     else:
         spec["runStrategy"] = "Always" if running else "Halted"
     return store.update({**stored, "spec": spec})
+
+
+def start_running(store: Store, vm: dict, stored: dict, config: dict | None) -> dict:
+    """A Halted VM turned to run (`set_spec_running`), its matchers' `revisionName`s written in
+    that same update.
+
+    v1.9 pins a VM in its status only (`status.<side>Ref`), so a first start from Halted changes
+    `metadata.generation` once: the run strategy. The seeds also write the pins into the matchers
+    at the first start; done by a later write of the controller, that would be a second spec
+    change, hence a second generation. So the revisions are stored first and named in the one
+    update that starts the VM. A pin that fails (an instancetype not found) is left to the
+    controller's start, which reports it as v1.9 does (FailedFindInstancetype, ...)."""
+    pinned = clone(vm)
+    replaced: list[str] = []
+    try:
+        if reference_policy(config) == "reference":
+            revisions.capture(store, pinned, replaced=replaced)
+    except revisions.SyncError:
+        pinned, replaced = vm, []
+    written = set_spec_running(store, pinned, stored, True)
+    if replaced:
+        revisions.drop_replaced(store, written, replaced)
+    return written

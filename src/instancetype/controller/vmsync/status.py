@@ -9,7 +9,7 @@ from instancetype.jsonutil import clone
 from instancetype.store.base import Store, now
 
 from .. import state_requests as requests
-from . import generation, printable
+from . import generation, printable, volumes
 from .state import VMSync, condition, run_strategy
 
 # Conditions the VM sets itself: never copied from the VMI, kept until their step removes them.
@@ -37,6 +37,7 @@ def write(s: VMSync) -> dict:
     vmi = s.vmi
     status = _base_status(s)
     requests.trim_first(status, vmi)
+    volumes.trim_done(s.vm, status)
     stamp = now()
     # isVirtualMachineWaitingReceiver: no VMI yet, or one waiting for its migration.
     receiving = run_strategy(s.vm) == "WaitAsReceiver" and (

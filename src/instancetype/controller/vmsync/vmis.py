@@ -93,7 +93,10 @@ def _create(store: Store, vm: dict, vmi: dict, config: dict | None) -> dict:
     earlier VM of the same name, not yet collected) is a Conflict to retry later."""
     name, ns = name_of(vm)
     chosen, message = node.place(store, vmi, config)
-    scheduled = node.schedule(vmi, now(), chosen) if chosen is not None else node.unschedulable(vmi, message, now())
+    if chosen is not None:
+        scheduled = node.schedule(vmi, now(), chosen, claims=node.claim_access_modes(store, ns), config=config)
+    else:
+        scheduled = node.unschedulable(vmi, message, now())
     try:
         created = store.create(scheduled)
     except AlreadyExists:

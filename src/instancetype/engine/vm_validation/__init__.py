@@ -11,11 +11,13 @@ The modules: schema, metadata, disks (disks, volumes, boot order), cloudinit (cl
 access credentials), cpu, memory (and hugepages), firmware (and machine type, architecture,
 launch security), networks (and interfaces), probes, strategies (start, eviction, IO threads,
 DNS, names), devices (and their feature gates), run_strategy (and live-update limits),
-data_volume_templates, volume_requests; spec.py runs them in KubeVirt's order.
+data_volume_templates, volume_requests; spec.py runs them in KubeVirt's order. `Gates` reads the
+feature gates as virt-config does (a Beta gate on unless disabled): every layer asks it.
 """
 from __future__ import annotations
 
+from instancetype.engine.vm_validation._common import Gates
 from instancetype.engine.vm_validation.schema import check_vm_schema
 from instancetype.engine.vm_validation.validate import validate_vm_after_apply
 
-__all__ = ["check_vm_schema", "validate_vm_after_apply"]
+__all__ = ["Gates", "check_vm_schema", "validate_vm_after_apply"]

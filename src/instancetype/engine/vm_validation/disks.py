@@ -211,7 +211,7 @@ def validate_boot_order(field: str, spec: dict[str, Any], gates: Gates) -> list[
             if disk.get("cdrom") is None:
                 causes.append(cause(INVALID, NOT_FOUND_FMT.format(f"{disks_at}[{idx}].Name", name),
                                     f"{disks_at}[{idx}].name"))
-            elif "DeclarativeHotplugVolumes" not in gates:
+            elif not gates.beta("DeclarativeHotplugVolumes"):
                 causes.append(cause(INVALID, "DeclarativeHotplugVolumes feature gate not enabled, cannot define an "
                                     "empty CD-ROM disk", f"{disks_at}[{idx}].name"))
         if disk.get("lun") is not None and vol is not None and vol.get("persistentVolumeClaim") is None \

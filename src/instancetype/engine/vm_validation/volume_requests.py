@@ -15,10 +15,11 @@ from instancetype.engine.vm_validation._common import _E, INVALID, cause
 FIELD = "Status.volumeRequests"
 
 
-def _hotplug_disk(disk: Any, name: str) -> list[Any]:
-    prefix = "AddVolume request"
+def hotplug_disk(disk: Any, name: str, prefix: str = "AddVolume request", field: str = FIELD) -> list[Any]:
+    """ValidateHotplugDiskConfiguration (pkg/storage/admitters): `prefix` and `field` name the caller
+    (a volume request; the VMI update validator's "Hotplug configuration", no field)."""
     if disk is None:
-        return [cause(INVALID, f"{prefix} for [{name}] requires the disk field to be set.", FIELD)]
+        return [cause(INVALID, f"{prefix} for [{name}] requires the disk field to be set.", field)]
     disk = (disk or _E)
     bus = ""
     for kind in ("disk", "lun", "cdrom"):
@@ -28,15 +29,15 @@ def _hotplug_disk(disk: Any, name: str) -> list[Any]:
     if disk.get("disk") is not None:
         if bus not in ("scsi", "virtio"):
             return [cause(INVALID, f"{prefix} for disk [{name}] requires bus to be 'scsi' or 'virtio'. [{bus}] is not "
-                          f"permitted.", FIELD)]
+                          f"permitted.", field)]
     elif disk.get("lun") is not None:
         if bus != "scsi":
             return [cause(INVALID, f"{prefix} for LUN [{name}] requires bus to be 'scsi'. [{bus}] is not permitted.",
-                          FIELD)]
+                          field)]
     else:
-        return [cause(INVALID, f"{prefix} for [{name}] requires diskDevice of type 'disk' or 'lun' to be used.", FIELD)]
+        return [cause(INVALID, f"{prefix} for [{name}] requires diskDevice of type 'disk' or 'lun' to be used.", field)]
     if disk.get("dedicatedIOThread") is True and bus != "virtio":
-        return [cause(INVALID, f"{prefix} for [{name}] requires virtio bus for IOThreads.", FIELD)]
+        return [cause(INVALID, f"{prefix} for [{name}] requires virtio bus for IOThreads.", field)]
     boot = disk.get("bootOrder")
     if boot is not None and boot < 1:
         return [cause(INVALID, "spec.domain.devices.disks[1] must have a boot order > 0, if supplied",
@@ -65,7 +66,7 @@ def validate_volume_requests(vm: dict[str, Any], ctx: Context,
             name = (add.get("name") or "")
             if name in added:
                 return [cause(INVALID, f"AddVolume request for [{name}] aleady exists", FIELD)]
-            problem = _hotplug_disk(add.get("disk"), name)
+            problem = hotplug_disk(add.get("disk"), name)
             if problem:
                 return problem
             source = (add.get("volumeSource") or _E)

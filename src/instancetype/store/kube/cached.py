@@ -41,8 +41,10 @@ from .store import KubeStore
 # The kinds a VM names: a miss in their informer is asked of the API server, as KubeVirt's finders
 # do (pkg/instancetype/find, pkg/instancetype/preference/find: store.GetByKey, then the client), so
 # an object created a moment before the VM that names it is found though the cache has not seen it.
+# ControllerRevisions too (pkg/instancetype/find controllerRevisionFinder): a VM that virt-api's
+# start pinned names revisions the controller's cache may not show yet.
 READ_THROUGH_KINDS = frozenset({kinds.INSTANCETYPE, kinds.CLUSTER_INSTANCETYPE, kinds.PREFERENCE,
-                                kinds.CLUSTER_PREFERENCE})
+                                kinds.CLUSTER_PREFERENCE, "ControllerRevision"})
 # What admission looks up: the four types, the revisions a VM is pinned to, what inference reads,
 # and the KubeVirt object whose spec.configuration holds the cluster settings.
 ADMISSION_KINDS = (

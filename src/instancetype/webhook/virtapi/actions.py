@@ -73,6 +73,9 @@ OPTIONS = {
     "RestartOptions": {"gracePeriodSeconds": "int64", "dryRun": "[]string"},
     "PauseOptions": {"dryRun": "[]string"},
     "UnpauseOptions": {"dryRun": "[]string"},
+    "AddVolumeOptions": {"name": "string", "disk": "v1.Disk", "volumeSource": "v1.HotplugVolumeSource",
+                         "dryRun": "[]string"},
+    "RemoveVolumeOptions": {"name": "string", "dryRun": "[]string"},
 }
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -178,6 +181,12 @@ def _decode_struct(data: Any, struct: str) -> dict:
                 raise type_error(json_type(value), struct, (key,), "int64")
             if isinstance(value, float) or not _INT64[0] <= value <= _INT64[1]:
                 raise type_error(f"number {number_literal(value)}", struct, (key,), "int64")
+        elif go == "string":
+            if not isinstance(value, str):
+                raise type_error(json_type(value), struct, (key,), "string")
+        elif go.startswith("v1."):     # a nested struct: its own fields are admission's to check
+            if not isinstance(value, dict):
+                raise type_error(json_type(value), struct, (key,), go)
         else:
             if not isinstance(value, list):
                 raise type_error(json_type(value), struct, (key,), "[]string")
@@ -300,6 +309,40 @@ def vmi_action(store: Store, action: str, namespace: str, name: str, body: bytes
                 raise
 
 
+class VolumeVerbs(Protocol):
+    """virt-api's addvolume and removevolume of a VM or VMI, their checks, and the node's part
+    (`controller.volume_hotplug` is one: the module itself is passed)."""
+
+    def check_enabled(self, config: dict | None) -> None: ...
+
+    def act(self, store: Store, action: str, kind: str, name: str, namespace: str, options: dict,
+            config: dict | None = None, *, inline: bool = True) -> None: ...
+
+
+VOLUME_ACTIONS = ("addvolume", "removevolume")
+
+
+def volume_action(store: Store, action: str, kind: str, namespace: str, name: str, body: bytes,
+                  verbs: VolumeVerbs) -> None:
+    """PUT .../{virtualmachines,virtualmachineinstances}/NAME/{addvolume,removevolume}: the
+    feature gates first, then the options decoded (an empty body is empty options), then the
+    rules (`verbs`, controller.volume_hotplug) in one transaction. A dry run's writes are undone
+    (the embedded store) or kept in an overlay (an API server)."""
+    verbs.check_enabled(kubevirt_config(store))
+    options = decode_options(body, "AddVolumeOptions" if action == "addvolume" else "RemoveVolumeOptions")
+    dry = (options.get("dryRun") or [None])[0] == "All"
+    inline = embedded(store)
+    for attempt in range(1 if inline else CONFLICT_RETRIES):
+        config = kubevirt_config(store)
+        try:
+            with (dry_run(store) if dry else store.transaction()) as tx:
+                verbs.act(tx, action, kind, name, namespace, options, config, inline=inline)
+            return
+        except Conflict as e:
+            if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
+                raise
+
+
 def expand_stored(store: Store, namespace: str, name: str) -> dict:
     """GET .../virtualmachines/NAME/expand-spec: an error of the expansion is a 500 (errors.NewInternalError)."""
     import instancetype
@@ -326,5 +369,5 @@ def expand_posted(store: Store, namespace: str, body: bytes) -> dict:
     return expand_spec(store, namespace, vm)
 
 
-__all__ = ["Conflict", "internal_error", "VMIVerbs", "VMVerbs", "decode_options", "dry_run", "expand_posted",
+__all__ = ["Conflict", "internal_error", "VMIVerbs", "VMVerbs", "VolumeVerbs", "volume_action", "decode_options", "dry_run", "expand_posted",
            "expand_spec", "expand_stored", "fetch_vm", "status_of", "vm_action", "vmi_action"]

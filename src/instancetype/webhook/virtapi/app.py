@@ -8,6 +8,8 @@ Routes (pkg/virt-api/api.go): `/`, `/apis`, `/healthz`, `/apis/subresources.kube
 `.../v1` (APIResourceList), `.../v1/version`, `.../v1/healthz` without authentication (virt-api's
 noAuthEndpoints); `PUT .../v1/namespaces/NS/virtualmachines/NAME/{start,stop,restart}`,
 `PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot}` (when given `vmi_verbs`),
+`PUT .../{virtualmachines,virtualmachineinstances}/NAME/{addvolume,removevolume}` (when given
+`volume_verbs`),
 `GET .../virtualmachines/NAME/expand-spec` and `PUT .../namespaces/NS/expand-vm-spec` after the
 front-proxy authentication and a SubjectAccessReview (`auth.py`). Success is 202 with no body
 for the actions, 200 with the VM for the expansions; failures are metav1.Status bodies.
@@ -60,7 +62,8 @@ class VirtAPI:
     `authorize` are required unless `insecure=True` (tests and the embedded store on loopback)."""
 
     def __init__(self, store: Store | Callable[[], Store], *, vm_verbs: actions.VMVerbs,
-                 vmi_verbs: actions.VMIVerbs | None = None, requestheader: RequestHeaderConfig | None = None,
+                 vmi_verbs: actions.VMIVerbs | None = None, volume_verbs: actions.VolumeVerbs | None = None,
+                 requestheader: RequestHeaderConfig | None = None,
                  authorize: Authorize | None = None, insecure: bool = False,
                  apiserver_version: Callable[[], dict] | None = None):
         if not insecure and (requestheader is None or authorize is None):
@@ -68,6 +71,7 @@ class VirtAPI:
         self._store_arg = store
         self.vm_verbs = vm_verbs
         self.vmi_verbs = vmi_verbs          # None: the VMI subresources are not served
+        self.volume_verbs = volume_verbs    # None: addvolume and removevolume are not served
         self._store: Store | None = store if isinstance(store, Store) else None
         self.requestheader = requestheader
         self.authorize = authorize
@@ -149,6 +153,9 @@ class VirtAPI:
             r.add_put(f"{p}{_NS}/virtualmachines/{{name}}/{action}", self._vm_action(action))
         for action in actions.VMI_ACTIONS if self.vmi_verbs is not None else ():
             r.add_put(f"{p}{_NS}/virtualmachineinstances/{{name}}/{action}", self._vmi_action(action))
+        for action in actions.VOLUME_ACTIONS if self.volume_verbs is not None else ():
+            for kind, plural in (("vm", "virtualmachines"), ("vmi", "virtualmachineinstances")):
+                r.add_put(f"{p}{_NS}/{plural}/{{name}}/{action}", self._volume_action(action, kind, plural))
         r.add_get(f"{p}{_NS}/virtualmachines/{{name}}/expand-spec", self._expand_spec)
         r.add_put(f"{p}{_NS}/expand-vm-spec", self._expand_vm_spec)
 
@@ -193,6 +200,18 @@ class VirtAPI:
                                                "kind": actions.VMI_RESOURCE})
         return handler
 
+    def _volume_action(self, action: str, kind: str, plural: str):
+        async def handler(request: web.Request) -> web.Response:
+            ns, name = request.match_info["namespace"], request.match_info["name"]
+            attrs = Attributes(rbac_verb(request.method, name) or "", discovery.GROUP, discovery.VERSION,
+                               plural, ns, name, action)
+            body = await request.read()
+            resource = actions.VM_RESOURCE if kind == "vm" else actions.VMI_RESOURCE
+            return await self._answer(request, attrs, actions.volume_action, action, kind, ns, name, body,
+                                      self.volume_verbs, details={"name": name, "group": actions.VM_GROUP,
+                                                                  "kind": resource})
+        return handler
+
     async def _expand_spec(self, request: web.Request) -> web.Response:
         ns, name = request.match_info["namespace"], request.match_info["name"]
         attrs = Attributes("get", discovery.GROUP, discovery.VERSION, "virtualmachines", ns, name, "expand-spec")
@@ -207,7 +226,8 @@ class VirtAPI:
 
 
 def for_cluster(store: KubeStore, client: Any, vm_verbs: actions.VMVerbs,
-                vmi_verbs: actions.VMIVerbs | None = None) -> VirtAPI:
+                vmi_verbs: actions.VMIVerbs | None = None,
+                volume_verbs: actions.VolumeVerbs | None = None) -> VirtAPI:
     """The subresource API of a cluster: the front-proxy settings read from
     `kube-system/extension-apiserver-authentication` (virt-api's readRequestHeader), decisions by
     SubjectAccessReviews, `healthz` from the API server's version (KubeStore.ping). `client` is a sync lightkube
@@ -222,5 +242,5 @@ def for_cluster(store: KubeStore, client: Any, vm_verbs: actions.VMVerbs,
     cm = client.get(ConfigMap, CONFIGMAP_NAME, namespace=CONFIGMAP_NAMESPACE)
     config = RequestHeaderConfig.from_configmap_data(cm.data or {})
 
-    return VirtAPI(store, vm_verbs=vm_verbs, vmi_verbs=vmi_verbs, requestheader=config, authorize=SubjectAccessReviewer.lightkube(client),
+    return VirtAPI(store, vm_verbs=vm_verbs, vmi_verbs=vmi_verbs, volume_verbs=volume_verbs, requestheader=config, authorize=SubjectAccessReviewer.lightkube(client),
                    apiserver_version=lambda: {"gitVersion": store.ping()})

@@ -18,7 +18,8 @@ PREFIX = f"/apis/{GROUP_VERSION}"
 _GOARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "ppc64le": "ppc64le", "s390x": "s390x"}
 RESOURCES = ("expand-vm-spec", "virtualmachines/start", "virtualmachines/stop", "virtualmachines/restart",
              "virtualmachines/expand-spec", "virtualmachineinstances/pause", "virtualmachineinstances/unpause",
-             "virtualmachineinstances/softreboot")
+             "virtualmachineinstances/softreboot", "virtualmachines/addvolume", "virtualmachines/removevolume",
+             "virtualmachineinstances/addvolume", "virtualmachineinstances/removevolume")
 
 
 def root_paths() -> dict:
