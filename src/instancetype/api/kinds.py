@@ -95,6 +95,10 @@ RESOURCES: tuple[Resource, ...] = (
 
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
 
+# Kinds whose CRDs are other projects' (CDI's, the CSI snapshotter's): `install` deploys them when
+# absent, but a cluster may not serve them, and a controller must run without them.
+STORAGE_KINDS = ("DataVolume", "DataSource", "VolumeSnapshot")
+
 # Kinds only a cluster has (the controller's leader election): not part of the embedded store.
 CLUSTER_ONLY_RESOURCES: tuple[Resource, ...] = (
     Resource("Lease", "coordination.k8s.io", "v1", "leases", "lease", True, ()),

@@ -232,7 +232,7 @@ def kubevirt_crd(kind: str) -> dict:
 
 
 KUBEVIRT_KINDS = ("VirtualMachine", "VirtualMachineInstance", "KubeVirt", "VirtualMachineInstanceMigration")
-STORAGE_KINDS = ("DataVolume", "DataSource", "VolumeSnapshot")
+STORAGE_KINDS = kinds.STORAGE_KINDS
 
 
 def generate_crds() -> list[dict]:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from instancetype.api.kinds import STORAGE_KINDS
 from instancetype.errors import StoreError
 from instancetype.store.base import NotFound
 
@@ -354,7 +355,9 @@ class InformerSet:
         self.store = store
         self.informers: dict[str, Informer] = {}
         for kind in kinds:
-            inf = Informer(store, kind, **{"optional": kind in FLAVOR_INFORMER_KINDS, **kw})
+            # a kind of another project (CDI, snapshots, seed 002's flavors) may not be served
+            optional = kind in FLAVOR_INFORMER_KINDS or kind in STORAGE_KINDS
+            inf = Informer(store, kind, **{"optional": optional, **kw})
             self.informers[inf.key] = inf
 
     def __getitem__(self, kind: str) -> Informer:
