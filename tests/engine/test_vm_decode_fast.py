@@ -5,29 +5,12 @@ edited one value at a time (every field replaced by values of every JSON type, n
 written as floats, null list items, out-of-range CPU counts)."""
 from __future__ import annotations
 
-import json
-import pathlib
-from functools import lru_cache
-
 import pytest
+from tests.vectors import conformance_vms
 
 from instancetype.engine.vm_decode import _copy_vm, _well_formed, load_vm
 from instancetype.errors import DecodeError
 from instancetype.jsonutil import clone
-
-VECTORS = pathlib.Path(__file__).resolve().parents[1] / "conformance"
-TYPICAL = pathlib.Path(__file__).resolve().parents[2] / "bench" / "typical-expand.json"
-
-
-@lru_cache(maxsize=1)
-def _vms() -> list[dict]:
-    out = [json.loads(TYPICAL.read_text())["vm"]]
-    for path in sorted(VECTORS.glob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            if line.strip():
-                req = json.loads(line)["request"]
-                out.extend(v for v in (req.get("vm"), req.get("old")) if isinstance(v, dict))
-    return out
 
 
 def _copier(vm):
@@ -39,7 +22,7 @@ def _copier(vm):
 
 def test_every_vector_vm_agrees():
     fast = 0
-    for vm in _vms():
+    for vm in conformance_vms():
         if _well_formed(vm):
             fast += 1
             assert _copier(vm) == clone(vm) == load_vm(vm)
@@ -62,7 +45,7 @@ def _paths(v, at=()):
 
 @pytest.mark.parametrize("index", range(0, 3000, 375))
 def test_edited_vms_agree(index):
-    base = _vms()[index]
+    base = conformance_vms()[index]
     for path in list(_paths(base)):
         for value in _VALUES:
             vm = clone(base)
@@ -75,7 +58,7 @@ def test_edited_vms_agree(index):
 
 
 def test_refused_shapes_name_the_field():
-    vm = json.loads(TYPICAL.read_text())["vm"]
+    vm = clone(conformance_vms()[0])
     vm["spec"]["template"]["spec"]["domain"]["cpu"] = {"sockets": -1}
     with pytest.raises(DecodeError, match="VirtualMachine.spec.template.spec.domain.cpu.sockets of type uint32"):
         load_vm(vm)

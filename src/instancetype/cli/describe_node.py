@@ -6,7 +6,6 @@ its virt-launcher pod (`virt-launcher-<vmi>`), with the requests the scheduler c
 """
 from __future__ import annotations
 
-import io
 import time
 from typing import Any
 
@@ -140,9 +139,5 @@ def node_text(cluster, node: dict) -> str:
     for k in sorted(n for n in alloc if n not in _STANDARD and n != "pods" and not n.startswith("hugepages-")):
         lines.append(f"  {k}\t{_quantity(k, total_req.get(k, 0))}\t{_quantity(k, total_lim.get(k, 0))}")
     lines.append("Events:\t<none>")
-    buf = io.StringIO()
-    tw = tables.TabWriter(buf, minwidth=0, padding=2)
-    tw.text("\n".join(lines) + "\n")
-    tw.flush()
-    return buf.getvalue()
+    return tables.described(lines)
 

@@ -378,13 +378,7 @@ def describe_text(obj: dict, extra: list[str] | tuple[str, ...] = ()) -> str:
                                  ".metadata.annotations"})
     lines.extend(extra)
     lines.append("Events:\t<none>")
-    import io
-
-    buf = io.StringIO()
-    tw = tables.TabWriter(buf, minwidth=0, padding=2)
-    tw.text("\n".join(lines) + "\n")
-    tw.flush()
-    return buf.getvalue()
+    return tables.described(lines)
 
 
 @click.command("describe")

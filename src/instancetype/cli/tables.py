@@ -409,3 +409,15 @@ def table_rows(objs: Iterable[dict], cols: list[Column], now: float, *, namespac
 def header_for(cols: list[Column], namespace_column: bool) -> list[str]:
     names = [c.name for c in cols]
     return (["NAMESPACE"] + names) if namespace_column else names
+
+
+def described(lines: list[str]) -> str:
+    """kubectl describe's text: `lines` of tab-separated cells through its tabwriter
+    (minwidth 0, padding 2)."""
+    import io
+
+    buf = io.StringIO()
+    tw = TabWriter(buf, minwidth=0, padding=2)
+    tw.text("\n".join(lines) + "\n")
+    tw.flush()
+    return buf.getvalue()

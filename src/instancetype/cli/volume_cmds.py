@@ -76,13 +76,7 @@ def _disk(disk_type: str, bus: str) -> dict:
 def addvolume_cmd(ctx: click.Context, args: tuple[str, ...], volume_name: str | None, serial: str, cache: str,
                   persist: bool, dry_run: bool, disk_type: str, bus: str, namespace: str) -> int:
     """Add a volume to a running VM (virtctl addvolume)."""
-    name = _one_name(args)
-    volume = _required(volume_name)
-    if dry_run:
-        sys.stdout.write("Dry Run execution\n")
-    options: dict = {"name": volume}
-    if dry_run:
-        options["dryRun"] = ["All"]
+    name, volume, options = _request(args, volume_name, dry_run)
     with cluster_of(ctx) as cluster:
         source = _volume_source(cluster, volume, namespace)     # before the flags are checked
         disk = _disk(disk_type, bus)
@@ -95,6 +89,18 @@ def addvolume_cmd(ctx: click.Context, args: tuple[str, ...], volume_name: str | 
         _call(cluster, "add", name, namespace, options, persist)
     sys.stdout.write(f"Successfully submitted add volume request to VM {name} for volume {volume}\n")
     return 0
+
+
+def _request(args: tuple[str, ...], volume_name: str | None, dry_run: bool) -> tuple[str, str, dict]:
+    """The VM's name, the volume's, and the options both verbs start from (virtctl checks the
+    arguments, then says it is a dry run, before it reads anything)."""
+    name = _one_name(args)
+    volume = _required(volume_name)
+    options: dict = {"name": volume}
+    if dry_run:
+        sys.stdout.write("Dry Run execution\n")
+        options["dryRun"] = ["All"]
+    return name, volume, options
 
 
 def _call(cluster, action: str, name: str, namespace: str, options: dict, persist: bool) -> None:
@@ -119,13 +125,7 @@ def _call(cluster, action: str, name: str, namespace: str, options: dict, persis
 def removevolume_cmd(ctx: click.Context, args: tuple[str, ...], volume_name: str | None, persist: bool,
                      dry_run: bool, namespace: str) -> int:
     """Remove a hotplugged volume from a running VM (virtctl removevolume)."""
-    name = _one_name(args)
-    volume = _required(volume_name)
-    if dry_run:
-        sys.stdout.write("Dry Run execution\n")
-    options: dict = {"name": volume}
-    if dry_run:
-        options["dryRun"] = ["All"]
+    name, volume, options = _request(args, volume_name, dry_run)
     with cluster_of(ctx) as cluster:
         _call(cluster, "remove", name, namespace, options, persist)
     sys.stdout.write(f"Successfully submitted remove volume request to VM {name} for volume {volume}\n")

@@ -67,7 +67,7 @@ def sync(store: Store, dv: dict) -> dict | None:
     if kind == "import":
         return _complete(store, dv, None, "Import Complete")
     src_kind, src_ns, src_name = source
-    found = _get(store, "PersistentVolumeClaim" if src_kind == "pvc" else "VolumeSnapshot", src_name, src_ns)
+    found = store.find("PersistentVolumeClaim" if src_kind == "pvc" else "VolumeSnapshot", src_name, src_ns)
     if found is None:
         message = MESSAGE_CLONE_WITHOUT_SOURCE.format(kind=src_kind, name=src_name)
         return _write_status(store, dv, "Pending", None, [
@@ -160,14 +160,14 @@ def _source_ref_op(store: Store, ref: dict, ns: str) -> tuple[str, Any] | None:
     `ResolveDataSourceChain`); a DataSource not found is CDI's no-op."""
     if ref.get("kind") != "DataSource":
         return None
-    ds = _get(store, "DataSource", ref.get("name") or "", ref.get("namespace") or ns)
+    ds = store.find("DataSource", ref.get("name") or "", ref.get("namespace") or ns)
     if ds is None:
         return None
     ds_ns = ds["metadata"].get("namespace") or ns
     source = dig(ds, "spec", "source", default=None) or {}
     chained = source.get("dataSource")
     if isinstance(chained, dict):
-        ds = _get(store, "DataSource", chained.get("name") or "", chained.get("namespace") or ds_ns)
+        ds = store.find("DataSource", chained.get("name") or "", chained.get("namespace") or ds_ns)
         if ds is None:
             return None
         ds_ns = ds["metadata"].get("namespace") or ds_ns
@@ -187,7 +187,7 @@ def _populated(store: Store, pvc: dict) -> bool:
                   if isinstance(r, dict) and r.get("kind") == "DataVolume" and r.get("controller")), None)
     if owner is None:
         return True
-    dv = _get(store, "DataVolume", owner.get("name") or "", meta.get("namespace"))
+    dv = store.find("DataVolume", owner.get("name") or "", meta.get("namespace"))
     return dv is None or (dv.get("status") or {}).get("phase") == "Succeeded"
 
 
@@ -196,7 +196,7 @@ def _complete(store: Store, dv: dict, source: dict | None, message: str) -> dict
     then the status of a finished population."""
     meta = dv["metadata"]
     ns = meta.get("namespace") or "default"
-    pvc = _get(store, "PersistentVolumeClaim", meta["name"], ns)
+    pvc = store.find("PersistentVolumeClaim", meta["name"], ns)
     if pvc is None:
         pvc = _create_claim(store, dv, source)
     elif not _owned_by(pvc, dv):
@@ -287,12 +287,3 @@ def _write_status(store: Store, dv: dict, phase: str, claim_name: str | None, co
         return None
     status["conditions"] = merged
     return store.update({**dv, "status": status}, subresource="status")
-
-
-def _get(store: Store, kind: str, name: str, namespace: str | None) -> dict | None:
-    if not name:
-        return None
-    try:
-        return store.get(kind, name, namespace)
-    except NotFound:
-        return None

@@ -550,6 +550,15 @@ class Store(ABC):
         serves them as their own CRDs (`store.kube.flavor`)."""
         return None
 
+    def find(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
+        """`get`, or None when there is no such object (or no name to look for)."""
+        if not name:
+            return None
+        try:
+            return self.get(kind, name, namespace)
+        except NotFound:
+            return None
+
     def uids(self, kind: str) -> set[str]:
         """The uids of every object of a kind, in all namespaces."""
         return {uid for o in self.list(kind) if isinstance(uid := (o.get("metadata") or {}).get("uid"), str)}

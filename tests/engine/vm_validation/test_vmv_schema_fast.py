@@ -8,28 +8,11 @@ values of every JSON type, nulls, integers written as floats, null list items, u
 """
 from __future__ import annotations
 
-import json
-import pathlib
-from functools import lru_cache
-
 import pytest
+from tests.vectors import conformance_vms
 
 from instancetype.engine.vm_validation.schema import _conforms, check_vm_schema_shaped, checked_in_python
 from instancetype.jsonutil import clone
-
-VECTORS = pathlib.Path(__file__).resolve().parents[2] / "conformance"
-TYPICAL = pathlib.Path(__file__).resolve().parents[3] / "bench" / "typical-expand.json"
-
-
-@lru_cache(maxsize=1)
-def _vms() -> list[dict]:
-    out = [json.loads(TYPICAL.read_text())["vm"]]
-    for path in sorted(VECTORS.glob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            if line.strip():
-                req = json.loads(line)["request"]
-                out.extend(v for v in (req.get("vm"), req.get("old")) if isinstance(v, dict))
-    return out
 
 
 def _accepted(vm) -> bool:
@@ -37,7 +20,7 @@ def _accepted(vm) -> bool:
 
 
 def test_every_vector_vm_agrees():
-    vms = _vms()
+    vms = conformance_vms()
     assert len(vms) > 3000
     fast = 0
     for vm in vms:
@@ -74,7 +57,7 @@ def _set(vm, path, value):
 
 @pytest.mark.parametrize("index", range(0, 3000, 375))
 def test_edited_vms_agree(index):
-    base = _vms()[index]
+    base = conformance_vms()[index]
     checked = 0
     for path, old in list(_edits(base)):
         for value in _VALUES:
@@ -91,7 +74,7 @@ def test_edited_vms_agree(index):
 
 
 def test_the_answer_is_the_checkers_answer():
-    vm = json.loads(TYPICAL.read_text())["vm"]
+    vm = clone(conformance_vms()[0])
     assert check_vm_schema_shaped(vm) == ([], True)
     vm["spec"]["template"]["spec"]["domain"]["devices"]["disks"] = [None]
     assert check_vm_schema_shaped(vm) == checked_in_python(vm) == ([], False)

@@ -73,7 +73,7 @@ def handle(store: Store, vm: dict) -> bool:
         if not isinstance(template, dict):
             continue
         name = dig(template, "metadata", "name", default="") or ""
-        current = _get(store, "DataVolume", name, ns)
+        current = store.find("DataVolume", name, ns)
         if current is None:
             ready = False
             try:
@@ -84,9 +84,9 @@ def handle(store: Store, vm: dict) -> bool:
             try:
                 store.create(dv)
             except AlreadyExists as e:
-                if _get(store, "PersistentVolumeClaim", name, ns) is not None:
+                if store.find("PersistentVolumeClaim", name, ns) is not None:
                     continue        # vm.go: an old CDI that does not adopt claims
-                if _get(store, "DataVolume", name, ns) is not None:
+                if store.find("DataVolume", name, ns) is not None:
                     continue        # a cache behind the API server: the one just created
                 raise DataVolumeError(f"failed to create DataVolume: {e}") from None
             except APIError as e:
@@ -160,12 +160,3 @@ def _check_clone(dv: dict) -> None:
     simulated; a missing source claim is allowed, and waits)."""
     if (dv.get("spec") or {}).get("sourceRef") is not None:
         raise DataVolumeError("DataVolume sourceRef not supported")
-
-
-def _get(store: Store, kind: str, name: str, namespace: str) -> dict | None:
-    if not name:
-        return None
-    try:
-        return store.get(kind, name, namespace)
-    except NotFound:
-        return None
