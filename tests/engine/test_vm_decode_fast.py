@@ -65,3 +65,28 @@ def test_refused_shapes_name_the_field():
     vm["spec"]["template"]["spec"]["domain"]["cpu"] = {"sockets": 2}
     vm["spec"]["template"]["spec"]["volumes"] = [None]
     assert load_vm(vm)["spec"]["template"]["spec"]["volumes"] == [{}]     # Go's zero Volume
+
+
+def test_warm_up_then_threads_share_the_types():
+    """msgspec fills a type's information on first use; two threads doing that at once crashed
+    the controller and serve (SIGSEGV). The drivers call warm_up() before their threads start;
+    after it, threads load VMs together and agree."""
+    import threading
+
+    from instancetype.engine.vm_decode import warm_up
+
+    warm_up()
+    warm_up()           # idempotent
+    vm = clone(conformance_vms()[0])
+    results: list = []
+
+    def load() -> None:
+        for _ in range(50):
+            results.append(load_vm(vm) == load_vm(vm))
+
+    threads = [threading.Thread(target=load) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert results == [True] * 400

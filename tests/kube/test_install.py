@@ -12,11 +12,12 @@ import sys
 import pytest
 
 from instancetype.api.kubevirt_types import kubevirt_types
+from instancetype.deploy.crds import generate_crds
 from tests import builders
 from tests.kube._webhook_stub import AllowAll
 
 SA = "system:serviceaccount:instancetype-system:instancetype-controller"
-OUR_CRDS = 14
+OUR_CRDS = len(generate_crds())     # 15: the four type kinds, flavors, kubevirt.io's (VMIM too), storage
 
 
 def run_cli(kube, *args: str, check: bool = True) -> subprocess.CompletedProcess:

@@ -323,7 +323,9 @@ def test_pause_unpause_soft_reboot(clients, vm_namespace):
 
     dry = virtctl("pause", "vm", "vm1", "-n", ns, "--dry-run")
     assert dry.stdout == "Dry Run execution\nVMI vm1 was scheduled to pause\n"
-    assert kubectl("get", "vmi", "vm1", "-n", ns, "-o", "jsonpath={.status.conditions[*].type}").stdout == "Ready"
+    # a dry run pauses nothing: no Paused condition (LiveMigratable is the node's, beside Ready)
+    assert kubectl("get", "vmi", "vm1", "-n", ns, "-o", "jsonpath={.status.conditions[*].type}").stdout == \
+        "Ready LiveMigratable"
 
     assert virtctl("pause", "vm", "vm1", "-n", ns).stdout == "VMI vm1 was scheduled to pause\n"
     kubectl("wait", "vms/vm1", "-n", ns, "--for=jsonpath={.status.printableStatus}=Paused", "--timeout=60s")

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from instancetype.api import kinds
+from instancetype.engine import vm_decode
 from instancetype.engine.shared_revisions import is_shared_name, referenced_names
 from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
@@ -314,6 +315,7 @@ class VMController:
             self.queue.add(CATALOG_KEY)
         self.queue.add(NODES_KEY)
         self.queue.add((SHARED_SWEEP, "", ""))
+        vm_decode.warm_up()      # the engine's msgspec types, before the workers use them at once
         for i in range(self.workers):
             t = threading.Thread(target=self._work, name=f"vm-worker-{i}", daemon=True)
             t.start()

@@ -205,6 +205,24 @@ def _vm_struct() -> Any:
     return _struct_type(_VM, "DecodedVM")
 
 
+def warm_up() -> None:
+    """Build the C paths' msgspec types and use each once, before any thread can.
+
+    msgspec fills a Struct type's decoding information on its first use, and two threads using a
+    fresh type at once crashed the process (SIGSEGV: the controller's workers starting their first
+    VMs together, serve's admission pool admitting its first VMs together). A driver that calls
+    the engine from several threads calls this first, from one thread (`controller.runner`,
+    `webhook.workers`); a single-threaded caller needs nothing (the first call warms up)."""
+    from instancetype.engine.vm_validation.schema import _fast_root
+
+    for root in (_vm_struct(), _fast_root()):
+        if root is not None:
+            try:
+                msgspec.convert({}, root)
+            except msgspec.ValidationError:
+                pass        # a required field missing: the type information is built all the same
+
+
 def _well_formed(vm: Any) -> bool:
     try:
         msgspec.convert(vm, _vm_struct())

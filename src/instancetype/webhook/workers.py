@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from instancetype.engine import vm_decode
 from instancetype.jsonutil import allow_deep_objects
 
 STACK_SIZE = 64 << 20
@@ -40,6 +41,7 @@ class AdmissionPool:
     def __init__(self, workers: int | None = None, *, name: str = "admission"):
         self.size = workers or default_workers()
         allow_deep_objects()
+        vm_decode.warm_up()      # the engine's msgspec types, before several threads use them
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self.busy = 0            # jobs being run now (tests wait on it; nothing else reads it)
