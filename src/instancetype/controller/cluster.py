@@ -437,8 +437,10 @@ class Cluster(StoreReads):
         from . import cdi
 
         def requeue(dv: dict) -> None:
-            self._reconcile_owner(tx, dv, config)
-            if not cdi.waiting(dv):     # filled: a VMI waiting to hot-plug it attaches it
+            # A VM's own DataVolume re-queues that VM; a filled one no VM owns (a hot-plugged
+            # volume's) lets a VMI waiting for it attach it: one scan of its namespace, not one
+            # per filled template DataVolume (a batch of VMs would have scanned N times).
+            if not self._reconcile_owner(tx, dv, config) and not cdi.waiting(dv):
                 self._retry_failed_vms(tx, (dv.get("metadata") or {}).get("namespace"), config)
 
         return cdi.settle(tx, since, requeue, rounds=STORAGE_ROUNDS)
