@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from instancetype.api.gotext import json_type
 from instancetype.errors import PatchError, PatchFormatError
 from instancetype.jsonutil import clone
@@ -28,12 +30,23 @@ def pointer(parts: list[str]) -> str:
 def diff(old: Any, new: Any, path: list[str] | None = None) -> list[dict]:
     """The operations turning `old` into `new`. Iterative, and linear in the size of the objects
     (each path is built only for an operation): an object may nest as deep as the API server
-    allows (10,000 levels), deeper than Python's recursion goes."""
+    allows (10,000 levels), deeper than Python's recursion goes.
+
+    A pair of objects that `_same` shows identical is skipped whole, in C: a webhook changes a
+    few fields of a VM, and walking every unchanged field in Python cost the typical VM's
+    mutating answer 70 µs (a 3-operation patch). Each `_same` that finds a difference has gone
+    over the pair in vain, so it is asked at most `SAME_MISSES` times a diff: on a deep chain of
+    changed objects it would otherwise go over the levels below each level again (quadratic)."""
     ops: list[dict] = []
     # (old, new, path): a path is a linked (parent, key) pair, turned into a pointer only for an op
     stack: list[tuple[Any, Any, Any]] = [(old, new, _root(path))]
+    misses = 0
     while stack:
         a, b, at = stack.pop()
+        if misses < SAME_MISSES and type(a) is type(b) and type(a) in _CONTAINERS:
+            if _same(a, b):
+                continue
+            misses += 1
         if isinstance(a, dict) and isinstance(b, dict):
             found: list[tuple[Any, Any, Any]] = []
             for key in a:
@@ -65,6 +78,25 @@ def _pointer(at: Any, key: Any = None) -> str:
         at, part = at
         parts.append(part)
     return pointer(parts[::-1])
+
+
+_encode = msgspec.json.encode
+_CONTAINERS = (dict, list)
+# How many pairs `diff` may find different with `_same` (the typical VM's mutation: 6, the
+# objects on the paths to its three changes).
+SAME_MISSES = 16
+
+
+def _same(a: Any, b: Any) -> bool:
+    """`a` and `b` hold the same JSON, keys in the same order: equal as Python compares (in C),
+    then as JSON text, which tells apart what `==` does not and the walk does (1, 1.0 and true;
+    the same keys in another order only take the walk). False when either is too deep for C's
+    recursion (past the recursion limit: RecursionError, never a crash) or not JSON data: the
+    walk then decides, as it always did."""
+    try:
+        return a == b and _encode(a) == _encode(b)
+    except (RecursionError, TypeError, ValueError):
+        return False
 
 
 def _equal(a: Any, b: Any) -> bool:
