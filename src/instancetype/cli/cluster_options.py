@@ -53,9 +53,12 @@ def kube_config(ctx: Any) -> Any:
                                    "(--kubeconfig, --cluster, --context)")
     meta = root.meta
     if "instancetype.kube_config" not in meta:
-        from instancetype.store.kube.client import load_config
+        from instancetype.jsonutil import gc_paused
 
-        meta["instancetype.kube_config"] = load_config(*choice)
+        with gc_paused(keep=True):       # the Kubernetes client's imports (lightkube, httpx2, PyYAML)
+            from instancetype.store.kube.client import load_config
+
+            meta["instancetype.kube_config"] = load_config(*choice)
     return meta["instancetype.kube_config"]
 
 

@@ -48,9 +48,12 @@ class RemoteCluster(StoreReads):
     def store(self) -> Any:  # type: ignore[override]  # StoreReads' attribute, here opened on first use
         """The `CommandLineKubeStore` (lightkube), opened on first use."""
         if self._store is None:
-            from .kube_store import CommandLineKubeStore
+            from instancetype.jsonutil import gc_paused
 
-            self._store = CommandLineKubeStore(self._kubeconfig, self._context, config=self._config)
+            with gc_paused(keep=True):       # the Kubernetes client's imports and its connection pool
+                from .kube_store import CommandLineKubeStore
+
+                self._store = CommandLineKubeStore(self._kubeconfig, self._context, config=self._config)
         return self._store
 
     @classmethod

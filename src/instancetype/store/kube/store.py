@@ -12,15 +12,15 @@ cluster: `transaction()` is a no-op context that yields the store itself.
 from __future__ import annotations
 
 import builtins
-import gc as collector
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import msgspec
 
 from instancetype.api.kinds import Resource
+from instancetype.jsonutil import gc_paused
 from instancetype.store.base import (
     DEFAULT_NAMESPACE,
     BadRequest,
@@ -108,20 +108,6 @@ def warning_texts(values: list[str]) -> list[str]:
 def meta_of(obj: Mapping) -> Mapping:
     meta = obj.get("metadata")
     return meta if isinstance(meta, Mapping) else {}
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a list is decoded: a page of 500 objects makes tens of
-    thousands of dicts and lists, and each collection they trigger walks every live object of the
-    process (msgspec's advice for large messages). They hold no cycles; collection resumes after."""
-    was_enabled = collector.isenabled()
-    collector.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            collector.enable()
 
 
 class KubeStore(Store):
