@@ -13,7 +13,13 @@ last line, the two run in turn); `catalog fit|list|bundle` < 150 ms;
 adds `instancetype --kubeconfig PATH get vm -A` beside `kubectl get vm -A` on a cluster where the
 system is installed (`instancetype install`), or only its CRDs: the VMs are created in a namespace
 of their own (deleted at the end), and the two commands run in turn, so that a shared machine's
-load falls on both alike. Target: no slower than kubectl.
+load falls on both alike. Target: no slower than kubectl (issue 28: at most 1.2x).
+
+    python bench/commands.py --kubeconfig PATH --floor
+
+adds, in the same turn, what any command line on lightkube pays: `python -c pass` (the interpreter
+and `site`), and a script that only reads the kubeconfig with lightkube, lists the VMs as Tables
+through lightkube's httpx2 client and prints nothing (`FLOOR`, below).
 
 Bytecode: the commands run with their compiled modules cached (`PYTHONPYCACHEPREFIX`, a temporary
 directory, filled by one run before the timed ones), as an installed package has them; an
@@ -32,6 +38,25 @@ import time
 
 VM = [sys.executable, "-m", "instancetype"]
 ENV: dict[str, str] | None = None     # the commands' environment (bytecode caching), set by main()
+
+
+# `--floor`: the kubeconfig read and the Table pages of `get vm -A` through lightkube's own adapter
+# (its imports: lightkube, httpx2, httpcore2 and what they import), each page decoded by msgspec (as
+# lightkube's own models are), nothing printed.
+FLOOR = """
+import sys, msgspec, yaml
+from lightkube.config.kubeconfig import KubeConfig
+from lightkube.config.client_adapter import Client, ConnectionParams
+config = KubeConfig.from_dict(yaml.load(open(sys.argv[1]).read(), Loader=yaml.CSafeLoader)).get()
+http = Client(config, ConnectionParams(trust_env=False))
+query = {"limit": 500}
+while True:
+    page = msgspec.json.decode(http.get("/apis/kubevirt.io/v1/virtualmachines", params=query, headers={
+        "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}).content)
+    query["continue"] = page["metadata"].get("continue")
+    if not query["continue"]:
+        break
+"""
 
 
 def _run(cmd: list[str], cwd: str) -> float:
@@ -61,6 +86,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--kubeconfig", default=None, help="Also time `get vm -A` on this cluster beside kubectl.")
     ap.add_argument("--vms", type=int, default=1000, help="VMs to create on the cluster (with --kubeconfig).")
+    ap.add_argument("--floor", action="store_true",
+                    help="With --kubeconfig: also time `python -c pass` and a bare lightkube list (FLOOR).")
     ap.add_argument("--compile-each-run", action="store_true",
                     help="No bytecode cache: every run compiles the modules that have no __pycache__.")
     args = ap.parse_args()
@@ -70,7 +97,7 @@ def main() -> None:
             ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
             ENV["PYTHONPYCACHEPREFIX"] = cache
         if args.kubeconfig:
-            cluster_rows(args.kubeconfig, args.vms, args.runs)
+            cluster_rows(args.kubeconfig, args.vms, args.runs, floor=args.floor)
         else:
             command_rows(args.runs)
 
@@ -112,7 +139,7 @@ def _vm(name: str, ns: str) -> dict:
                 "devices": {}, "resources": {"requests": {"memory": "64Mi"}}}}}}}
 
 
-def cluster_rows(kubeconfig: str, vms: int, runs: int) -> None:
+def cluster_rows(kubeconfig: str, vms: int, runs: int, *, floor: bool = False) -> None:
     """`get vm -A` on `vms` VMs: this command line beside the real kubectl, in the same run."""
     import json
 
@@ -131,6 +158,10 @@ def cluster_rows(kubeconfig: str, vms: int, runs: int) -> None:
                 (f"instancetype --kubeconfig ... get vm -A ({vms} VMs)", VM + ["--kubeconfig", kubeconfig, "get",
                                                                                 "vm", "-A"]),
             ]
+            if floor:
+                rows += [("python -c pass [floor: the interpreter and site]", [sys.executable, "-c", "pass"]),
+                         (f"lightkube's client listing the Tables, nothing printed ({vms} VMs) [floor]",
+                          [sys.executable, "-c", FLOOR, kubeconfig])]
             for (label, _), ms in zip(rows, medians_in_turn([cmd for _, cmd in rows], runs, d)):
                 print(f"{ms:7.1f} ms  {label}", flush=True)
     finally:

@@ -14,6 +14,11 @@ process), all on 127.0.0.1. Then:
 2. end to end: POSTs of the same VM (created, not dry-run) to the API server with the webhooks
    registered, then the same with the webhook configurations removed (the API server alone).
 
+With `--floor`, a third end-to-end phase between the two: the same creates with the webhooks
+answered by a do-nothing aiohttp server on serve's port and certificate (`allowed: true`, no
+patch, no admission): what any Python webhook over aiohttp and TLS adds on this machine, the floor
+under `serve`'s figure.
+
 Every phase is bounded (`--seconds` each, 10 s per request); the cluster stops at the end.
 Targets: p99 <= 5 ms at 500 req/s direct; the webhooks add <= 30% to the create latency.
 """
@@ -23,6 +28,7 @@ import argparse
 import asyncio
 import copy
 import json
+import socket
 import ssl
 import subprocess
 import sys
@@ -149,6 +155,38 @@ def in_process(vm: dict, seconds: float) -> dict:
     return out
 
 
+def allow_all(port: int, cert: str, key: str) -> None:
+    """The `--floor` phase's webhook: every AdmissionReview allowed unchanged, over aiohttp and TLS
+    as `serve` answers (run in a process of its own: `webhook.py --allow-all PORT CERT KEY`)."""
+    from aiohttp import web
+
+    async def review(request: web.Request) -> web.Response:
+        uid = json.loads(await request.read())["request"]["uid"]
+        return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                  "response": {"uid": uid, "allowed": True}})
+
+    app = web.Application()
+    app.router.add_post("/{webhook}", review)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    web.run_app(app, host="127.0.0.1", port=port, ssl_context=context, print=None, access_log=None)
+
+
+def start_allow_all(port: int, certs) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, __file__, "--allow-all", str(port), str(certs.cert), str(certs.key)])
+    ctx = ssl.create_default_context(cafile=str(certs.ca))
+    for _ in range(200):        # bounded: 20 s for the server to listen
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock, ctx.wrap_socket(sock):
+                return proc
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("the do-nothing webhook did not start")
+
+
 def run_cli(env, *args: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "instancetype", *args], env=env, capture_output=True, text=True,
                           timeout=600)
@@ -162,7 +200,14 @@ def main() -> None:
     ap.add_argument("--rates", default="200,500,1000")
     ap.add_argument("--e2e-rate", type=float, default=50.0)
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time the creates with a do-nothing aiohttp webhook (the floor under serve's)")
+    ap.add_argument("--allow-all", nargs=3, metavar=("PORT", "CERT", "KEY"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.allow_all:
+        port, cert, key = args.allow_all
+        allow_all(int(port), cert, key)
+        return
     rates = [float(r) for r in args.rates.split(",") if r]
 
     from tests.kube.certs import make_webhook_certs
@@ -191,6 +236,15 @@ def main() -> None:
             token = kube.tokens["admin"]
             results["e2e_webhooks"] = asyncio.run(end_to_end(kube.server, kube.ca, token, namespace, vm,
                                                              args.e2e_rate, args.seconds, "with"))
+            if args.floor:
+                served.stop()
+                stub = start_allow_all(served.port, certs)
+                try:
+                    results["e2e_do_nothing"] = asyncio.run(end_to_end(kube.server, kube.ca, token, namespace, vm,
+                                                                       args.e2e_rate, args.seconds, "floor"))
+                finally:
+                    stub.terminate()
+                    stub.wait(15)
             kube.kubectl("delete", "mutatingwebhookconfiguration", "virt-api-mutator")
             kube.kubectl("delete", "validatingwebhookconfiguration", "virt-api-validator")
             time.sleep(1.0)      # the API server's webhook configuration informer
@@ -214,12 +268,19 @@ def main() -> None:
         print(f"{r['offered']:>10.0f} {r['achieved']:>11.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>7}")
     print(f"\nend to end: POST of the VM to the API server at {args.e2e_rate:g}/s, {args.seconds:g} s")
     print(f"{'':<22} {'achieved/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
-    for key, label in (("e2e_webhooks", "with the webhooks"), ("e2e_apiserver_alone", "API server alone")):
+    for key, label in (("e2e_webhooks", "with the webhooks"), ("e2e_do_nothing", "do-nothing webhooks"),
+                       ("e2e_apiserver_alone", "API server alone")):
+        if key not in results:
+            continue
         r = results[key]
         print(f"{label:<22} {r['achieved']:>11.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>7}")
     a, b = results["e2e_webhooks"], results["e2e_apiserver_alone"]
     print(f"\nthe webhooks add {100 * (a['p50_ms'] / b['p50_ms'] - 1):.0f}% at p50, "
           f"{100 * (a['p99_ms'] / b['p99_ms'] - 1):.0f}% at p99 to the create latency")
+    if "e2e_do_nothing" in results:
+        f = results["e2e_do_nothing"]
+        print(f"do-nothing webhooks add {100 * (f['p50_ms'] / b['p50_ms'] - 1):.0f}% at p50, "
+              f"{100 * (f['p99_ms'] / b['p99_ms'] - 1):.0f}% at p99")
 
 
 if __name__ == "__main__":
