@@ -177,7 +177,7 @@ def start_allow_all(port: int, certs) -> subprocess.Popen:
     ctx = ssl.create_default_context(cafile=str(certs.ca))
     for _ in range(200):        # bounded: 20 s for the server to listen
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock, ctx.wrap_socket(sock):
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock, ctx.wrap_socket(sock, server_hostname="127.0.0.1"):
                 return proc
         except OSError:
             if proc.poll() is not None:
