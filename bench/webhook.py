@@ -175,16 +175,21 @@ def allow_all(port: int, cert: str, key: str) -> None:
 def start_allow_all(port: int, certs) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, __file__, "--allow-all", str(port), str(certs.cert), str(certs.key)])
     ctx = ssl.create_default_context(cafile=str(certs.ca))
-    for _ in range(200):        # bounded: 20 s for the server to listen
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock, ctx.wrap_socket(sock, server_hostname="127.0.0.1"):
-                return proc
-        except OSError:
-            if proc.poll() is not None:
-                break
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("the do-nothing webhook did not start")
+    try:
+        for _ in range(200):        # bounded: 20 s for the server to listen
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as sock, \
+                        ctx.wrap_socket(sock, server_hostname="127.0.0.1"):
+                    return proc
+            except OSError:
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+        raise SystemExit("the do-nothing webhook did not start")
+    except BaseException:
+        proc.kill()
+        proc.wait(15)
+        raise
 
 
 def run_cli(env, *args: str) -> None:
