@@ -64,9 +64,10 @@ RELOAD_INTERVAL = 1.0
 INLINE_MAX_BODY = 16 << 10
 INLINE_MAX_OPENERS = 1000
 # ... and only while at most this many connections are open: an API server calls its webhooks one
-# at a time on one keep-alive connection (two API servers, two), and more connections are clients
-# whose requests can overlap.
-INLINE_MAX_CONNECTIONS = 2
+# at a time on one keep-alive connection, so no other request can be waiting on the event loop
+# meanwhile (HTTP/1.1: a connection's requests are answered in turn); over more connections
+# requests can overlap, and the workers overlap them better.
+INLINE_MAX_CONNECTIONS = 1
 
 
 @dataclass(frozen=True)
