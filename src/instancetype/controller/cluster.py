@@ -448,8 +448,9 @@ class Cluster(StoreReads):
     def _after_capacity_change(self, tx: Store, since) -> None:
         """kube-scheduler's retry of unschedulable pods: when a node was written or a VMI went
         since `since`, the VMs whose VMIs wait for a node are reconciled (controller/vmsync/placement.py)."""
-        if next(iter(tx.changes(since, kind="Node")), None) is None and not any(
-                ev.type == "DELETED" for ev in tx.changes(since, kind="VirtualMachineInstance")):
+        # The feed without its objects: the question is only which kinds and types changed.
+        if not any(ev.kind == "Node" or (ev.type == "DELETED" and ev.kind == "VirtualMachineInstance")
+                   for ev in tx.changes(since, objects=False)):
             return
         with self.shared_revisions.bound(), self.node_usage.bound():
             self._retry_pending(tx, self.config(tx))

@@ -533,8 +533,11 @@ class Store(ABC):
 
     @abstractmethod
     def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
-                namespace: str | None = None) -> Iterator[Event]:
-        """Events after resourceVersion `since`, oldest first (does not wait)."""
+                namespace: str | None = None, objects: bool = True) -> Iterator[Event]:
+        """Events after resourceVersion `since`, oldest first (does not wait). `objects=False`:
+        a caller that reads only the events' type, kind, namespace, name and uid says so, and a
+        store that would have to read and decode each object for it (the embedded one) leaves
+        `object` None; other stores may still fill it."""
 
     @abstractmethod
     def resource_version(self) -> ResourceVersion:
