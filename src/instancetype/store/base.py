@@ -402,7 +402,7 @@ def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | Non
     if subresource not in (None, "status"):
         raise NotFound(f'the server could not find the requested resource (subresource "{subresource}")')
     if subresource == "status":
-        out = clone(stored)
+        out = clone({k: v for k, v in stored.items() if k != "status"})    # the old status is replaced
         if "status" in new:
             out["status"] = clone(new["status"])
         else:

@@ -138,23 +138,25 @@ def _dumps(obj: Any) -> str:
 
 # Deflate's window, as zlib's `wbits`: 4 KiB (12) instead of its default 32 KiB (15). A row is
 # 0.5-4 KB of JSON, so a larger window finds nothing more to refer back to (the same bytes come
-# out for a batch start's rows) and only costs its allocation on every call. Measured in CPU time
-# on a batch start's rows (a VMI, a VM, revisions: 1.1-2.3 KB), the time per row is the same
-# within noise (20.4-20.8 us at best, either window): zlib's set-up was not, as once estimated
-# from a profile, most of it. The stream says its window in its header, so `zlib.decompress` (any
-# window up to 15) reads these rows and those of the files written before alike.
+# out for a batch start's rows). The stream says its window in its header, so `zlib.decompress`
+# (any window up to 15) reads these rows and those of the files written before alike.
 DEFLATE_WBITS = 12
+# Deflate's `memLevel`: its hash table of 2**(memLevel+7) entries, cleared for every row. Counted
+# in instructions (callgrind, a batch start's five kinds of row, 1.1-2.6 KB), level 1 costs 241 k
+# per row at zlib's default 8 and 192 k at 4 (a fifth less), for 0.2% more bytes (3,809 against
+# 3,800 for the five); at 3 and below the table is too small and both time and size grow. The
+# output differs from a default-memLevel stream's, not its format: the same reader reads both.
+DEFLATE_MEM_LEVEL = 4
 
 
 def _packed(obj: Any) -> str | bytes:
     """A row's data in format 2: the JSON, deflated when it is long (level 1: most of the gain,
-    a fraction of the time of the default level; a 4 KiB window, DEFLATE_WBITS)."""
+    a fraction of the time of the default level; DEFLATE_WBITS, DEFLATE_MEM_LEVEL)."""
     raw = _encode(obj)
     if len(raw) < COMPRESS_MIN:
         return raw.decode()
-    # One call, not a compressobj and its compress and flush: the same stream, a third less CPU
-    # for a 2.6 KB VMI (25 against 36 us).
-    return zlib.compress(raw, 1, DEFLATE_WBITS)
+    deflate = zlib.compressobj(1, zlib.DEFLATED, DEFLATE_WBITS, DEFLATE_MEM_LEVEL)
+    return deflate.compress(raw) + deflate.flush()
 
 
 def open_store(path: str | os.PathLike | None = None) -> SqliteStore:
@@ -176,6 +178,7 @@ class SqliteStore(Store):
                                  "out for the default")
         self.path = default_state_path(path)   # `~` expanded, as for $INSTANCETYPE_STATE
         self.lock_timeout = lock_timeout
+        self._guard = _Errors(self)
         self.read_only = False
         self._depth = 0
         self._pack: Callable[[Any], str | bytes] = _dumps          # format 2 files: _packed (set on opening)
@@ -307,34 +310,35 @@ class SqliteStore(Store):
 
     # --- transactions and errors -------------------------------------------------------------------
 
-    @contextmanager
-    def _errors(self):
-        """SQLite failures as StoreErrors that name the file."""
-        try:
-            yield
-        except StoreError:
-            raise
-        except _DamagedRow as e:
-            raise StateFileError(f"state file {self.path} is damaged: {e.describe()} {RECOVER}") from None
-        except sqlite3.OperationalError as e:
+    def _errors(self) -> _Errors:
+        """SQLite failures as StoreErrors that name the file (a `with` block around each use)."""
+        return self._guard
+
+    def _translated(self, e: BaseException) -> BaseException | None:
+        """The StoreError that says what `e` means for the state file, or None to let `e` go."""
+        if isinstance(e, StoreError):
+            return None
+        if isinstance(e, _DamagedRow):
+            return StateFileError(f"state file {self.path} is damaged: {e.describe()} {RECOVER}")
+        if isinstance(e, sqlite3.OperationalError):
             if _locked(e):
-                raise StateFileError(f"state file {self.path} is busy: another process held its lock for more "
-                                     f"than {self.lock_timeout:g}s") from None
+                return StateFileError(f"state file {self.path} is busy: another process held its lock for more "
+                                      f"than {self.lock_timeout:g}s")
             code = getattr(e, "sqlite_errorname", "")
             if "full" in str(e):
-                raise StateFileError(f"state file {self.path}: disk full ({e}); nothing of this write was kept") \
-                    from None
+                return StateFileError(f"state file {self.path}: disk full ({e}); nothing of this write was kept")
             if code.startswith("SQLITE_IOERR_WRITE") or code.startswith("SQLITE_IOERR_FSYNC"):
-                raise StateFileError(f"state file {self.path}: writing to the disk failed ({e}, {code}: a full disk, "
-                                     "a file size limit or a failing device); nothing of this write was kept") from None
+                return StateFileError(f"state file {self.path}: writing to the disk failed ({e}, {code}: a full disk, "
+                                      "a file size limit or a failing device); nothing of this write was kept")
             if "readonly" in str(e):
-                raise StateFileError(f"state file {self.path} cannot be written here ({e}): it can be read, "
-                                     "not changed") from None
-            raise StateFileError(f"state file {self.path}: {e}") from None
-        except (sqlite3.ProgrammingError, sqlite3.InterfaceError, sqlite3.IntegrityError) as e:
-            raise StoreError(f"state file {self.path}: {e}") from None
-        except sqlite3.DatabaseError as e:   # "file is not a database", "database disk image is malformed"
-            raise StateFileError(f"state file {self.path} is damaged ({e}); {RECOVER}") from None
+                return StateFileError(f"state file {self.path} cannot be written here ({e}): it can be read, "
+                                      "not changed")
+            return StateFileError(f"state file {self.path}: {e}")
+        if isinstance(e, (sqlite3.ProgrammingError, sqlite3.InterfaceError, sqlite3.IntegrityError)):
+            return StoreError(f"state file {self.path}: {e}")
+        if isinstance(e, sqlite3.DatabaseError):   # "file is not a database", "database disk image is malformed"
+            return StateFileError(f"state file {self.path} is damaged ({e}); {RECOVER}")
+        return None
 
     def _retry(self, fn):
         """Run fn, waiting out other processes' locks (SQLite's busy timeout, then retries)."""
@@ -796,6 +800,28 @@ class SqliteStore(Store):
 
     def _by_id(self, oid: int):
         return self._db.execute("SELECT id, uid, rv, data FROM objects WHERE id=?", (oid,)).fetchone()
+
+
+class _Errors:
+    """`SqliteStore._errors()`: one per store, reused by every block (a class, not a generator
+    context manager: a start runs some 40 of these blocks, and a generator's set-up per block
+    was a measurable part of the store's own time)."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: SqliteStore):
+        self.store = store
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ, e, tb) -> bool:
+        if e is None:
+            return False
+        translated = self.store._translated(e)
+        if translated is None:
+            return False
+        raise translated from None
 
 
 class _Noop:
