@@ -152,11 +152,59 @@ DEFLATE_MEM_LEVEL = 4
 def _packed(obj: Any) -> str | bytes:
     """A row's data in format 2: the JSON, deflated when it is long (level 1: most of the gain,
     a fraction of the time of the default level; DEFLATE_WBITS, DEFLATE_MEM_LEVEL)."""
+    return _packed_and_plain(obj)[0]
+
+
+def _packed_and_plain(obj: Any) -> tuple[str | bytes, str]:
+    """The row's data in format 2 (`_packed`) and its plain JSON text (for `_RecentRows`)."""
     raw = _encode(obj)
+    plain = raw.decode()
     if len(raw) < COMPRESS_MIN:
-        return raw.decode()
+        return plain, plain
     deflate = zlib.compressobj(1, zlib.DEFLATED, DEFLATE_WBITS, DEFLATE_MEM_LEVEL)
-    return deflate.compress(raw) + deflate.flush()
+    return deflate.compress(raw) + deflate.flush(), plain
+
+
+def _dumped_and_plain(obj: Any) -> tuple[str | bytes, str]:
+    """A format-1 row's data (`_dumps`), which is its plain JSON text."""
+    plain = _dumps(obj)
+    return plain, plain
+
+
+# How many rows a transaction keeps at hand (`_RecentRows`): the few a reconcile writes and reads
+# again (a start's VM, revisions, VMI, its instancetype and preference), not a batch's thousands.
+RECENT_ROWS = 64
+
+
+class _RecentRows:
+    """The rows this connection last wrote or read inside its write transaction, by (kind,
+    namespace, name), as `(id, uid, rv, plain JSON text)`: a reconcile reads back what it has just
+    written (an update reads the row it replaces; a VM start reads its instancetype and preference
+    twice, its start revision once), and such a read costs neither a query nor inflating a
+    deflated row. Sound only under the write lock (`BEGIN IMMEDIATE`: no other connection writes
+    the file meanwhile) and while every write of `objects` goes through `put` or `clear`; emptied
+    when the transaction ends and when a savepoint is rolled back. At most RECENT_ROWS rows (the
+    least recently used go first), so a batch's memory stays flat."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str, str], tuple[int, str, int, str]] = {}
+
+    def get(self, key: tuple[str, str, str]) -> tuple[int, str, int, str] | None:
+        row = self.rows.pop(key, None)
+        if row is not None:
+            self.rows[key] = row          # most recently used last
+        return row
+
+    def put(self, key: tuple[str, str, str], row: tuple[int, str, int, str]) -> None:
+        self.rows.pop(key, None)
+        self.rows[key] = row
+        if len(self.rows) > RECENT_ROWS:
+            del self.rows[next(iter(self.rows))]
+
+    def clear(self) -> None:
+        self.rows.clear()
 
 
 def open_store(path: str | os.PathLike | None = None) -> SqliteStore:
@@ -182,6 +230,8 @@ class SqliteStore(Store):
         self.read_only = False
         self._depth = 0
         self._pack: Callable[[Any], str | bytes] = _dumps          # format 2 files: _packed (set on opening)
+        self._pack_plain: Callable[[Any], tuple[str | bytes, str]] = _dumped_and_plain   # the same, and the JSON
+        self._recent = _RecentRows()
         if not explicit:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         if not _new:
@@ -231,6 +281,7 @@ class SqliteStore(Store):
             self._db.execute("PRAGMA synchronous=NORMAL")
             version = self._retry(self._format)
             self._pack = _packed if version is None or version >= 2 else _dumps
+            self._pack_plain = _packed_and_plain if version is None or version >= 2 else _dumped_and_plain
             if version is not None:
                 self._retry(self._quick_check)
             else:
@@ -363,6 +414,7 @@ class SqliteStore(Store):
                 yield self
             except BaseException:
                 self._depth -= 1
+                self._recent.clear()
                 if not self._db.in_transaction:
                     # SQLite rolled the whole transaction back itself (a full disk, an I/O error):
                     # there is no savepoint to return to, and the error that did it is the news.
@@ -381,11 +433,13 @@ class SqliteStore(Store):
         with self._errors():
             self._retry(lambda: self._db.execute("BEGIN IMMEDIATE"))
         self._depth = 1
+        self._recent.clear()
         try:
             with self._errors():
                 yield self
         except BaseException:
             self._depth = 0
+            self._recent.clear()
             try:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
@@ -393,6 +447,7 @@ class SqliteStore(Store):
                 pass     # the original error says more (a damaged file fails here too)
             raise
         self._depth = 0
+        self._recent.clear()          # other processes may write once the lock is released
         with self._errors():
             self._retry(lambda: self._db.execute("COMMIT"))
 
@@ -408,8 +463,24 @@ class SqliteStore(Store):
 
     def _row(self, res: Resource, name: str, namespace: str | None):
         ns = (namespace or DEFAULT_NAMESPACE) if res.namespaced else ""
-        return self._db.execute("SELECT id, uid, rv, data FROM objects WHERE kind=? AND namespace=? AND name=?",
-                                (res.kind, ns, name)).fetchone()
+        if not self._depth:
+            return self._db.execute("SELECT id, uid, rv, data FROM objects WHERE kind=? AND namespace=? AND name=?",
+                                    (res.kind, ns, name)).fetchone()
+        key = (res.kind, ns, name)
+        row = self._recent.get(key)
+        if row is not None:
+            return row
+        row = self._db.execute("SELECT id, uid, rv, data FROM objects WHERE kind=? AND namespace=? AND name=?",
+                               (res.kind, ns, name)).fetchone()
+        if row is not None:
+            data = row[3]
+            try:
+                plain = zlib.decompress(data).decode() if isinstance(data, bytes) else data
+            except (zlib.error, UnicodeDecodeError):
+                return row          # damaged: the caller's decode says so
+            row = (row[0], row[1], row[2], plain)
+            self._recent.put(key, row)
+        return row
 
     def get(self, kind, name, namespace=None):
         res = resource(kind)
@@ -611,10 +682,12 @@ class SqliteStore(Store):
                 raise already_exists(res, meta["name"])
             rv = self._log("ADDED", obj)
             meta["resourceVersion"] = str(rv)
+            data, plain = self._pack_plain(obj)
             oid = self._db.execute(
                 "INSERT INTO objects (kind, namespace, name, uid, rv, data) VALUES (?,?,?,?,?,?)",
-                (res.kind, meta.get("namespace", ""), meta["name"], meta["uid"], rv, self._pack(obj))).lastrowid
+                (res.kind, namespace, meta["name"], meta["uid"], rv, data)).lastrowid
             assert oid is not None
+            self._recent.put((res.kind, namespace, meta["name"]), (oid, meta["uid"], rv, plain))
             self._index(oid, obj, None)
         return obj
 
@@ -631,8 +704,11 @@ class SqliteStore(Store):
             # it is written (the feed says DELETED), and what it owns is collected.
             return self._remove((row[0], row[1], row[2], self._pack(out)), True)
         rv = self._log("MODIFIED", out)
-        out["metadata"]["resourceVersion"] = str(rv)
-        self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, self._pack(out), row[0]))
+        meta = out["metadata"]
+        meta["resourceVersion"] = str(rv)
+        data, plain = self._pack_plain(out)
+        self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, data, row[0]))
+        self._recent.put((res.kind, meta.get("namespace") or "", name), (row[0], row[1], rv, plain))
         self._index(row[0], out, stored)
         return out
 
@@ -714,6 +790,7 @@ class SqliteStore(Store):
 
     def _rewrite(self, row, stored: dict, out: dict) -> dict:
         """Store `out` over `stored` as the server writes its own fields (no update rules)."""
+        self._recent.clear()      # a deletion's path: rare, and simpler forgotten than kept
         rv = self._log("MODIFIED", out)
         out["metadata"]["resourceVersion"] = str(rv)
         self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, self._pack(out), row[0]))
@@ -753,6 +830,7 @@ class SqliteStore(Store):
             kind, ns, name = self._db.execute("SELECT kind, namespace, name FROM objects WHERE id=?",
                                               (oid,)).fetchone()
             obj = {"kind": kind, "metadata": {"name": name, "uid": uid, **({"namespace": ns} if ns else {})}}
+        self._recent.clear()      # as in _rewrite
         self._db.execute("DELETE FROM objects WHERE id=?", (oid,))
         self._db.execute("DELETE FROM labels WHERE oid=?", (oid,))
         self._db.execute("DELETE FROM owners WHERE oid=?", (oid,))
