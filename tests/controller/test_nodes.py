@@ -131,3 +131,30 @@ def test_get_and_describe_nodes(cluster):
     # the VMI's pod, with what it requests: 1 vCPU at cpuAllocationRatio 10, 128Mi + 268Mi of overhead
     pod = next(r.split() for r in text.splitlines() if "virt-launcher-vm1" in r.split())
     assert pod[2:10] == ["100m", "(0%)", "0", "(0%)", "396Mi", "(0%)", "0", "(0%)"]
+
+
+QUANTITY_REFUSED = ("quantities must match the regular expression "
+                    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+
+
+def test_a_node_and_a_claim_are_decoded_as_the_api_server_decodes_them(cluster):
+    """Quantities in canonical form, allocatable defaulted from capacity (SetDefaults_NodeStatus),
+    and what is not a quantity refused before anything reads it (the scheduler read `lots` as 0)."""
+    from tests.cli._helpers import run_settled
+
+    name = f"decoded-{uuid.uuid4().hex[:8]}"
+    node = f"apiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nstatus:\n  capacity: {{cpu: 4, memory: 1.5}}\n"
+    assert run_settled(cluster, "create", "-f", "-", stdin=node).code == 0
+    status = cluster.get("Node", name)["status"]
+    assert (status["capacity"]["cpu"], status["capacity"]["memory"]) == ("4", "1500m")
+    assert (status["allocatable"]["cpu"], status["allocatable"]["memory"]) == ("4", "1500m")
+
+    bad_node = f"apiVersion: v1\nkind: Node\nmetadata: {{name: {name}-bad}}\nstatus:\n  capacity: {{cpu: lots}}\n"
+    bad_claim = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: claim1}\nspec:\n"
+                 "  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1x}}\n")
+    for doc, kind in ((bad_node, "Node"), (bad_claim, "PersistentVolumeClaim")):
+        got = run_settled(cluster, "create", "-f", "-", stdin=doc)
+        assert got.code == 1
+        assert got.err.strip() == (f'Error from server (BadRequest): error when creating "STDIN": {kind} in version '
+                                   f'"v1" cannot be handled as a {kind}: {QUANTITY_REFUSED}')
+    assert not [n for n in cluster.list("Node") if n["metadata"]["name"] == f"{name}-bad"]

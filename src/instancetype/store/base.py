@@ -38,6 +38,7 @@ from instancetype.errors import NotFoundError, SelectorError, StoreError
 from instancetype.jsonutil import clone
 
 from . import finalizers
+from .core_types import decode_core
 from .kubevirt import kubevirt_config
 
 STATE_ENV = "INSTANCETYPE_STATE"
@@ -326,7 +327,14 @@ def prepare_create(obj: Any, namespace: str | None, *, json_checked: bool = Fals
         meta["generation"] = 1
     if obj.get("apiVersion") in (None, ""):
         obj["apiVersion"] = res.api_version
+    _decode_core(res, obj)
     return res, obj
+
+
+def _decode_core(res: Resource, obj: dict) -> None:
+    refusal = decode_core(res, obj)
+    if refusal is not None:
+        raise BadRequest(refusal)
 
 
 def check_metadata(meta: Mapping) -> None:
@@ -407,6 +415,7 @@ def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | Non
             out["status"] = clone(new["status"])
         else:
             out.pop("status", None)
+        _decode_core(res, out)
         return out
     out = clone(dict(new))
     meta = dict(out.get("metadata") or {})
@@ -427,6 +436,7 @@ def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | Non
             out["status"] = clone(stored["status"])
         else:
             out.pop("status", None)
+    _decode_core(res, out)
     if "generation" in meta and _without(out, "metadata", "status") != _without(stored, "metadata", "status"):
         meta["generation"] = int(meta["generation"]) + 1
     return out
