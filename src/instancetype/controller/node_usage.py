@@ -91,15 +91,25 @@ class NodeUsage:
             self._put(_key(vmi), node, (vmi.get("metadata") or {}).get("uid"), requests)
 
     def created(self, vmi: dict) -> None:
-        """The VMI just created (`vmi` as stored) on the node its placement was assumed on: the
-        placement takes its uid, so that the feed's ADDED event for it (`_follow`) is known
-        without reading and measuring the VMI again."""
+        """The VMI the controller just created (`vmi` as stored): on the node its placement was
+        assumed on, the placement takes its uid; waiting for a node, it is pending. Either way
+        the feed's ADDED event for it (`_follow`) is then known without reading the VMI again."""
         with self.lock:
             key = _key(vmi)
-            placed = self.placed.get(key)
             uid = (vmi.get("metadata") or {}).get("uid")
-            if placed is not None and placed[1] is None and uid and placed[0] == node_of(vmi):
-                self.placed[key] = (placed[0], uid, placed[2])
+            if not uid:
+                return
+            node = node_of(vmi)
+            placed = self.placed.get(key)
+            if node is not None and placed is not None and placed[1] is None and placed[0] == node:
+                self.placed[key] = (node, uid, placed[2])
+            elif node is None and placed is None and waiting(vmi):
+                self.pending[key] = uid
+
+    def _known(self, key: Key, uid: str) -> bool:
+        """The VMI of this ADDED event is counted already (`created`)."""
+        placed = self.placed.get(key)
+        return (placed is not None and placed[1] == uid) or (placed is None and self.pending.get(key) == uid)
 
     def forget(self, vmi: dict) -> None:
         """An assumed placement whose VMI was not created after all."""
@@ -145,7 +155,7 @@ class NodeUsage:
             key = (ev.namespace or "default", ev.name)
             if ev.type == "DELETED":
                 self._drop(key, ev.uid)
-            elif not (ev.type == "ADDED" and (self.placed.get(key) or (None, None))[1] == ev.uid):
+            elif not (ev.type == "ADDED" and self._known(key, ev.uid)):
                 vmi = ev.object if ev.object is not None else store.find(VMI, ev.name, ev.namespace)
                 if vmi is not None and (vmi.get("metadata") or {}).get("uid") == ev.uid:   # else gone since
                     self.observe(ev.type, vmi, config)

@@ -234,7 +234,7 @@ fields_match = selectors.fields_match
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386: `null` deletes, objects merge recursively, anything else replaces. Pure."""
     if not isinstance(patch, dict):
-        return clone(patch)
+        return patch if type(patch) in _JSON_SCALAR_TYPES else clone(patch)   # a scalar is its own copy
     out = dict(target) if isinstance(target, dict) else {}
     for k, v in patch.items():
         if v is None:

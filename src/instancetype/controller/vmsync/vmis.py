@@ -111,8 +111,7 @@ def _create(store: Store, vm: dict, vmi: dict, config: dict | None) -> dict:
         # A VMI kind served with a status subresource drops the status on create: report it.
         created["status"] = scheduled["status"]
         created = store.update(created, subresource="status")
-    if chosen is not None:
-        node_usage.current().created(created)
+    node_usage.current().created(created)
     return created
 
 
