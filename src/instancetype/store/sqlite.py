@@ -893,13 +893,12 @@ class _Errors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, typ, e, tb) -> bool:
+    def __exit__(self, typ, e, tb) -> None:
         if e is None:
-            return False
+            return              # (None: never swallows an exception)
         translated = self.store._translated(e)
-        if translated is None:
-            return False
-        raise translated from None
+        if translated is not None:
+            raise translated from None
 
 
 class _Noop:
