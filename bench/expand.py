@@ -1,6 +1,9 @@
 """The engine beside KubeVirt's own Go expand, in one run, on one core.
 
-    python bench/expand.py [--rounds 5] [--seconds 1] [--cpu N] [--no-go]
+    python bench/expand.py [--rounds 5] [--seconds 1] [--cpu N] [--no-go] [--compiled]
+
+`--compiled` measures the engine as `INSTANCETYPE_COMPILE=1 pip install .` builds it (mypyc;
+setup.py), built once per source change by tests/compiled_engine.py; without it, the Python engine.
 
 The anchor is `bench/go/` (KubeVirt v1.7.0's `expand.New(...).Expand` from the Go module proxy,
 the specs already found), built once into the test binaries' cache (tests/kube/build.py:
@@ -105,7 +108,16 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=1.0, help="length of one round")
     ap.add_argument("--cpu", type=int, default=max(os.sched_getaffinity(0)), help="the one core")
     ap.add_argument("--no-go", action="store_true", help="Python only (no Go toolchain)")
+    ap.add_argument("--compiled", action="store_true", help="the mypyc-compiled engine (setup.py)")
     args = ap.parse_args()
+    if args.compiled and os.environ.get("_BENCH_COMPILED") != "1":
+        from tests.compiled_engine import install_dir
+
+        target = install_dir()      # then run again with it first on the path
+        env = dict(os.environ, PYTHONPATH=str(target), _BENCH_COMPILED="1")
+        os.execve(sys.executable, [sys.executable, __file__, *sys.argv[1:]], env)
+    compiled = getattr(__import__("instancetype.engine.expand").engine.expand, "__file__", "").endswith(".so")
+    print(f"engine: {'compiled (mypyc)' if compiled else 'Python'}")
     if not 1 <= args.rounds <= 100 or not 0.01 <= args.seconds <= 60:
         sys.exit("bench/expand.py: --rounds must be 1-100 and --seconds 0.01-60")
     os.sched_setaffinity(0, {args.cpu})

@@ -34,6 +34,8 @@ _NOT_RE = re.compile(r"^\s*!\s*(\S+)\s*$")
 
 def _split_top(text: str) -> list[str]:
     """Split at commas outside parentheses (`a in (x,y),b` -> two requirements)."""
+    if "(" not in text and ")" not in text:
+        return text.split(",")      # no parentheses: every comma splits (the common case, unwalked)
     parts: list[str] = []
     cur: list[str] = []
     depth = 0

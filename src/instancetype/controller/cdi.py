@@ -108,7 +108,10 @@ def settle(store: Store, since: Any, requeue: Callable[[dict], None], *, rounds:
     wrote = False
     for _ in range(rounds):
         mark = store.resource_version()
-        events = [ev.object for kind in TRIGGER_KINDS for ev in store.changes(since, kind=kind)
+        # Which kinds changed, from the feed without its objects (one query: a write of no
+        # storage object, e.g. a VM start, decodes nothing here); then the triggers' events.
+        changed = {ev.kind for ev in store.changes(since, objects=False)}
+        events = [ev.object for kind in TRIGGER_KINDS if kind in changed for ev in store.changes(since, kind=kind)
                   if ev.object is not None]
         since = mark
         if not events:

@@ -35,6 +35,7 @@ from instancetype.store.base import (
     check_json,
     merge_patch,
 )
+from instancetype.store.kubevirt import configuration_of, kubevirt_object
 
 from .apply import check_applied, original_of, three_way_patch, with_last_applied
 
@@ -179,7 +180,7 @@ class Cluster(StoreReads):
         name = meta.get("name") or ""
         ns = meta.get("namespace") or namespace
         with self.store.transaction() as tx, tx.json_checked_by_caller():
-            config = self.config(tx)
+            config, opted_in = self._settings(tx)
             try:
                 current = tx.get(kind, name, ns) if name else None
             except NotFound:
@@ -199,7 +200,7 @@ class Cluster(StoreReads):
                 admitted = admit(tx, merged, operation="UPDATE", old=current, config=config)
                 stored = tx.update(admitted.obj)
                 action = "configured"
-            stored = self._after_write(tx, stored, config)
+            stored = self._after_write(tx, stored, config, opted_in)
         return ApplyResult(action, stored, warnings + admitted.warnings)
 
     def apply_all(self, objs, *, namespace: str | None = None, keep_objects: bool = False
@@ -229,9 +230,9 @@ class Cluster(StoreReads):
         converted, warnings = upgrade(obj) if isinstance(obj, dict) and needs_upgrade(obj) else (obj, [])
         check_create(converted, namespace)
         with self.store.transaction() as tx, tx.json_checked_by_caller():
-            config = self.config(tx)
+            config, opted_in = self._settings(tx)
             admitted = admit(tx, converted, operation="CREATE", config=config)
-            stored = self._after_write(tx, tx.create(admitted.obj, namespace=namespace), config)
+            stored = self._after_write(tx, tx.create(admitted.obj, namespace=namespace), config, opted_in)
         return ApplyResult("created", stored, warnings + admitted.warnings)
 
     def update(self, obj: dict) -> ApplyResult:
@@ -239,11 +240,11 @@ class Cluster(StoreReads):
             raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
         check_json(obj)
         with self.store.transaction() as tx, tx.json_checked_by_caller():
-            config = self.config(tx)
+            config, opted_in = self._settings(tx)
             meta = obj["metadata"]
             current = tx.get(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
             admitted = admit(tx, obj, operation="UPDATE", old=current, config=config)
-            stored = self._after_write(tx, tx.update(admitted.obj), config)
+            stored = self._after_write(tx, tx.update(admitted.obj), config, opted_in)
         return ApplyResult("configured", stored, admitted.warnings)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
@@ -413,8 +414,22 @@ class Cluster(StoreReads):
     # The VM controller (and the engine it runs) is imported on first write, not when a command
     # that only reads (get, describe, wait) opens the cluster.
 
-    def _after_write(self, tx: Store, stored: dict, config: dict | None) -> dict:
-        with self.shared_revisions.bound(), self.node_usage.bound():
+    def _settings(self, tx: Store) -> tuple[dict | None, bool]:
+        """The KubeVirt object read once for a write: its configuration (`config`) and its
+        shared-revisions opt-in (what the write's reconciles would otherwise read it again for)."""
+        from .shared_revisions import opted_in
+
+        kubevirt = kubevirt_object(tx)
+        return configuration_of(kubevirt), opted_in(kubevirt)
+
+    def _after_write(self, tx: Store, stored: dict, config: dict | None, opted_in: bool | None = None) -> dict:
+        """The controller's work after a write, in its transaction. `opted_in`: the shared-revisions
+        opt-in read with `config` before the write (None: not known)."""
+        from .shared_revisions import opt_in_known
+
+        if stored.get("kind") == "KubeVirt":
+            opted_in = None         # this write may have changed it: read again where needed
+        with self.shared_revisions.bound(), self.node_usage.bound(), opt_in_known(opted_in):
             # the write's own resourceVersion: what it and its reconciles changed follows it
             since = int((stored.get("metadata") or {}).get("resourceVersion") or 1) - 1
             out = self._reconcile_after(tx, stored, config)
@@ -448,8 +463,9 @@ class Cluster(StoreReads):
     def _after_capacity_change(self, tx: Store, since) -> None:
         """kube-scheduler's retry of unschedulable pods: when a node was written or a VMI went
         since `since`, the VMs whose VMIs wait for a node are reconciled (controller/vmsync/placement.py)."""
-        if next(iter(tx.changes(since, kind="Node")), None) is None and not any(
-                ev.type == "DELETED" for ev in tx.changes(since, kind="VirtualMachineInstance")):
+        # The feed without its objects: the question is only which kinds and types changed.
+        if not any(ev.kind == "Node" or (ev.type == "DELETED" and ev.kind == "VirtualMachineInstance")
+                   for ev in tx.changes(since, objects=False)):
             return
         with self.shared_revisions.bound(), self.node_usage.bound():
             self._retry_pending(tx, self.config(tx))

@@ -90,6 +90,27 @@ class NodeUsage:
         with self.lock:
             self._put(_key(vmi), node, (vmi.get("metadata") or {}).get("uid"), requests)
 
+    def created(self, vmi: dict) -> None:
+        """The VMI the controller just created (`vmi` as stored): on the node its placement was
+        assumed on, the placement takes its uid; waiting for a node, it is pending. Either way
+        the feed's ADDED event for it (`_follow`) is then known without reading the VMI again."""
+        with self.lock:
+            key = _key(vmi)
+            uid = (vmi.get("metadata") or {}).get("uid")
+            if not uid:
+                return
+            node = node_of(vmi)
+            placed = self.placed.get(key)
+            if node is not None and placed is not None and placed[1] is None and placed[0] == node:
+                self.placed[key] = (node, uid, placed[2])
+            elif node is None and placed is None and waiting(vmi):
+                self.pending[key] = uid
+
+    def _known(self, key: Key, uid: str) -> bool:
+        """The VMI of this ADDED event is counted already (`created`)."""
+        placed = self.placed.get(key)
+        return (placed is not None and placed[1] == uid) or (placed is None and self.pending.get(key) == uid)
+
     def forget(self, vmi: dict) -> None:
         """An assumed placement whose VMI was not created after all."""
         with self.lock:
@@ -118,18 +139,26 @@ class NodeUsage:
     def _follow(self, store: Store, config: dict | None) -> bool:
         assert self._anchor is not None
         rv, uid = self._anchor
+        # The feed without its objects: a VMI is read only for an event not already known (not
+        # a deletion, which names its key and uid, nor the ADDED of a VMI this controller
+        # created on its assumed placement: `created`).
         if uid is None:
             if int(store.resource_version() or 0) < rv:
                 return False
-            events = store.changes(rv, kind=VMI)
+            events = store.changes(rv, kind=VMI, objects=False)
         else:
-            events = store.changes(rv - 1, kind=VMI)
+            events = store.changes(rv - 1, kind=VMI, objects=False)
             first = next(iter(events), None)
             if first is None or int(first.resource_version) != rv or first.uid != uid:
                 return False
         for ev in events:
-            if ev.object is not None:
-                self.observe(ev.type, ev.object, config)
+            key = (ev.namespace or "default", ev.name)
+            if ev.type == "DELETED":
+                self._drop(key, ev.uid)
+            elif not (ev.type == "ADDED" and self._known(key, ev.uid)):
+                vmi = ev.object if ev.object is not None else store.find(VMI, ev.name, ev.namespace)
+                if vmi is not None and (vmi.get("metadata") or {}).get("uid") == ev.uid:   # else gone since
+                    self.observe(ev.type, vmi, config)
             self._anchor = (int(ev.resource_version), ev.uid)
         return True
 

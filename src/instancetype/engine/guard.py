@@ -160,8 +160,10 @@ def public(what: str, decode_first: Callable[..., Any] | None = _load_vm) -> Cal
                 raise DecodeError(f"cannot {what}: the input is nested too deeply") from None
             except Exception as e:  # noqa: BLE001 - the diagnosis itself failed: still a bug
                 bug = e
-            raise InternalError(f"internal error: this is a bug in instancetype, not a problem with the input: "
-                                f"cannot {what}: {type(bug).__name__}: {bug}") from bug
+            err = InternalError(f"internal error: this is a bug in instancetype, not a problem with the input: "
+                                f"cannot {what}: {type(bug).__name__}: {bug}")
+            err.__cause__ = bug     # (set, not `raise ... from`: a compiled build drops the cause)
+            raise err
 
         return entry
 

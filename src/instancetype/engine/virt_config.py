@@ -80,7 +80,7 @@ class ClusterConfig:
         return self.arch_machine_types.get(arch if arch in ("arm64", "s390x") else "amd64", "")
 
 
-_DEFAULT = None
+_DEFAULT: ClusterConfig | None = None
 # Read configurations by content (engine/cache.py), each read from a private copy: a caller
 # mutating its configuration after a call cannot change what a later call reads.
 _CACHE: ContentCache[ClusterConfig] = ContentCache(256)

@@ -18,6 +18,10 @@ import msgspec
 from instancetype.errors import DecodeError
 from instancetype.jsonutil import clone
 
+# msgspec.field's stub types `field(default=None)` as None: typed Any here, as a compiled build
+# (mypyc checks at run time what the stubs promise) must take the Field it returns.
+_struct_field: Any = msgspec.field
+
 # --- the VM's shape ----------------------------------------------------------------------------
 # A schema is a Python type (str, int, bool), a dict of child schemas (a Go struct: an object
 # whose listed fields have those shapes; other fields are not looked at), MAP (a map[string]x:
@@ -188,7 +192,7 @@ _copy_vm = _compile(_VM, "")
 # engine decoded JSON.
 def _struct_type(schema: Any, name: str) -> Any:
     if isinstance(schema, dict):
-        fields = [(f"f{i}", _struct_type(sub, f"{name}_{key}") | None, msgspec.field(default=None, name=key))
+        fields = [(f"f{i}", _struct_type(sub, f"{name}_{key}") | None, _struct_field(default=None, name=key))
                   for i, (key, sub) in enumerate(schema.items())]
         return msgspec.defstruct(name, fields, kw_only=True)
     if isinstance(schema, list):

@@ -234,7 +234,7 @@ fields_match = selectors.fields_match
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386: `null` deletes, objects merge recursively, anything else replaces. Pure."""
     if not isinstance(patch, dict):
-        return clone(patch)
+        return patch if type(patch) in _JSON_SCALAR_TYPES else clone(patch)   # a scalar is its own copy
     out = dict(target) if isinstance(target, dict) else {}
     for k, v in patch.items():
         if v is None:
@@ -410,7 +410,7 @@ def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | Non
     if subresource not in (None, "status"):
         raise NotFound(f'the server could not find the requested resource (subresource "{subresource}")')
     if subresource == "status":
-        out = clone(stored)
+        out = clone({k: v for k, v in stored.items() if k != "status"})    # the old status is replaced
         if "status" in new:
             out["status"] = clone(new["status"])
         else:
@@ -543,8 +543,11 @@ class Store(ABC):
 
     @abstractmethod
     def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
-                namespace: str | None = None) -> Iterator[Event]:
-        """Events after resourceVersion `since`, oldest first (does not wait)."""
+                namespace: str | None = None, objects: bool = True) -> Iterator[Event]:
+        """Events after resourceVersion `since`, oldest first (does not wait). `objects=False`:
+        a caller that reads only the events' type, kind, namespace, name and uid says so, and a
+        store that would have to read and decode each object for it (the embedded one) leaves
+        `object` None; other stores may still fill it."""
 
     @abstractmethod
     def resource_version(self) -> ResourceVersion:

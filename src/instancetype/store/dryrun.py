@@ -132,7 +132,7 @@ class DryRunStore(Store):
         return obj
 
     def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
-                namespace: str | None = None) -> Iterator[Event]:
+                namespace: str | None = None, objects: bool = True) -> Iterator[Event]:
         return iter(())
 
     def resource_version(self) -> int:

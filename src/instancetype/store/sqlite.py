@@ -138,22 +138,73 @@ def _dumps(obj: Any) -> str:
 
 # Deflate's window, as zlib's `wbits`: 4 KiB (12) instead of its default 32 KiB (15). A row is
 # 0.5-4 KB of JSON, so a larger window finds nothing more to refer back to (the same bytes come
-# out for a batch start's rows) and only costs its allocation on every call. Measured in CPU time
-# on a batch start's rows (a VMI, a VM, revisions: 1.1-2.3 KB), the time per row is the same
-# within noise (20.4-20.8 us at best, either window): zlib's set-up was not, as once estimated
-# from a profile, most of it. The stream says its window in its header, so `zlib.decompress` (any
-# window up to 15) reads these rows and those of the files written before alike.
+# out for a batch start's rows). The stream says its window in its header, so `zlib.decompress`
+# (any window up to 15) reads these rows and those of the files written before alike.
 DEFLATE_WBITS = 12
+# Deflate's `memLevel`: its hash table of 2**(memLevel+7) entries, cleared for every row. Counted
+# in instructions (callgrind, a batch start's five kinds of row, 1.1-2.6 KB), level 1 costs 241 k
+# per row at zlib's default 8 and 192 k at 4 (a fifth less), for 0.2% more bytes (3,809 against
+# 3,800 for the five); at 3 and below the table is too small and both time and size grow. The
+# output differs from a default-memLevel stream's, not its format: the same reader reads both.
+DEFLATE_MEM_LEVEL = 4
 
 
 def _packed(obj: Any) -> str | bytes:
     """A row's data in format 2: the JSON, deflated when it is long (level 1: most of the gain,
-    a fraction of the time of the default level; a 4 KiB window, DEFLATE_WBITS)."""
+    a fraction of the time of the default level; DEFLATE_WBITS, DEFLATE_MEM_LEVEL)."""
+    return _packed_and_plain(obj)[0]
+
+
+def _packed_and_plain(obj: Any) -> tuple[str | bytes, str]:
+    """The row's data in format 2 (`_packed`) and its plain JSON text (for `_RecentRows`)."""
     raw = _encode(obj)
+    plain = raw.decode()
     if len(raw) < COMPRESS_MIN:
-        return raw.decode()
-    deflate = zlib.compressobj(1, zlib.DEFLATED, DEFLATE_WBITS)
-    return deflate.compress(raw) + deflate.flush()
+        return plain, plain
+    deflate = zlib.compressobj(1, zlib.DEFLATED, DEFLATE_WBITS, DEFLATE_MEM_LEVEL)
+    return deflate.compress(raw) + deflate.flush(), plain
+
+
+def _dumped_and_plain(obj: Any) -> tuple[str | bytes, str]:
+    """A format-1 row's data (`_dumps`), which is its plain JSON text."""
+    plain = _dumps(obj)
+    return plain, plain
+
+
+# How many rows a transaction keeps at hand (`_RecentRows`): the few a reconcile writes and reads
+# again (a start's VM, revisions, VMI, its instancetype and preference), not a batch's thousands.
+RECENT_ROWS = 64
+
+
+class _RecentRows:
+    """The rows this connection last wrote or read inside its write transaction, by (kind,
+    namespace, name), as `(id, uid, rv, plain JSON text)`: a reconcile reads back what it has just
+    written (an update reads the row it replaces; a VM start reads its instancetype and preference
+    twice, its start revision once), and such a read costs neither a query nor inflating a
+    deflated row. Sound only under the write lock (`BEGIN IMMEDIATE`: no other connection writes
+    the file meanwhile) and while every write of `objects` goes through `put` or `clear`; emptied
+    when the transaction ends and when a savepoint is rolled back. At most RECENT_ROWS rows (the
+    least recently used go first), so a batch's memory stays flat."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str, str], tuple[int, str, int, str]] = {}
+
+    def get(self, key: tuple[str, str, str]) -> tuple[int, str, int, str] | None:
+        row = self.rows.pop(key, None)
+        if row is not None:
+            self.rows[key] = row          # most recently used last
+        return row
+
+    def put(self, key: tuple[str, str, str], row: tuple[int, str, int, str]) -> None:
+        self.rows.pop(key, None)
+        self.rows[key] = row
+        if len(self.rows) > RECENT_ROWS:
+            del self.rows[next(iter(self.rows))]
+
+    def clear(self) -> None:
+        self.rows.clear()
 
 
 def open_store(path: str | os.PathLike | None = None) -> SqliteStore:
@@ -175,9 +226,12 @@ class SqliteStore(Store):
                                  "out for the default")
         self.path = default_state_path(path)   # `~` expanded, as for $INSTANCETYPE_STATE
         self.lock_timeout = lock_timeout
+        self._guard = _Errors(self)
         self.read_only = False
         self._depth = 0
         self._pack: Callable[[Any], str | bytes] = _dumps          # format 2 files: _packed (set on opening)
+        self._pack_plain: Callable[[Any], tuple[str | bytes, str]] = _dumped_and_plain   # the same, and the JSON
+        self._recent = _RecentRows()
         if not explicit:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         if not _new:
@@ -227,6 +281,7 @@ class SqliteStore(Store):
             self._db.execute("PRAGMA synchronous=NORMAL")
             version = self._retry(self._format)
             self._pack = _packed if version is None or version >= 2 else _dumps
+            self._pack_plain = _packed_and_plain if version is None or version >= 2 else _dumped_and_plain
             if version is not None:
                 self._retry(self._quick_check)
             else:
@@ -306,34 +361,35 @@ class SqliteStore(Store):
 
     # --- transactions and errors -------------------------------------------------------------------
 
-    @contextmanager
-    def _errors(self):
-        """SQLite failures as StoreErrors that name the file."""
-        try:
-            yield
-        except StoreError:
-            raise
-        except _DamagedRow as e:
-            raise StateFileError(f"state file {self.path} is damaged: {e.describe()} {RECOVER}") from None
-        except sqlite3.OperationalError as e:
+    def _errors(self) -> _Errors:
+        """SQLite failures as StoreErrors that name the file (a `with` block around each use)."""
+        return self._guard
+
+    def _translated(self, e: BaseException) -> BaseException | None:
+        """The StoreError that says what `e` means for the state file, or None to let `e` go."""
+        if isinstance(e, StoreError):
+            return None
+        if isinstance(e, _DamagedRow):
+            return StateFileError(f"state file {self.path} is damaged: {e.describe()} {RECOVER}")
+        if isinstance(e, sqlite3.OperationalError):
             if _locked(e):
-                raise StateFileError(f"state file {self.path} is busy: another process held its lock for more "
-                                     f"than {self.lock_timeout:g}s") from None
+                return StateFileError(f"state file {self.path} is busy: another process held its lock for more "
+                                      f"than {self.lock_timeout:g}s")
             code = getattr(e, "sqlite_errorname", "")
             if "full" in str(e):
-                raise StateFileError(f"state file {self.path}: disk full ({e}); nothing of this write was kept") \
-                    from None
+                return StateFileError(f"state file {self.path}: disk full ({e}); nothing of this write was kept")
             if code.startswith("SQLITE_IOERR_WRITE") or code.startswith("SQLITE_IOERR_FSYNC"):
-                raise StateFileError(f"state file {self.path}: writing to the disk failed ({e}, {code}: a full disk, "
-                                     "a file size limit or a failing device); nothing of this write was kept") from None
+                return StateFileError(f"state file {self.path}: writing to the disk failed ({e}, {code}: a full disk, "
+                                      "a file size limit or a failing device); nothing of this write was kept")
             if "readonly" in str(e):
-                raise StateFileError(f"state file {self.path} cannot be written here ({e}): it can be read, "
-                                     "not changed") from None
-            raise StateFileError(f"state file {self.path}: {e}") from None
-        except (sqlite3.ProgrammingError, sqlite3.InterfaceError, sqlite3.IntegrityError) as e:
-            raise StoreError(f"state file {self.path}: {e}") from None
-        except sqlite3.DatabaseError as e:   # "file is not a database", "database disk image is malformed"
-            raise StateFileError(f"state file {self.path} is damaged ({e}); {RECOVER}") from None
+                return StateFileError(f"state file {self.path} cannot be written here ({e}): it can be read, "
+                                      "not changed")
+            return StateFileError(f"state file {self.path}: {e}")
+        if isinstance(e, (sqlite3.ProgrammingError, sqlite3.InterfaceError, sqlite3.IntegrityError)):
+            return StoreError(f"state file {self.path}: {e}")
+        if isinstance(e, sqlite3.DatabaseError):   # "file is not a database", "database disk image is malformed"
+            return StateFileError(f"state file {self.path} is damaged ({e}); {RECOVER}")
+        return None
 
     def _retry(self, fn):
         """Run fn, waiting out other processes' locks (SQLite's busy timeout, then retries)."""
@@ -358,6 +414,7 @@ class SqliteStore(Store):
                 yield self
             except BaseException:
                 self._depth -= 1
+                self._recent.clear()
                 if not self._db.in_transaction:
                     # SQLite rolled the whole transaction back itself (a full disk, an I/O error):
                     # there is no savepoint to return to, and the error that did it is the news.
@@ -376,11 +433,13 @@ class SqliteStore(Store):
         with self._errors():
             self._retry(lambda: self._db.execute("BEGIN IMMEDIATE"))
         self._depth = 1
+        self._recent.clear()
         try:
             with self._errors():
                 yield self
         except BaseException:
             self._depth = 0
+            self._recent.clear()
             try:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
@@ -388,6 +447,7 @@ class SqliteStore(Store):
                 pass     # the original error says more (a damaged file fails here too)
             raise
         self._depth = 0
+        self._recent.clear()          # other processes may write once the lock is released
         with self._errors():
             self._retry(lambda: self._db.execute("COMMIT"))
 
@@ -403,8 +463,24 @@ class SqliteStore(Store):
 
     def _row(self, res: Resource, name: str, namespace: str | None):
         ns = (namespace or DEFAULT_NAMESPACE) if res.namespaced else ""
-        return self._db.execute("SELECT id, uid, rv, data FROM objects WHERE kind=? AND namespace=? AND name=?",
-                                (res.kind, ns, name)).fetchone()
+        if not self._depth:
+            return self._db.execute("SELECT id, uid, rv, data FROM objects WHERE kind=? AND namespace=? AND name=?",
+                                    (res.kind, ns, name)).fetchone()
+        key = (res.kind, ns, name)
+        row = self._recent.get(key)
+        if row is not None:
+            return row
+        row = self._db.execute("SELECT id, uid, rv, data FROM objects WHERE kind=? AND namespace=? AND name=?",
+                               (res.kind, ns, name)).fetchone()
+        if row is not None:
+            data = row[3]
+            try:
+                plain = zlib.decompress(data).decode() if isinstance(data, bytes) else data
+            except (zlib.error, UnicodeDecodeError):
+                return row          # damaged: the caller's decode says so
+            row = (row[0], row[1], row[2], plain)
+            self._recent.put(key, row)
+        return row
 
     def get(self, kind, name, namespace=None):
         res = resource(kind)
@@ -518,7 +594,7 @@ class SqliteStore(Store):
             row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone()
         return row[0] if row else 0
 
-    def changes(self, since=0, *, kind=None, namespace=None):
+    def changes(self, since=0, *, kind=None, namespace=None, objects=True):
         cond, params = "c.rv > ?", []
         if kind:
             cond += " AND c.kind=?"
@@ -526,8 +602,12 @@ class SqliteStore(Store):
         if namespace:
             cond += " AND c.namespace=?"
             params.append(namespace)
-        query = ("SELECT c.rv, c.type, c.kind, c.namespace, c.name, c.uid, coalesce(c.data, o.data) FROM changes c "
-                 f"LEFT JOIN objects o ON c.type != 'DELETED' AND o.uid = c.uid WHERE {cond} ORDER BY c.rv LIMIT {_CHUNK}")
+        # Without objects the feed is the changes table alone: no row of `objects` is joined,
+        # read or decoded (a write's triggers ask only which kinds and types changed).
+        data = "coalesce(c.data, o.data)" if objects else "NULL"
+        join = "LEFT JOIN objects o ON c.type != 'DELETED' AND o.uid = c.uid " if objects else ""
+        query = (f"SELECT c.rv, c.type, c.kind, c.namespace, c.name, c.uid, {data} FROM changes c {join}"
+                 f"WHERE {cond} ORDER BY c.rv LIMIT {_CHUNK}")
         while True:
             with self._errors():
                 rows = self._db.execute(query, (since, *params)).fetchall()
@@ -602,10 +682,12 @@ class SqliteStore(Store):
                 raise already_exists(res, meta["name"])
             rv = self._log("ADDED", obj)
             meta["resourceVersion"] = str(rv)
+            data, plain = self._pack_plain(obj)
             oid = self._db.execute(
                 "INSERT INTO objects (kind, namespace, name, uid, rv, data) VALUES (?,?,?,?,?,?)",
-                (res.kind, meta.get("namespace", ""), meta["name"], meta["uid"], rv, self._pack(obj))).lastrowid
+                (res.kind, namespace, meta["name"], meta["uid"], rv, data)).lastrowid
             assert oid is not None
+            self._recent.put((res.kind, namespace, meta["name"]), (oid, meta["uid"], rv, plain))
             self._index(oid, obj, None)
         return obj
 
@@ -622,8 +704,11 @@ class SqliteStore(Store):
             # it is written (the feed says DELETED), and what it owns is collected.
             return self._remove((row[0], row[1], row[2], self._pack(out)), True)
         rv = self._log("MODIFIED", out)
-        out["metadata"]["resourceVersion"] = str(rv)
-        self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, self._pack(out), row[0]))
+        meta = out["metadata"]
+        meta["resourceVersion"] = str(rv)
+        data, plain = self._pack_plain(out)
+        self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, data, row[0]))
+        self._recent.put((res.kind, meta.get("namespace") or "", name), (row[0], row[1], rv, plain))
         self._index(row[0], out, stored)
         return out
 
@@ -705,6 +790,7 @@ class SqliteStore(Store):
 
     def _rewrite(self, row, stored: dict, out: dict) -> dict:
         """Store `out` over `stored` as the server writes its own fields (no update rules)."""
+        self._recent.clear()      # a deletion's path: rare, and simpler forgotten than kept
         rv = self._log("MODIFIED", out)
         out["metadata"]["resourceVersion"] = str(rv)
         self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, self._pack(out), row[0]))
@@ -744,6 +830,7 @@ class SqliteStore(Store):
             kind, ns, name = self._db.execute("SELECT kind, namespace, name FROM objects WHERE id=?",
                                               (oid,)).fetchone()
             obj = {"kind": kind, "metadata": {"name": name, "uid": uid, **({"namespace": ns} if ns else {})}}
+        self._recent.clear()      # as in _rewrite
         self._db.execute("DELETE FROM objects WHERE id=?", (oid,))
         self._db.execute("DELETE FROM labels WHERE oid=?", (oid,))
         self._db.execute("DELETE FROM owners WHERE oid=?", (oid,))
@@ -791,6 +878,27 @@ class SqliteStore(Store):
 
     def _by_id(self, oid: int):
         return self._db.execute("SELECT id, uid, rv, data FROM objects WHERE id=?", (oid,)).fetchone()
+
+
+class _Errors:
+    """`SqliteStore._errors()`: one per store, reused by every block (a class, not a generator
+    context manager: a start runs some 40 of these blocks, and a generator's set-up per block
+    was a measurable part of the store's own time)."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: SqliteStore):
+        self.store = store
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ, e, tb) -> None:
+        if e is None:
+            return              # (None: never swallows an exception)
+        translated = self.store._translated(e)
+        if translated is not None:
+            raise translated from None
 
 
 class _Noop:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.jsonutil import clone
 from instancetype.store.base import Store, now
 
 from .. import state_requests as requests
@@ -101,12 +100,12 @@ def _put(store: Store, stored: dict, status: dict) -> dict:
     it is what is stored, apart from transition times)."""
     if _same_ignoring_times(stored.get("status"), status):
         return stored
-    current = clone(stored)
     # A condition keeps its lastTransitionTime while its status does not change (Kubernetes' rule).
-    before = {c.get("type"): c for c in (current.get("status") or {}).get("conditions") or ()}
+    before = {c.get("type"): c for c in (stored.get("status") or {}).get("conditions") or ()}
     for c in status.get("conditions") or ():
         old = before.get(c["type"])
         if old is not None and old.get("status") == c["status"] and old.get("lastTransitionTime"):
             c["lastTransitionTime"] = old["lastTransitionTime"]
-    current["status"] = status
-    return store.update(current, subresource="status")
+    # The status subresource takes only the status from the body (the store keeps the rest as
+    # stored), so the body is `stored` with the new status, not a copy of the whole VM.
+    return store.update({**stored, "status": status}, subresource="status")

@@ -111,6 +111,7 @@ def _create(store: Store, vm: dict, vmi: dict, config: dict | None) -> dict:
         # A VMI kind served with a status subresource drops the status on create: report it.
         created["status"] = scheduled["status"]
         created = store.update(created, subresource="status")
+    node_usage.current().created(created)
     return created
 
 

@@ -29,15 +29,16 @@ def preferred_topology(preference: dict[str, Any] | None) -> str:
     return DEFAULT_TOPOLOGY
 
 
-def spread_options(preference: dict[str, Any] | None) -> tuple[int, str]:
+def spread_options(preference: dict[str, Any] | None) -> tuple[Any, Any]:
     """(ratio, across) as GetSpreadOptions computes them.
 
     ratio: spreadOptions.ratio when present (even 0), else a non-zero
     preferSpreadSocketToCoreRatio, else 2; across: spreadOptions.across when
     present (even ""), else SocketsCores.
     """
-    ratio = DEFAULT_SPREAD_RATIO
-    across = DEFAULT_SPREAD_ACROSS
+    # (Any: the preference's values are whatever its JSON holds; check_spread refuses a wrong type)
+    ratio: Any = DEFAULT_SPREAD_RATIO
+    across: Any = DEFAULT_SPREAD_ACROSS
     if not preference:
         return ratio, across
     top = preference.get("preferSpreadSocketToCoreRatio")

@@ -30,6 +30,10 @@ import msgspec
 from instancetype.api.kubevirt_types import NOT_REQUIRED, kubevirt_types
 from instancetype.engine.results import Cause
 
+# msgspec.field's stub types `field(default=None)` as None: typed Any here, as a compiled build
+# (mypyc checks at run time what the stubs promise) must take the Field it returns.
+_struct_field: Any = msgspec.field
+
 ROOT = "kv.VirtualMachine"
 # metav1.FieldsV1 (managedFields' field sets) is opaque JSON (`x-kubernetes-preserve-unknown-fields`):
 # every object the API server admits carries it, with keys such as `f:spec`.
@@ -345,9 +349,9 @@ class _FastSchema:
         for i, (key, t) in enumerate(self.types.get(name, {}).items()):
             typ = self.of(t[0], name, key)
             if not t[2] and (name, key) not in NOT_REQUIRED:     # required: present and not null
-                fields.append((f"f{i}", typ, msgspec.field(name=key)))
+                fields.append((f"f{i}", typ, _struct_field(name=key)))
             else:
-                fields.append((f"f{i}", typ | None, msgspec.field(default=None, name=key)))
+                fields.append((f"f{i}", typ | None, _struct_field(default=None, name=key)))
         made = self.made[name] = msgspec.defstruct(
             "VM_" + name.replace(".", "_"), fields, kw_only=True, forbid_unknown_fields=name not in OPEN_STRUCTS)
         return made
@@ -392,20 +396,20 @@ def _walk_unknown(kind: str, v: Any, path: str, out: list[Any], prune: bool) -> 
             if spec is None:
                 out.append(sub)
                 continue
-            y = _walk_unknown(spec[0], x, sub, out, prune) if x is not None else x
+            y = _walk_unknown(spec[0], x, sub, out, prune) if x is not None else None
             if prune:
                 kept[key] = y
         return kept if prune else v
     if kind.startswith("slice:"):
         if type(v) is not list:
             return v
-        items = [_walk_unknown(kind[6:], x, f"{path}[{i}]", out, prune) if x is not None else x
+        items = [_walk_unknown(kind[6:], x, f"{path}[{i}]", out, prune) if x is not None else None
                  for i, x in enumerate(v)]
         return items if prune else v
     if kind.startswith("map:"):
         if type(v) is not dict:
             return v
-        pruned = {k: _walk_unknown(kind[4:], x, f"{path}[{k}]", out, prune) if x is not None else x
+        pruned = {k: _walk_unknown(kind[4:], x, f"{path}[{k}]", out, prune) if x is not None else None
                   for k, x in v.items()}
         return pruned if prune else v
     return v

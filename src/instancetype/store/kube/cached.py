@@ -171,8 +171,8 @@ class CachedStore(Store):
                                uid=uid, grace_period=grace_period)
 
     def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
-                namespace: str | None = None) -> Iterator[Event]:
-        return self.api.changes(since, kind=kind, namespace=namespace)
+                namespace: str | None = None, objects: bool = True) -> Iterator[Event]:
+        return self.api.changes(since, kind=kind, namespace=namespace, objects=objects)
 
     def resource_version(self) -> str:
         return self.api.resource_version()

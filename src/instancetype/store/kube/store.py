@@ -364,10 +364,11 @@ class KubeStore(Store):
         return WatchStream(self.http.stream(path, params, idle=idle, res=res))
 
     def changes(self, since: ResourceVersion = 0, *, kind: str | None = None,
-                namespace: str | None = None) -> Iterator[Event]:
+                namespace: str | None = None, objects: bool = True) -> Iterator[Event]:
         """Events of `kind` after resourceVersion `since` (a watch that ends once 0.25 s pass with
         no event). A cluster has no feed of all kinds at once: `kind` is required. An Informer
-        is the way to follow changes continuously."""
+        is the way to follow changes continuously. A watch carries the objects whatever
+        `objects` says."""
         if not kind:
             raise BadRequest("changes: a cluster's change feed is per kind: name the kind")
         yield from self.watch(kind, namespace, since=str(since) if since else None, timeout=0.25)

@@ -1,0 +1,111 @@
+"""The embedded store's reads inside a write transaction: the rows it last wrote or read are kept
+at hand (`sqlite._RecentRows`), never answering with what the file no longer holds; and the change
+feed without its objects (`changes(objects=False)`)."""
+from __future__ import annotations
+
+import pytest
+
+from instancetype.store.base import NotFound
+from instancetype.store.sqlite import RECENT_ROWS, SqliteStore
+
+
+def _ns(name: str, note: str = "") -> dict:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "annotations": {"note": note * 300}}}
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = SqliteStore(tmp_path / "state.db")
+    yield s
+    s.close()
+
+
+def _statements(store: SqliteStore) -> list[str]:
+    seen: list[str] = []
+    store._db.set_trace_callback(seen.append)
+    return seen
+
+
+def test_a_row_written_is_read_back_without_a_query(store):
+    with store.transaction() as tx:
+        tx.create(_ns("a", "x"))
+        seen = _statements(store)
+        got = tx.get("Namespace", "a")
+        got["metadata"]["annotations"]["note"] = "y"
+        written = tx.update(got)
+        again = tx.get("Namespace", "a")
+        store._db.set_trace_callback(None)
+    assert not [s for s in seen if s.startswith("SELECT id, uid, rv, data FROM objects")]
+    assert again["metadata"]["annotations"]["note"] == "y"
+    assert again == written and again["metadata"]["resourceVersion"] != got["metadata"]["resourceVersion"]
+    assert store.get("Namespace", "a") == again
+
+
+def test_each_read_is_a_fresh_object(store):
+    with store.transaction() as tx:
+        tx.create(_ns("a", "x"))
+        first = tx.get("Namespace", "a")
+        first["metadata"]["annotations"]["note"] = "changed by the caller"
+        assert tx.get("Namespace", "a")["metadata"]["annotations"]["note"] == "x" * 300
+
+
+def test_a_rolled_back_savepoint_forgets_what_it_wrote(store):
+    store.create(_ns("a", "x"))
+    with store.transaction() as tx:
+        assert tx.get("Namespace", "a")["metadata"]["annotations"]["note"] == "x" * 300
+        with pytest.raises(RuntimeError), tx.transaction():
+            obj = tx.get("Namespace", "a")
+            obj["metadata"]["annotations"]["note"] = "inner"
+            tx.update(obj)
+            tx.create(_ns("b"))
+            raise RuntimeError("undo")
+        assert tx.get("Namespace", "a")["metadata"]["annotations"]["note"] == "x" * 300
+        with pytest.raises(NotFound):
+            tx.get("Namespace", "b")
+
+
+def test_a_deleted_row_is_not_found(store):
+    with store.transaction() as tx:
+        tx.create(_ns("a"))
+        tx.get("Namespace", "a")
+        tx.delete("Namespace", "a")
+        with pytest.raises(NotFound):
+            tx.get("Namespace", "a")
+
+
+def test_another_connection_writes_between_transactions(store, tmp_path):
+    store.create(_ns("a", "x"))
+    with store.transaction() as tx:
+        tx.get("Namespace", "a")
+    other = SqliteStore(tmp_path / "state.db")
+    obj = other.get("Namespace", "a")
+    obj["metadata"]["annotations"]["note"] = "other"
+    other.update(obj)
+    other.close()
+    with store.transaction() as tx:
+        assert tx.get("Namespace", "a")["metadata"]["annotations"]["note"] == "other"
+
+
+def test_the_rows_kept_are_bounded(store):
+    with store.transaction() as tx:
+        for i in range(RECENT_ROWS * 3):
+            tx.create(_ns(f"n{i}", "x"))
+        assert len(store._recent.rows) == RECENT_ROWS
+        assert tx.get("Namespace", "n0")["metadata"]["name"] == "n0"      # read from the file
+    assert not store._recent.rows
+
+
+def test_the_feed_without_objects(store):
+    since = store.resource_version()
+    store.create(_ns("a", "x"))
+    obj = store.get("Namespace", "a")
+    obj["metadata"]["annotations"] = {"k": "v"}
+    store.update(obj)
+    store.delete("Namespace", "a")
+    full = list(store.changes(since))
+    bare = list(store.changes(since, objects=False))
+    assert [(e.type, e.kind, e.namespace, e.name, e.uid, e.resource_version) for e in bare] == \
+        [(e.type, e.kind, e.namespace, e.name, e.uid, e.resource_version) for e in full]
+    assert [e.type for e in bare] == ["ADDED", "MODIFIED", "DELETED"]
+    assert all(e.object is None for e in bare)
+    assert full[-1].object is not None
