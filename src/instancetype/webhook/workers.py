@@ -44,7 +44,7 @@ class AdmissionPool:
         vm_decode.warm_up()      # the engine's msgspec types, before several threads use them
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self.busy = 0            # jobs being run now (tests wait on it; nothing else reads it)
+        self.busy = 0            # jobs being run now (serve answers inline only at 0; tests wait on it)
         self._threads: list[threading.Thread] = []
         previous = threading.stack_size(STACK_SIZE)
         try:
