@@ -33,13 +33,13 @@ from instancetype.engine.apply import apply_normalised, conflict_message
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
 from instancetype.engine.find import find_instancetype, find_preference, index_for
 from instancetype.engine.guard import public
+from instancetype.engine.json_copy import copy_json
 from instancetype.engine.spec import NormalisedSpec, instancetype_spec, preference_spec
 from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_decode import load_vm
 from instancetype.engine.vm_fields import normalize_vm
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
 from instancetype.errors import ConflictError, DecodeError
-from instancetype.jsonutil import clone
 
 ROOT = "spec.template.spec"
 
@@ -62,7 +62,7 @@ def expand(vm: dict[str, Any], *, instancetype: Any = None, preference: Any = No
     has_it = spec.get("instancetype") is not None
     has_pref = spec.get("preference") is not None
     if not has_it and not has_pref:
-        return normalize_vm(clone(vm))
+        return normalize_vm(copy_json(vm))
 
     cfg = cluster_config(config)
     index = None
@@ -82,7 +82,7 @@ def expand(vm: dict[str, Any], *, instancetype: Any = None, preference: Any = No
                 index = index_for(vm, objects)
             pref = cast("NormalisedSpec | None", find_preference(vm, index))
 
-    out = clone(vm)
+    out = copy_json(vm)
     # Canonical form exactly once, before anything is derived: canonical text does not always
     # read back in its format ("1953.125Ki" prints "2000000", which reads as DecimalSI and
     # would print "2M"), while Go keeps the Quantity object (and its format) when it copies

@@ -123,10 +123,10 @@ def _null_items_zeroed(vm: Any) -> dict[str, Any] | None:
     KubeVirt a null item."""
     if not isinstance(vm, dict):
         return None
+    from instancetype.engine.json_copy import copy_json
     from instancetype.engine.vm_validation.schema import zero_null_items
-    from instancetype.jsonutil import clone
 
-    copy = clone(vm)
+    copy = copy_json(vm)
     zero_null_items(copy)
     return copy if copy != vm else None
 

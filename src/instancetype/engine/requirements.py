@@ -17,8 +17,8 @@ from functools import lru_cache
 from typing import Any
 
 from instancetype.engine.guard import public
+from instancetype.engine.json_copy import copy_json
 from instancetype.errors import ConflictError, RequirementsError
-from instancetype.jsonutil import clone
 
 from .apply import apply_to_spec, conflict_message
 from .preference.cpu import preferred_topology, spread_options
@@ -176,8 +176,8 @@ def check_requirements(vm: dict[str, Any], *, instancetype: dict[str, Any] | Non
             raise err
         return
 
-    spec = clone(got) if isinstance(got := tmpl.get("spec"), dict) else {}
-    metadata = clone(got) if isinstance(got := tmpl.get("metadata"), dict) else {}
+    spec = copy_json(got) if isinstance(got := tmpl.get("spec"), dict) else {}
+    metadata = copy_json(got) if isinstance(got := tmpl.get("metadata"), dict) else {}
     if instancetype is not None or preference is not None:
         check_spread(instancetype, preference)
         conflicts = apply_to_spec(spec, metadata, instancetype, preference, root="spec.template.spec")

@@ -27,8 +27,8 @@ from typing import Any
 from instancetype.api import kinds as K
 from instancetype.api import v1alpha
 from instancetype.api.gotext import json_type
+from instancetype.engine.json_copy import copy_json
 from instancetype.errors import DecodeError, Error, UnexpectedKindError
-from instancetype.jsonutil import clone
 
 REVISION_API_VERSION = "apps/v1"
 REVISION_KIND = "ControllerRevision"
@@ -94,7 +94,7 @@ def object_kind(obj: Mapping[str, Any], kind: str | None = None) -> str:
 def stored_object(obj: Mapping[str, Any], kind: str | None = None) -> dict[str, Any]:
     """`obj` as a revision's `data` holds it: v1beta1, CamelCase kind, metadata stripped."""
     k = object_kind(obj, kind)
-    out = clone(dict(obj))
+    out = copy_json(dict(obj))
     if out.get("apiVersion") in _INSTANCETYPE_GROUP_OLD:
         out = v1alpha.convert_to_v1beta1(out)[0]
     out["apiVersion"] = K.API_VERSION
@@ -188,7 +188,7 @@ def revision_object(cr: Mapping[str, Any], *, allow_old: bool = True) -> dict[st
         raise DecodeError(f"failed to decode object in ControllerRevision: Object 'Kind' is missing in '{_raw(data)}'")
     api_version = api_version if isinstance(api_version, str) else ""
     if kind in K.ALL_TYPE_KINDS and api_version == K.API_VERSION:
-        return clone(dict(data))
+        return copy_json(dict(data))
     if kind in K.ALL_TYPE_KINDS and api_version in _INSTANCETYPE_GROUP_OLD and allow_old:
         # The generated v1alpha->v1beta1 conversion (fields v1beta1 added dropped, value fields
         # turned into always-set pointers), as KubeVirt v1.3-v1.6 applied to stored payloads.
@@ -245,7 +245,7 @@ def check_existing(built: Mapping[str, Any], existing: Mapping[str, Any]) -> dic
     if not same_content(built, existing):
         raise Error(f"found existing ControllerRevision with unexpected data: {_meta(built).get('name') or ''}",
                     reason="FailedCreate")
-    return clone(dict(existing))
+    return copy_json(dict(existing))
 
 
 # --- upgrade -------------------------------------------------------------------------------------

@@ -22,9 +22,9 @@ from functools import cache
 from typing import Any
 
 from instancetype.api import crd, kinds
+from instancetype.engine.json_copy import copy_json
 from instancetype.engine.results import Cause
 from instancetype.errors import UnexpectedKindError
-from instancetype.jsonutil import clone
 
 
 @cache
@@ -134,7 +134,7 @@ def check_schema(obj: Any) -> tuple[Any, list[Cause]]:
     body = {k: v for k, v in obj.items() if k != "metadata"}
     pruned = _check_object(body, s, "", causes)
     if isinstance(meta, dict):
-        pruned["metadata"] = clone(meta)
+        pruned["metadata"] = copy_json(meta)
     elif meta is not None:
         causes.append(_invalid("metadata", json.dumps(_json_type(meta)),
                                f'metadata in body must be of type object: "{_json_type(meta)}"',

@@ -30,8 +30,9 @@ from typing import Any
 import msgspec
 
 from instancetype.engine.cache import ContentCache, private_copy
+from instancetype.engine.json_copy import copy_json
 from instancetype.errors import DecodeError, InternalError, QuantityError
-from instancetype.jsonutil import clone, json_problem
+from instancetype.jsonutil import json_problem
 
 _UINT32_MAX = 4294967295
 
@@ -158,7 +159,7 @@ def _cached(tag: str, x: Any, build: Callable[[Any], NormalisedSpec | None]) -> 
     try:
         key = (tag, _PACK(x))
     except (TypeError, ValueError, OverflowError, RecursionError, msgspec.MsgspecError):
-        return _build_checked(tag, clone(x), build)     # (tuples read as lists, as msgpack reads them)
+        return _build_checked(tag, copy_json(x), build)     # (tuples read as lists, as msgpack reads them)
     out = _BY_CONTENT.get(key)
     if out is not None:
         _BY_CONTENT.move_to_end(key)

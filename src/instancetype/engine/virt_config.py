@@ -16,9 +16,10 @@ if TYPE_CHECKING:
     from instancetype.api.quantity import Quantity
 
 from instancetype.engine.cache import ContentCache, content_key, private_copy
+from instancetype.engine.json_copy import copy_json
 from instancetype.engine.spec import canonical_quantity
 from instancetype.errors import DecodeError
-from instancetype.jsonutil import clone, json_problem
+from instancetype.jsonutil import json_problem
 
 DEFAULT_ARCHITECTURE = "amd64"
 DEFAULT_MACHINE_TYPES = {"amd64": "q35", "arm64": "virt", "s390x": "s390-ccw-virtio"}
@@ -96,7 +97,7 @@ def cluster_config(config: Any = None) -> ClusterConfig:
         return _DEFAULT
     key = content_key(config)
     if key is None:
-        return _read_checked(clone(config))
+        return _read_checked(copy_json(config))
     return _CACHE.get_or_build(key, lambda: _read_checked(private_copy(key)))
 
 

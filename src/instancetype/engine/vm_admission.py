@@ -40,12 +40,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from instancetype import jsonutil
 from instancetype.api import kinds as K
 from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.apply import apply_to_spec, conflict_message
 from instancetype.engine.find import find_instancetype_or_none
 from instancetype.engine.guard import public
+from instancetype.engine.json_copy import copy_json
 from instancetype.engine.requirements import check as check_requirements
 from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.engine.spec import is_whole_object
@@ -94,7 +94,7 @@ def apply_to_template_copy(template: Any, instancetype: dict[str, Any] | None, p
     validating webhook goes on to validate)."""
     template = template if isinstance(template, dict) else {}
     spec = template.get("spec")
-    spec = jsonutil.clone(spec) if isinstance(spec, dict) else {}
+    spec = copy_json(spec) if isinstance(spec, dict) else {}
     meta = template.get("metadata")
     meta = dict(meta) if isinstance(meta, dict) else {}
     if instancetype is not None or preference is not None:

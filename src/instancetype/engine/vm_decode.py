@@ -15,8 +15,8 @@ from typing import Annotated, Any
 
 import msgspec
 
+from instancetype.engine.json_copy import copy_json
 from instancetype.errors import DecodeError
-from instancetype.jsonutil import clone
 
 # msgspec.field's stub types `field(default=None)` as None: typed Any here, as a compiled build
 # (mypyc checks at run time what the stubs promise) must take the Field it returns.
@@ -134,7 +134,7 @@ def _compile(schema: Any, path: str) -> Callable[[Any], Any]:
                 if copy is not None:
                     out[key] = copy(x)
                 elif type(x) is dict or type(x) is list:
-                    out[key] = clone(x)
+                    out[key] = copy_json(x)
                 else:
                     out[key] = x
             return out
@@ -153,7 +153,7 @@ def _compile(schema: Any, path: str) -> Callable[[Any], Any]:
         def copy_map(value: Any) -> dict[str, Any]:
             if not isinstance(value, Mapping):
                 raise _bad(value, path, schema)
-            return clone(value if type(value) is dict else dict(value))
+            return copy_json(value if type(value) is dict else dict(value))
         return copy_map
     if schema is UINT32:
         def copy_uint32(value: Any) -> Any:
@@ -268,7 +268,7 @@ def load_schema_checked_vm(vm: dict[str, Any]) -> dict[str, Any]:
     """`load_vm` for a VM that passed the VirtualMachine schema check exactly as Go decodes it
     (schema.check_vm_schema_shaped): the schema has checked every field's type, so a plain
     copy is its decoded form once the uint32 CPU counts are in range (else `load_vm` says why)."""
-    out = clone(vm)
+    out = copy_json(vm)
     cpu = (((out["spec"].get("template") or {}).get("spec") or {}).get("domain") or {}).get("cpu")
     if cpu:
         for key in ("sockets", "cores", "threads", "maxSockets"):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.engine.json_copy import copy_json
 from instancetype.engine.topology import guest_topology
-from instancetype.jsonutil import clone
 
 from ._util import child, domain, resource_lists
 
@@ -58,10 +58,10 @@ def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], ro
         vm_cpu["isolateEmulatorThread"] = v
     v = want.get("numa")
     if v is not None:
-        vm_cpu["numa"] = clone(v)
+        vm_cpu["numa"] = copy_json(v)
     v = want.get("realtime")
     if v is not None:
-        vm_cpu["realtime"] = clone(v)
+        vm_cpu["realtime"] = copy_json(v)
     v = want.get("maxSockets")
     if v is not None:
         vm_cpu["maxSockets"] = v

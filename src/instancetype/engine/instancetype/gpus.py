@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.jsonutil import clone
+from instancetype.engine.json_copy import copy_json
 
 from ._util import child, domain
 
@@ -15,5 +15,5 @@ def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], ro
     devices = child(domain(spec), "devices")
     if devices.get("gpus"):
         return [f"{root}.domain.devices.gpus"]
-    devices["gpus"] = clone(want)
+    devices["gpus"] = copy_json(want)
     return []

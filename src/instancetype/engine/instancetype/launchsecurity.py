@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.jsonutil import clone
+from instancetype.engine.json_copy import copy_json
 
 from ._util import domain
 
@@ -15,5 +15,5 @@ def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], ro
     dom = domain(spec)
     if dom.get("launchSecurity") is not None:
         return [f"{root}.domain.launchSecurity"]
-    dom["launchSecurity"] = clone(ls)
+    dom["launchSecurity"] = copy_json(ls)
     return []

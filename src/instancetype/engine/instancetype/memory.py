@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.engine.json_copy import copy_json
 from instancetype.engine.memory import overcommit_request
 from instancetype.engine.spec import guest_format
-from instancetype.jsonutil import clone
 
 from ._util import child, domain, resource_lists
 
@@ -35,7 +35,7 @@ def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], ro
         child(res, "requests")["memory"] = overcommit_request(guest, percent, guest_format(it))
     v = want.get("hugepages")
     if v is not None:
-        vm_mem["hugepages"] = clone(v)
+        vm_mem["hugepages"] = copy_json(v)
     v = want.get("maxGuest")
     if v is not None:
         vm_mem["maxGuest"] = v

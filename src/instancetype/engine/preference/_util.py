@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.jsonutil import child, clone, dict_items
+from instancetype.engine.json_copy import copy_json
+from instancetype.jsonutil import child, dict_items
 
 __all__ = ["child", "copy_value", "devices", "dict_items", "domain"]     # (child, dict_items: shared by the appliers)
 
@@ -23,5 +24,5 @@ def devices(spec: dict[str, Any]) -> dict[str, Any]:
 
 def copy_value(v: Any) -> Any:
     """A value taken from the preference, detached so later defaulting cannot alter the preference."""
-    return clone(v) if type(v) in (dict, list) else v
+    return copy_json(v) if type(v) in (dict, list) else v
 
