@@ -123,7 +123,7 @@ def _null_items_zeroed(vm: Any) -> dict[str, Any] | None:
     KubeVirt a null item."""
     if not isinstance(vm, dict):
         return None
-    from instancetype.engine.json_copy import copy_json
+    from instancetype.engine.jsondata import copy_json
     from instancetype.engine.vm_validation.schema import zero_null_items
 
     copy = copy_json(vm)

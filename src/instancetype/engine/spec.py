@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 
 from instancetype.engine.cache import ContentCache, private_copy
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.errors import DecodeError, InternalError, QuantityError
 from instancetype.jsonutil import json_problem
 

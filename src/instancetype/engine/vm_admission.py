@@ -45,7 +45,7 @@ from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.apply import apply_to_spec, conflict_message
 from instancetype.engine.find import find_instancetype_or_none
 from instancetype.engine.guard import public
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.engine.requirements import check as check_requirements
 from instancetype.engine.results import AdmissionResult, Cause
 from instancetype.engine.spec import is_whole_object

@@ -14,7 +14,7 @@ def domain(spec: dict[str, Any]) -> dict[str, Any]:
 def child(parent: dict[str, Any], key: str) -> dict[str, Any]:
     """parent[key], created as {} when absent (Go's `if x == nil { x = &T{} }`).
 
-    Unlike jsonutil.child, a present value of the wrong type is returned as is: expand does
+    Unlike jsondata.child, a present value of the wrong type is returned as is: expand does
     not check the VM's shape up front, so the handler trips over it and the guard
     (engine/guard.py) reports Go's decode error naming the field, instead of replacing it."""
     v = parent.get(key)

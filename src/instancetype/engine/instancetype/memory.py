@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.engine.memory import overcommit_request
 from instancetype.engine.spec import guest_format
 
