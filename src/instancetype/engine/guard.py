@@ -51,9 +51,10 @@ def _engine_built(value: Any) -> bool:
     if isinstance(value, (dict, list, str, int, float)):
         return False
     from instancetype.engine.objects import ObjectSource
+    from instancetype.engine.spec import DecodedSpec
     from instancetype.engine.virt_config import ClusterConfig
 
-    return isinstance(value, (ObjectSource, ClusterConfig))
+    return isinstance(value, (ObjectSource, ClusterConfig, DecodedSpec))
 
 
 def _decode_typed(obj: dict[str, Any]) -> None:
