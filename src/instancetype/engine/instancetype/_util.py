@@ -25,7 +25,8 @@ def child(parent: dict[str, Any], key: str) -> dict[str, Any]:
 
 def resource_lists(spec: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """domain.resources' (requests, limits), each None unless it is an object."""
-    res = (spec.get("domain") or {}).get("resources")
+    domain: dict[str, Any] = spec.get("domain") or {}
+    res: dict[str, Any] | None = domain.get("resources")
     if not res:
         return None, None
     requests, limits = res.get("requests"), res.get("limits")
