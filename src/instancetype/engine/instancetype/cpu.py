@@ -16,7 +16,7 @@ from ._util import child, domain, resource_lists
 
 
 def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
-    want = it.get("cpu") or {}
+    want: dict[str, Any] = it.get("cpu") or {}
     vm_cpu = child(domain(spec), "cpu")
     conflicts = []
     requests, limits = resource_lists(spec)

@@ -12,7 +12,7 @@ from ._util import child, domain, resource_lists
 
 
 def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
-    want = it.get("memory") or {}
+    want: dict[str, Any] = it.get("memory") or {}
     dom = domain(spec)
     vm_mem = child(dom, "memory")
     if vm_mem.get("guest") is not None:
