@@ -156,7 +156,7 @@ def _template(vm: dict[str, Any]) -> dict[str, Any]:
 
 
 @public("check preference requirements")
-def check_requirements(vm: dict[str, Any], *, instancetype: dict[str, Any] | None = None, preference: dict[str, Any] | None = None,
+def check_requirements(vm: dict[str, Any], *, instancetype: Any = None, preference: Any = None,
                        config: dict[str, Any] | None = None, admission: bool = False) -> None:
     """Raise RequirementsError when the preference's requirements are not met.
 
