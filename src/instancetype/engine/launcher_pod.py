@@ -67,8 +67,9 @@ def quantity_int(value: Any, *, milli: bool = False) -> int | None:
     (tests/engine/test_quantity_int.py)."""
     t = type(value)
     if t is int:
-        if -_INT64_LIMIT < value < _INT64_LIMIT:
-            return value * 1000 if milli else value
+        n: int = value
+        if -_INT64_LIMIT < n < _INT64_LIMIT:
+            return n * 1000 if milli else n
     elif t is str:
         digits = value.rstrip("kMGTPEim")
         if digits and len(digits) <= 18 and digits.isascii() and digits.isdigit():
