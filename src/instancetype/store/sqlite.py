@@ -176,7 +176,6 @@ def _dumped_text(plain: str) -> str:
 # How many rows a transaction keeps at hand (`_RecentRows`): the few a reconcile writes and reads
 # again (a start's VM, revisions, VMI, its instancetype and preference), not a batch's thousands.
 RECENT_ROWS = 64
-_CREATE_BEHIND = os.environ.get("IT_CREATE_BEHIND", "1") == "1"   # TEMP: measured both ways
 
 _Key = tuple[str, str, str]                 # (kind, namespace, name)
 _Row = tuple[int, str, int, str]            # (id, uid, rv, data): data the plain JSON text when kept
@@ -745,14 +744,14 @@ class SqliteStore(Store):
                 raise already_exists(res, meta["name"])
             rv = self._log("ADDED", obj)
             meta["resourceVersion"] = str(rv)
-            plain = _encode(obj).decode()
-            behind = _CREATE_BEHIND and self._depth > 0
+            # The row's columns now, its data written behind (`_RecentRows`, `_flush`): an empty
+            # text until then, which no read sees (7.42 M instructions per VM start against
+            # 7.54 M with the data inserted at once, a VM being written again three times).
             oid = self._db.execute(
-                "INSERT INTO objects (kind, namespace, name, uid, rv, data) VALUES (?,?,?,?,?,?)",
-                (res.kind, namespace, meta["name"], meta["uid"], rv,
-                 "" if behind else self._pack_text(plain))).lastrowid
+                "INSERT INTO objects (kind, namespace, name, uid, rv, data) VALUES (?,?,?,?,?,'')",
+                (res.kind, namespace, meta["name"], meta["uid"], rv)).lastrowid
             assert oid is not None
-            self._keep((res.kind, namespace, meta["name"]), (oid, meta["uid"], rv, plain), behind)
+            self._keep((res.kind, namespace, meta["name"]), (oid, meta["uid"], rv, _encode(obj).decode()), True)
             self._index(oid, obj, None)
         return obj
 
