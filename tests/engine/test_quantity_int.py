@@ -60,3 +60,16 @@ def test_allocatable_reads_cpu_in_millicores():
                        "capacity": {"cpu": "4"}}}
     assert allocatable(node) == {"cpu": 3500, "memory": 16 << 30, "pods": 110}
     assert allocatable({"status": {"capacity": {"cpu": "4", "memory": "1G"}}}) == {"cpu": 4000, "memory": 10**9}
+
+
+def test_allocatable_follows_the_node_text_and_hands_out_its_own_dict():
+    node = {"status": {"allocatable": {"cpu": "2", "memory": "1Gi", "pods": "10"}}}
+    first = allocatable(node)
+    first["cpu"] = 0                       # the caller's to change
+    assert allocatable(node) == {"cpu": 2000, "memory": 1 << 30, "pods": 10}
+    node["status"]["allocatable"]["cpu"] = "1500m"
+    assert allocatable(node)["cpu"] == 1500
+    assert allocatable({"status": {"allocatable": {"cpu": 2}}}) == {"cpu": 2000}     # a number, not the text
+    assert allocatable({"status": {"allocatable": {"cpu": 2.5}}}) == {"cpu": 2500}
+    odd = {"status": {"allocatable": {"cpu": {"not": "a quantity"}, "pods": "3"}}}
+    assert allocatable(odd) == {"pods": 3}
