@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from instancetype.store.base import NotFound
+from instancetype.store.base import AlreadyExists, NotFound
 from instancetype.store.sqlite import RECENT_ROWS, SqliteStore
 
 
@@ -174,3 +174,40 @@ def test_format_1_rows_written_behind_stay_text(tmp_path):
     s.close()
     rv, data = _file_rows(path)["a"]
     assert isinstance(data, str) and ("y" * 300) in data
+
+
+def test_a_row_created_behind_is_known_to_creates_counts_and_uids(store):
+    with store.transaction() as tx:
+        made = tx.create(_ns("a"))
+        with pytest.raises(AlreadyExists):
+            tx.create(_ns("a"))
+        assert tx.count("Namespace") == 2
+        assert made["metadata"]["uid"] in tx.uids("Namespace")
+        tx.create({"apiVersion": "apps/v1", "kind": "ControllerRevision", "revision": 1,
+                   "metadata": {"name": "r", "namespace": "a"}})       # inside the namespace just created
+        with pytest.raises(NotFound):
+            tx.create({"apiVersion": "apps/v1", "kind": "ControllerRevision", "revision": 1,
+                       "metadata": {"name": "r", "namespace": "nowhere"}})
+        assert tx.count("ControllerRevision", "a") == 1
+    assert store.count("Namespace") == 2 and store.count("ControllerRevision") == 1
+
+
+def test_rows_created_around_a_rolled_back_savepoint(store):
+    with store.transaction() as tx:
+        tx.create(_ns("a", labels={"x": "a"}))
+        with pytest.raises(RuntimeError), tx.transaction():
+            tx.create(_ns("b", labels={"x": "b"}))
+            raise RuntimeError("undo")
+        tx.create(_ns("c", labels={"x": "c"}))
+        tx.create(_ns("b", labels={"x": "b2"}))
+    db = sqlite3.connect(store.path)
+    try:
+        ids = dict(db.execute("SELECT name, id FROM objects"))
+        dangling = db.execute("SELECT count(*) FROM labels l LEFT JOIN objects o ON o.id = l.oid "
+                              "WHERE o.id IS NULL").fetchone()[0]
+    finally:
+        db.close()
+    assert set(ids) == {"default", "a", "b", "c"} and len(set(ids.values())) == 4
+    assert dangling == 0
+    for value, names in (("a", ["a"]), ("b", []), ("b2", ["b"]), ("c", ["c"])):
+        assert [o["metadata"]["name"] for o in store.list("Namespace", label_selector=f"x={value}")] == names
