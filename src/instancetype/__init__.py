@@ -9,6 +9,9 @@ The public API (stable): the engine's pure functions and the one exception tree.
     admit_vm(vm, *, operation="CREATE", old=None, instancetype=None, preference=None,
              objects=(), config=None, whole=True) -> AdmissionResult
     build_vmi(vm, *, instancetype=None, preference=None, objects=(), config=None) -> dict
+    decode_instancetype(obj) -> DecodedSpec, decode_preference(obj) -> DecodedSpec
+        a spec decoded once, to pass as `instancetype=` / `preference=` to the functions above
+        (engine/decoded_spec.py)
 
 No function mutates its arguments. Imports are lazy so that the command line
 pays only for what it uses.
@@ -43,6 +46,9 @@ _LAZY = {
     "infer": ("instancetype.engine.infer", "infer"),
     "admit_vm": ("instancetype.engine.vm_admission", "admit_vm"),
     "build_vmi": ("instancetype.engine.vmi", "build_vmi"),
+    "decode_instancetype": ("instancetype.engine.decoded_spec", "decode_instancetype"),
+    "decode_preference": ("instancetype.engine.decoded_spec", "decode_preference"),
+    "DecodedSpec": ("instancetype.engine.spec", "DecodedSpec"),
     "Quantity": ("instancetype.api.quantity", "Quantity"),
     "AdmissionResult": ("instancetype.engine.results", "AdmissionResult"),
     "Cause": ("instancetype.engine.results", "Cause"),

@@ -57,22 +57,6 @@ def _clone_walk(v: Any) -> Any:
     return v
 
 
-def child(parent: dict, key: str) -> dict:
-    """parent[key] as a dict, created (or replaced, when it is not a dict) in place: Go's
-    `if x.Field == nil { x.Field = &T{} }` on a plain dict."""
-    v = parent.get(key)
-    if not isinstance(v, dict):
-        v = parent[key] = {}
-    return v
-
-
-def dict_items(v: Any) -> list:
-    """The dict entries of a JSON list (anything that is not a list yields nothing)."""
-    if type(v) is not list:
-        return []
-    return [x for x in v if type(x) is dict]
-
-
 def dig(obj: Any, *path: str, default: Any = None) -> Any:
     """obj[p0][p1]... or `default` where a step is missing or not a mapping."""
     for p in path:

@@ -20,10 +20,12 @@ from instancetype.errors import DefaultsError
 
 
 def _devices(spec: dict[str, Any]) -> dict[str, Any]:
-    domain = spec.get("domain")
+    # (Typed as what they must be: compiled, a dict's own lookups; a value of another JSON type
+    # fails here as it would at `.get`, and the guard reports it as Go's decoder does.)
+    domain: dict[str, Any] | None = spec.get("domain")
     if domain is None:
         domain = spec["domain"] = {}
-    devices = domain.get("devices")
+    devices: dict[str, Any] | None = domain.get("devices")
     if devices is None:
         devices = domain["devices"] = {}
     return devices

@@ -33,7 +33,7 @@ from instancetype.engine.apply import apply_normalised, conflict_message
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
 from instancetype.engine.find import find_instancetype, find_preference, index_for
 from instancetype.engine.guard import public
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.engine.spec import NormalisedSpec, instancetype_spec, preference_spec
 from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_decode import load_vm

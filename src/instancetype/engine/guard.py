@@ -51,9 +51,10 @@ def _engine_built(value: Any) -> bool:
     if isinstance(value, (dict, list, str, int, float)):
         return False
     from instancetype.engine.objects import ObjectSource
+    from instancetype.engine.spec import DecodedSpec
     from instancetype.engine.virt_config import ClusterConfig
 
-    return isinstance(value, (ObjectSource, ClusterConfig))
+    return isinstance(value, (ObjectSource, ClusterConfig, DecodedSpec))
 
 
 def _decode_typed(obj: dict[str, Any]) -> None:
@@ -123,7 +124,7 @@ def _null_items_zeroed(vm: Any) -> dict[str, Any] | None:
     KubeVirt a null item."""
     if not isinstance(vm, dict):
         return None
-    from instancetype.engine.json_copy import copy_json
+    from instancetype.engine.jsondata import copy_json
     from instancetype.engine.vm_validation.schema import zero_null_items
 
     copy = copy_json(vm)

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from instancetype.engine.guard import public
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.errors import ConflictError, RequirementsError
 
 from .apply import apply_to_spec, conflict_message

@@ -27,7 +27,7 @@ from typing import Any
 from instancetype.api import kinds as K
 from instancetype.api import v1alpha
 from instancetype.api.gotext import json_type
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.errors import DecodeError, Error, UnexpectedKindError
 
 REVISION_API_VERSION = "apps/v1"

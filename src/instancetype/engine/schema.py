@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from instancetype.api import crd, kinds
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.engine.results import Cause
 from instancetype.errors import UnexpectedKindError
 

@@ -30,11 +30,33 @@ from typing import Any
 import msgspec
 
 from instancetype.engine.cache import ContentCache, private_copy
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.errors import DecodeError, InternalError, QuantityError
 from instancetype.jsonutil import json_problem
 
 _UINT32_MAX = 4294967295
+
+
+class DecodedSpec:
+    """An instancetype or preference spec decoded once (engine/decoded_spec.py, public): what
+    KubeVirt's finders hand its appliers, a typed spec read once and used for every VM. Passed
+    as `instancetype=` / `preference=`, it is used as it is: no content key, no lookup. Opaque and
+    never mutated: it holds the engine's own normalised copy, which nothing outside can reach
+    (a dict could be changed by its caller between two calls; this cannot)."""
+
+    __slots__ = ("tag", "spec")
+
+    def __init__(self, tag: str, spec: NormalisedSpec | None):
+        self.tag = tag          # "it" or "pref"
+        self.spec = spec
+
+    def to_dict(self) -> dict[str, Any] | None:
+        """A copy of the decoded spec, quantities in canonical form (None for an object without one)."""
+        return None if self.spec is None else copy_json(dict(self.spec))
+
+    def __repr__(self) -> str:
+        what = "instancetype" if self.tag == "it" else "preference"
+        return f"<decoded {what} spec>"
 
 
 def is_whole_object(x: Any) -> bool:
@@ -44,6 +66,8 @@ def is_whole_object(x: Any) -> bool:
 def unwrap(x: Any) -> dict[str, Any] | None:
     if x is None:
         return None
+    if type(x) is DecodedSpec:
+        return x.spec
     if not isinstance(x, dict):
         raise DecodeError(f"instancetype or preference must be an object, got {type(x).__name__}")
     if is_whole_object(x):
@@ -156,6 +180,11 @@ def _build_checked(tag: str, x: Any, build: Callable[[Any], NormalisedSpec | Non
 def _cached(tag: str, x: Any, build: Callable[[Any], NormalisedSpec | None]) -> NormalisedSpec | None:
     if type(x) is NormalisedSpec:
         return x
+    if type(x) is DecodedSpec:
+        if x.tag != tag:
+            given, wanted = ("preference", "instancetype") if tag == "it" else ("instancetype", "preference")
+            raise DecodeError(f"{wanted}: a decoded {given} spec was given as the {wanted}")
+        return x.spec
     try:
         key = (tag, _PACK(x))
     except (TypeError, ValueError, OverflowError, RecursionError, msgspec.MsgspecError):

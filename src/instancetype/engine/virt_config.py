@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from instancetype.api.quantity import Quantity
 
 from instancetype.engine.cache import ContentCache, content_key, private_copy
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.engine.spec import canonical_quantity
 from instancetype.errors import DecodeError
 from instancetype.jsonutil import json_problem

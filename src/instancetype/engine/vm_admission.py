@@ -45,10 +45,10 @@ from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.apply import apply_to_spec, conflict_message
 from instancetype.engine.find import find_instancetype_or_none
 from instancetype.engine.guard import public
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.engine.requirements import check as check_requirements
 from instancetype.engine.results import AdmissionResult, Cause
-from instancetype.engine.spec import is_whole_object
+from instancetype.engine.spec import DecodedSpec, is_whole_object
 from instancetype.engine.spread import check_spread
 from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_mutate import mutate_vm, set_create_defaults
@@ -139,6 +139,8 @@ def _stored(vm: dict[str, Any], instancetype: Any, preference: Any) -> list[dict
         matcher = vm["spec"].get(key)
         if given is None or not isinstance(matcher, dict):
             continue
+        if type(given) is DecodedSpec:
+            given = given.spec      # (decoded once: stored as the spec it holds, never changed)
         kind = kinds.get(str(matcher.get("kind") or "").lower())
         name = got if isinstance(got := matcher.get("name"), str) else ""
         if not is_whole_object(given):

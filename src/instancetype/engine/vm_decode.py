@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.errors import DecodeError
 
 # msgspec.field's stub types `field(default=None)` as None: typed Any here, as a compiled build

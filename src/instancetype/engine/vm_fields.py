@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any, Literal, overload
 
 from instancetype.api.kinds import DEFAULT_NAMESPACE
+from instancetype.engine.jsondata import dict_items
 from instancetype.engine.spec import _canonical_str, canonical_quantity
-from instancetype.jsonutil import dict_items
 
 
 # --- the parts of a loaded VM ----------------------------------------------------------------

@@ -35,11 +35,11 @@ from typing import Any
 from instancetype.engine import matchers, vm_fields
 from instancetype.engine.find import find_preference_or_none
 from instancetype.engine.infer import infer_in_place
+from instancetype.engine.jsondata import child
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.results import Cause
 from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vmi_mutate import set_default_pci_topology_version, supports_pcie_hotplug
-from instancetype.jsonutil import child
 
 DATASOURCE_ARCH_LABEL = "template.kubevirt.io/architecture"
 _KNOWN_ARCHES = ("amd64", "arm64", "s390x")

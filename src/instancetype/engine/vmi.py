@@ -42,6 +42,7 @@ from instancetype.engine.apply import apply_to_spec
 from instancetype.engine.defaults import set_default_network_interface, set_default_volume_disk
 from instancetype.engine.find import find_instancetype, find_preference
 from instancetype.engine.guard import public
+from instancetype.engine.jsondata import child
 from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.preference import apply_autoattach
 from instancetype.engine.spec import instancetype_spec, preference_spec
@@ -49,7 +50,6 @@ from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_admission import validate_template
 from instancetype.engine.vmi_mutate import mutate_new_vmi
 from instancetype.errors import DefaultsError, Error, VMIError
-from instancetype.jsonutil import child
 
 # KubeVirt's firmware UUID namespace (pkg/virt-controller/watch/vm: firmwareUUIDns).
 FIRMWARE_UUID_NAMESPACE = uuid.UUID("6a1a24a1-4061-4607-8bf4-a3963d0c5895")

@@ -113,14 +113,16 @@ def _set_resource_requests(domain: dict[str, Any], cfg: ClusterConfig) -> None:
 
 
 def _set_guest_memory(domain: dict[str, Any]) -> None:
-    mem = domain.get("memory")
+    mem: dict[str, Any] | None = domain.get("memory")
     if mem is not None and mem.get("guest") is not None:
         return
     if mem is None:
         mem = domain["memory"] = {}
-    res = domain.get("resources") or {}
-    req = (res.get("requests") or {}).get("memory")
-    lim = (res.get("limits") or {}).get("memory")
+    res: dict[str, Any] = domain.get("resources") or {}
+    requests: dict[str, Any] = res.get("requests") or {}
+    limits: dict[str, Any] = res.get("limits") or {}
+    req = requests.get("memory")
+    lim = limits.get("memory")
     # The value is copied as it is (Go copies the Quantity): whoever prints the spec puts its
     # quantities in canonical form once.
     if not _is_zero(req, _REQUESTS_MEM):
@@ -136,14 +138,14 @@ def _set_guest_memory(domain: dict[str, Any]) -> None:
 
 
 def _set_guest_cpu_topology(domain: dict[str, Any]) -> None:
-    cpu = domain.get("cpu")
+    cpu: dict[str, Any] | None = domain.get("cpu")
     if cpu is not None and (cpu.get("cores") or cpu.get("sockets") or cpu.get("threads")):
         return
     if cpu is None:
         cpu = domain["cpu"] = {}
-    res = domain.get("resources") or {}
-    limits = res.get("limits") or {}
-    requests = res.get("requests") or {}
+    res: dict[str, Any] = domain.get("resources") or {}
+    limits: dict[str, Any] = res.get("limits") or {}
+    requests: dict[str, Any] = res.get("requests") or {}
     sockets = 1
     if "cpu" in limits:
         sockets = _value(limits["cpu"], "spec.template.spec.domain.resources.limits.cpu")

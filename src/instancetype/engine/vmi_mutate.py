@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
 from typing import Any
 
+from instancetype.engine.jsondata import child, dict_items
 from instancetype.engine.virt_config import DEFAULT_CPU_MODEL, cluster_config
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
-from instancetype.jsonutil import child, dict_items
 
 RUNTIME_USER_NONROOT = 107
 FOREGROUND_FINALIZER = "kubevirt.io/foregroundDeleteVirtualMachine"

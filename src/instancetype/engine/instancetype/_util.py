@@ -14,7 +14,7 @@ def domain(spec: dict[str, Any]) -> dict[str, Any]:
 def child(parent: dict[str, Any], key: str) -> dict[str, Any]:
     """parent[key], created as {} when absent (Go's `if x == nil { x = &T{} }`).
 
-    Unlike jsonutil.child, a present value of the wrong type is returned as is: expand does
+    Unlike jsondata.child, a present value of the wrong type is returned as is: expand does
     not check the VM's shape up front, so the handler trips over it and the guard
     (engine/guard.py) reports Go's decode error naming the field, instead of replacing it."""
     v = parent.get(key)
@@ -25,7 +25,8 @@ def child(parent: dict[str, Any], key: str) -> dict[str, Any]:
 
 def resource_lists(spec: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """domain.resources' (requests, limits), each None unless it is an object."""
-    res = (spec.get("domain") or {}).get("resources")
+    domain: dict[str, Any] = spec.get("domain") or {}
+    res: dict[str, Any] | None = domain.get("resources")
     if not res:
         return None, None
     requests, limits = res.get("requests"), res.get("limits")

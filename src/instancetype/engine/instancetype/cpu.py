@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.engine.topology import guest_topology
 
 from ._util import child, domain, resource_lists
 
 
 def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
-    want = it.get("cpu") or {}
+    want: dict[str, Any] = it.get("cpu") or {}
     vm_cpu = child(domain(spec), "cpu")
     conflicts = []
     requests, limits = resource_lists(spec)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 
 from ._util import domain
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.engine.json_copy import copy_json
+from instancetype.engine.jsondata import copy_json
 from instancetype.engine.memory import overcommit_request
 from instancetype.engine.spec import guest_format
 
@@ -12,7 +12,7 @@ from ._util import child, domain, resource_lists
 
 
 def apply(it: dict[str, Any], spec: dict[str, Any], metadata: dict[str, Any], root: str, preference: dict[str, Any] | None = None) -> list[str]:
-    want = it.get("memory") or {}
+    want: dict[str, Any] = it.get("memory") or {}
     dom = domain(spec)
     vm_mem = child(dom, "memory")
     if vm_mem.get("guest") is not None:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.engine.json_copy import copy_json
-from instancetype.jsonutil import child, dict_items
+from instancetype.engine.jsondata import child, copy_json, dict_items
 
 __all__ = ["child", "copy_value", "devices", "dict_items", "domain"]     # (child, dict_items: shared by the appliers)
 

@@ -1,4 +1,4 @@
-"""engine/json_copy: the compiled build's walk answers as jsonutil.clone, on every input.
+"""engine/jsondata: the compiled build's walk answers as jsonutil.clone, on every input.
 
 Run interpreted, these test the walk itself (`_walk_copy`, which the interpreted engine does not
 use); run against the compiled build (tests/engine/test_compiled_engine.py), they test it as
@@ -11,10 +11,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from instancetype.engine import json_copy
+from instancetype.engine import jsondata
 from instancetype.jsonutil import clone
 
-COPIES = [json_copy._walk_copy, json_copy.copy_json]
+COPIES = [jsondata._walk_copy, jsondata.copy_json]
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
@@ -68,7 +68,7 @@ def test_what_the_walk_does_not_take_is_copied_by_the_round_trip():
 def test_nesting_past_the_walks_bound_is_copied_whole_by_the_round_trip():
     v: Any = {}
     leaf = v
-    for _ in range(json_copy._MAX_DEPTH * 3):
+    for _ in range(jsondata._MAX_DEPTH * 3):
         leaf["x"] = {}
         leaf = leaf["x"]
     leaf["l"] = [[[1]]]

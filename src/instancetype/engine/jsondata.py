@@ -1,4 +1,11 @@
-"""copy_json: the engine's deep copy of JSON-shaped data, the same answer as jsonutil.clone.
+"""The engine's helpers for JSON-shaped data, compiled with it (a call from compiled code into an
+interpreted helper costs a Python frame per field):
+
+    child(parent, key) -> dict       parent[key] as a dict, made in place when missing
+    dict_items(v) -> list            the dicts of a JSON list
+    copy_json(v) -> same shape       a deep copy, the same answer as jsonutil.clone
+
+copy_json:
 
 Interpreted, it *is* jsonutil.clone: a msgpack round trip in C, about 3x faster than a walk in
 Python. Compiled (mypyc, setup.py), a walk is the faster one: it copies only the dicts and
@@ -70,6 +77,23 @@ def _walk_copy(v: T) -> T:
     except _NotPlain:
         pass
     return clone(v)
+
+
+def child(parent: dict[str, Any], key: str) -> dict[str, Any]:
+    """parent[key] as a dict, created (or replaced, when it is not a dict) in place: Go's
+    `if x.Field == nil { x.Field = &T{} }` on a plain dict."""
+    v = parent.get(key)
+    if not isinstance(v, dict):
+        v = parent[key] = {}
+    return v
+
+
+def dict_items(v: Any) -> list[dict[str, Any]]:
+    """The dict entries of a JSON list (anything that is not a list yields nothing)."""
+    if type(v) is not list:
+        return []
+    return [x for x in v if type(x) is dict]
+
 
 
 COMPILED = not isinstance(_copy_dict, types.FunctionType)
