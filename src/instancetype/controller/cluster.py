@@ -63,6 +63,13 @@ DELETION_ROUNDS = 32        # a deletion's follow-ups settle in two or three; th
 STORAGE_ROUNDS = 8
 
 
+class _ReadAgain:
+    """A write's configuration that has to be read again: the write was the KubeVirt object."""
+
+
+_READ_AGAIN = _ReadAgain()
+
+
 class _DryRun(Exception):
     pass
 
@@ -265,7 +272,7 @@ class Cluster(StoreReads):
                 self._after_deletions(tx, since, config)    # a VM or VMI deleted: its VM, the node
                 if answer.get("kind") == "DataVolume":
                     self._storage_pass(tx, since, config)   # a DataVolume deleted re-queues its VM
-            self._after_capacity_change(tx, since)
+            self._after_capacity_change(tx, since, config)
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
         # until a sweep finds them unowned.
@@ -342,10 +349,11 @@ class Cluster(StoreReads):
         with self.store.transaction() as tx, self.shared_revisions.bound(), self.node_usage.bound():
             since = tx.resource_version()
             vm = tx.get("VirtualMachine", name, namespace)
-            done = getattr(vmctl, action)(tx, vm, self.config(tx), **options)
-            if self._storage_pass(tx, since, self.config(tx)):     # DataVolumes created at the start
+            config = self.config(tx)          # a VM action does not write the KubeVirt object
+            done = getattr(vmctl, action)(tx, vm, config, **options)
+            if self._storage_pass(tx, since, config):     # DataVolumes created at the start
                 done = tx.get("VirtualMachine", name, namespace)
-            self._after_capacity_change(tx, since)
+            self._after_capacity_change(tx, since, config)
             return done
 
     def pause(self, name: str, namespace: str | None = None) -> dict:
@@ -442,7 +450,8 @@ class Cluster(StoreReads):
                     out = tx.get(out.get("kind") or "", meta.get("name") or "", meta.get("namespace"))
                 except NotFound:
                     pass
-            self._after_capacity_change(tx, since)
+            # the configuration read before the write, unless the write was the KubeVirt object
+            self._after_capacity_change(tx, since, _READ_AGAIN if stored.get("kind") == "KubeVirt" else config)
             return out
 
     def _storage_pass(self, tx: Store, since, config: dict | None) -> bool:
@@ -460,15 +469,16 @@ class Cluster(StoreReads):
 
         return cdi.settle(tx, since, requeue, rounds=STORAGE_ROUNDS)
 
-    def _after_capacity_change(self, tx: Store, since) -> None:
+    def _after_capacity_change(self, tx: Store, since, config: dict | None | _ReadAgain) -> None:
         """kube-scheduler's retry of unschedulable pods: when a node was written or a VMI went
-        since `since`, the VMs whose VMIs wait for a node are reconciled (controller/vmsync/placement.py)."""
+        since `since`, the VMs whose VMIs wait for a node are reconciled (controller/vmsync/placement.py).
+        `config`: the write's configuration, as its caller read it (`_READ_AGAIN`: read it now)."""
         # The feed without its objects: the question is only which kinds and types changed.
         if not any(ev.kind == "Node" or (ev.type == "DELETED" and ev.kind == "VirtualMachineInstance")
                    for ev in tx.changes(since, objects=False)):
             return
         with self.shared_revisions.bound(), self.node_usage.bound():
-            self._retry_pending(tx, self.config(tx))
+            self._retry_pending(tx, self.config(tx) if isinstance(config, _ReadAgain) else config)
 
     def _retry_pending(self, tx: Store, config: dict | None) -> None:
         self.node_usage.sync(tx, config)

@@ -49,9 +49,42 @@ def _l(x: Any) -> list[Any]:
     return x if isinstance(x, list) else []
 
 
+# The common quantity texts, `<ASCII digits><suffix>`, read by integer arithmetic (`quantity_int`):
+# each suffix's multiplier (ParseQuantity's suffixes: BinarySI, DecimalSI; "m" is a thousandth).
+_SUFFIX_FACTOR = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+                  "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
+# Below this the integer path and ParseQuantity agree (Go caps what does not fit an int64).
+_INT64_LIMIT = 1 << 63
+
+
 def quantity_int(value: Any, *, milli: bool = False) -> int | None:
     """A quantity as kube-scheduler reads it (Value, MilliValue: rounded up), exact; None when
-    the text is no quantity (an unchecked Node on the embedded store)."""
+    the text is no quantity (an unchecked Node on the embedded store).
+
+    A start reads some 14 quantities: the common texts (`2Gi`, `4`, `500m`, an integer) are read
+    by integer arithmetic; any other text (signs, decimals, exponents, spaces, values past int64)
+    goes through `Quantity` and an exact fraction, which the integer path agrees with
+    (tests/engine/test_quantity_int.py)."""
+    t = type(value)
+    if t is int:
+        n: int = value
+        if -_INT64_LIMIT < n < _INT64_LIMIT:
+            return n * 1000 if milli else n
+    elif t is str:
+        digits = value.rstrip("kMGTPEim")
+        if digits and len(digits) <= 18 and digits.isascii() and digits.isdigit():
+            suffix = value[len(digits):]
+            number = int(digits)
+            if suffix == "m":
+                return number if milli else -(-number // 1000)
+            factor = _SUFFIX_FACTOR.get(suffix)
+            if factor is not None and number * factor < _INT64_LIMIT:
+                return number * factor * 1000 if milli else number * factor
+    return _quantity_int_exact(value, milli)
+
+
+def _quantity_int_exact(value: Any, milli: bool) -> int | None:
+    """`quantity_int` through `Quantity` and `fractions.Fraction`: any quantity text."""
     try:
         q = Quantity.from_json(value)
     except Exception:  # noqa: BLE001 -- any unreadable value is "no value", never a crash

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .cache import ContentCache, content_key
 from .launcher_pod import CPU, MEMORY, PODS, quantity_int
 
 # The reasons (pkg/scheduler/framework/plugins/...).
@@ -60,16 +61,28 @@ def node_name(node: Mapping[str, Any]) -> str:
     return str(_d(node.get("metadata")).get("name") or "")
 
 
+# A node's allocatable resources as integers, by the content of its ResourceList: every placement
+# reads every node's, and a node's text changes rarely (nine quantities for the default node).
+_ALLOCATABLE: ContentCache[dict[str, int]] = ContentCache(64)
+
+
 def allocatable(node: Mapping[str, Any]) -> dict[str, int]:
     """status.allocatable (else capacity, as the API server defaults it), cpu in millicores;
-    values that are no quantity count as none."""
+    values that are no quantity count as none. A new dict each call (the caller may change it)."""
     status = _d(node.get("status"))
     source = _d(status.get("allocatable")) or _d(status.get("capacity"))
+    key = content_key(source)
+    known = _ALLOCATABLE.hit(key) if key is not None else None
+    if known is not None:
+        return dict(known)
     out: dict[str, int] = {}
     for k, v in source.items():
         n = quantity_int(v, milli=(k == CPU))
         if n is not None:
             out[str(k)] = n
+    if key is not None:
+        _ALLOCATABLE.put(key, out)
+        return dict(out)
     return out
 
 
