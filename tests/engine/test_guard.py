@@ -10,7 +10,7 @@ from tests.builders import vm
 from tests.cli._helpers import run
 
 import instancetype
-from instancetype.engine import apply as apply_module
+from instancetype.engine import cache as cache_module
 
 VM = vm("x", instancetype={"name": "it"}, preference={"name": "p"}, domain={"devices": {}},
         volumes=[{"name": "d", "containerDisk": {"image": "i"}}])
@@ -20,10 +20,14 @@ PREF = {"devices": {"preferredDiskBus": "virtio"}}
 
 @pytest.fixture
 def typo_in_a_handler(monkeypatch):
+    """A bug on every spec lookup, found or not. (Planted in `cache.py`'s methods, which the
+    compiled build calls by name: there a compiled caller calls a compiled function directly, and
+    a dict's own `get` as a dict's, so replacing those would not reach them.)"""
     def buggy(*args, **kw):
         return {}["typo"]
 
-    monkeypatch.setattr(apply_module, "apply_preference", buggy)
+    monkeypatch.setattr(cache_module.ContentCache, "move_to_end", buggy)
+    monkeypatch.setattr(cache_module.ContentCache, "put", buggy)
 
 
 @pytest.mark.parametrize("fn", ["expand", "build_vmi", "admit_vm"])
