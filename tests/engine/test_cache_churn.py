@@ -46,6 +46,7 @@ def _answer(fn: str, it: dict, config=CONFIG) -> str:
 
 def _fresh() -> dict:
     spec_module._BY_CONTENT.clear()
+    spec_module._LAST[:] = [None, None]
     virt_config._CACHE.clear()
     return {(fn, json.dumps(it)): _answer(fn, it) for fn, it in _probes()}
 

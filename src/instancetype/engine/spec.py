@@ -164,6 +164,10 @@ def _format_str(text: str) -> str:
 # is built from a deep copy every time, never cached.
 _BY_CONTENT: ContentCache[NormalisedSpec] = ContentCache(4096)
 _PACK = msgspec.msgpack.Encoder().encode
+# The last spec of each side (instancetype, preference) with its content: a caller expanding many
+# VMs with one spec finds it by comparing the bytes, before hashing them for the LRU. Keyed by
+# content like the LRU, so it cannot change an answer either; one tuple, swapped whole.
+_LAST: list[tuple[bytes, NormalisedSpec] | None] = [None, None]
 
 
 def _build_checked(tag: str, x: Any, build: Callable[[Any], NormalisedSpec | None]) -> NormalisedSpec | None:
@@ -186,16 +190,23 @@ def _cached(tag: str, x: Any, build: Callable[[Any], NormalisedSpec | None]) -> 
             raise DecodeError(f"{wanted}: a decoded {given} spec was given as the {wanted}")
         return x.spec
     try:
-        key = (tag, _PACK(x))
+        packed = _PACK(x)
     except (TypeError, ValueError, OverflowError, RecursionError, msgspec.MsgspecError):
         return _build_checked(tag, copy_json(x), build)     # (tuples read as lists, as msgpack reads them)
+    side = 0 if tag == "it" else 1
+    last = _LAST[side]
+    if last is not None and last[0] == packed:      # the same content as the last one: no hash, no LRU
+        return last[1]
+    key = (tag, packed)
     out = _BY_CONTENT.get(key)
     if out is not None:
         _BY_CONTENT.move_to_end(key)
-        return out
-    out = _build_checked(tag, private_copy(key[1]), build)
-    if out is not None:
+    else:
+        out = _build_checked(tag, private_copy(packed), build)
+        if out is None:
+            return None
         _BY_CONTENT.put(key, out)
+    _LAST[side] = (packed, out)
     return out
 
 
