@@ -12,7 +12,7 @@ virtctl's build, so nothing is downloaded twice). Its rounds (`testing.Benchmark
 and Python's (`instancetype.expand`, the same request) alternate, each pinned to the same one
 core (`--cpu`, default the last), so both see the same machine load; each side's figure is the
 median of its rounds, the ratio is Python's median over Go's (and the rounds' own ratios, whose
-median is steadier under a changing load). Python is timed twice in each round: with the spec
+median is steadier under a changing load, and the best round of each side, the least disturbed). Python is timed twice in each round: with the spec
 dicts (matched by their content at every call) and with the specs decoded once
 (`instancetype.decode_instancetype` / `decode_preference`), which is how Go's anchor gets them. Go's answer and Python's are
 compared once (nulls and empty objects aside) before anything is timed.
@@ -174,7 +174,8 @@ def main() -> None:
         if go_med is not None:
             ratios = sorted(p / g for p, g in zip(ns, go_ns))
             line += (f"  {med / go_med:.2f}x Go (per round {ratios[0]:.2f}-{ratios[-1]:.2f}x, "
-                     f"median {statistics.median(ratios):.2f}x)")
+                     f"median {statistics.median(ratios):.2f}x; best rounds {min(ns) / 1000:.2f} against "
+                     f"{min(go_ns) / 1000:.2f} µs, {min(ns) / min(go_ns):.2f}x)")
         print(line)
 
     print()
