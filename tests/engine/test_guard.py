@@ -26,7 +26,7 @@ def typo_in_a_handler(monkeypatch):
     def buggy(*args, **kw):
         return {}["typo"]
 
-    monkeypatch.setattr(cache_module.ContentCache, "move_to_end", buggy)
+    monkeypatch.setattr(cache_module.ContentCache, "hit", buggy)
     monkeypatch.setattr(cache_module.ContentCache, "put", buggy)
 
 

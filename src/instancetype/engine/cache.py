@@ -48,7 +48,10 @@ class ContentCache(OrderedDict[Hashable, V]):
         """The value for `key` (marked most recently used), or None."""
         value = self.get(key)
         if value is not None:
-            self.move_to_end(key)
+            try:
+                self.move_to_end(key)
+            except KeyError:    # evicted by another thread meanwhile: the value is still right
+                pass
         return value
 
     def put(self, key: Hashable, value: V) -> V:

@@ -71,7 +71,7 @@ def quantity_int(value: Any, *, milli: bool = False) -> int | None:
         if -_INT64_LIMIT < n < _INT64_LIMIT:
             return n * 1000 if milli else n
     elif t is str:
-        digits = value.rstrip("kMGTPEim")
+        digits = value.rstrip("kKMGTPEim")     # (K: of "Ki" only)
         if digits and len(digits) <= 18 and digits.isascii() and digits.isdigit():
             suffix = value[len(digits):]
             number = int(digits)

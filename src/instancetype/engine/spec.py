@@ -198,10 +198,8 @@ def _cached(tag: str, x: Any, build: Callable[[Any], NormalisedSpec | None]) -> 
     if last is not None and last[0] == packed:      # the same content as the last one: no hash, no LRU
         return last[1]
     key = (tag, packed)
-    out = _BY_CONTENT.get(key)
-    if out is not None:
-        _BY_CONTENT.move_to_end(key)
-    else:
+    out = _BY_CONTENT.hit(key)
+    if out is None:
         out = _build_checked(tag, private_copy(packed), build)
         if out is None:
             return None
