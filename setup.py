@@ -18,7 +18,9 @@ from setuptools import setup
 
 # ContentCache subclasses OrderedDict: mypyc's compiled subclass of it crashes the cyclic GC at
 # import, and its hot methods are OrderedDict's own C ones anyway.
-NOT_COMPILED = frozenset({"cache.py"})
+# ObjectSource: the stores derive their (interpreted) sources from it, and an interpreted class
+# cannot derive from a compiled one.
+NOT_COMPILED = frozenset({"cache.py", "object_source.py"})
 
 
 def engine_sources(root: Path = Path("src")) -> list[str]:

@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from instancetype.api import kinds as K
-from instancetype.engine.objects import ObjectIndex, ObjectSource
+from instancetype.engine.object_source import ObjectSource
+from instancetype.engine.objects import ObjectIndex
 from instancetype.engine.spec import instancetype_spec, is_whole_object, preference_spec
 from instancetype.errors import DecodeError, Error, NotFoundError, UnexpectedKindError
 

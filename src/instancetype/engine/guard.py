@@ -50,7 +50,7 @@ def _engine_built(value: Any) -> bool:
     """A value of the engine's own types (never JSON: a dict, list or scalar is not looked at)."""
     if isinstance(value, (dict, list, str, int, float)):
         return False
-    from instancetype.engine.objects import ObjectSource
+    from instancetype.engine.object_source import ObjectSource
     from instancetype.engine.spec import DecodedSpec
     from instancetype.engine.virt_config import ClusterConfig
 

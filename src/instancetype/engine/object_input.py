@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from instancetype.engine.objects import ObjectIndex, ObjectSource
+from instancetype.engine.object_source import ObjectSource
+from instancetype.engine.objects import ObjectIndex
 from instancetype.errors import LoadError
 
 

@@ -6,25 +6,12 @@ for (the VM's). Objects are not copied: callers never mutate what they get.
 """
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from instancetype.api.kinds import BY_KIND, DEFAULT_NAMESPACE
+from instancetype.engine.object_source import ObjectSource
 from instancetype.errors import LoadError
-
-
-class ObjectSource(ABC):
-    """Objects that live elsewhere (the store): found one at a time instead of listed up front.
-
-    A base class, not a structural protocol: the engine tells a source from a list of objects by
-    its type (`isinstance`), so a source says what it is by deriving from this."""
-
-    __slots__ = ()
-
-    @abstractmethod
-    def lookup(self, kind: str, name: str, namespace: str) -> Mapping[str, Any] | None:
-        """The object, or None when there is none."""
 
 
 class ObjectIndex:

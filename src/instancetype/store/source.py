@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from instancetype.engine.objects import ObjectSource
+from instancetype.engine.object_source import ObjectSource
 
 from .base import NotFound, Store
 

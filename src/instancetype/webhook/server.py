@@ -160,7 +160,7 @@ class AdmissionCache(Protocol):
     @property
     def has_synced(self) -> bool: ...
 
-    def objects(self) -> Any: ...      # an `engine.objects.ObjectSource`, or the objects themselves
+    def objects(self) -> Any: ...      # an `engine.object_source.ObjectSource`, or the objects themselves
 
     def kubevirt_config(self) -> dict | None: ...
 

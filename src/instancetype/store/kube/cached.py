@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from instancetype.api import kinds
-from instancetype.engine.objects import ObjectSource
+from instancetype.engine.object_source import ObjectSource
 from instancetype.store.base import (
     Event,
     NotFound,
