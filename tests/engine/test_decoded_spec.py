@@ -83,3 +83,8 @@ def test_bad_specs_are_refused_when_decoded_with_the_errors_expand_gives():
         with pytest.raises(Error) as decoding:
             instancetype.decode_instancetype(bad)
         assert "bug" not in str(decoding.value)
+
+
+def test_a_decoded_spec_is_only_made_by_the_decoders():
+    with pytest.raises(TypeError, match="decode_instancetype"):
+        instancetype.DecodedSpec("it", {"cpu": {"guest": 2}})

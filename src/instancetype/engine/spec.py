@@ -47,6 +47,10 @@ class DecodedSpec:
     __slots__ = ("tag", "spec")
 
     def __init__(self, tag: str, spec: NormalisedSpec | None):
+        # Only the engine's own normalised copy: a plain dict here would skip every check a
+        # spec passes on its way in (decode_instancetype / decode_preference build these).
+        if tag not in ("it", "pref") or not (spec is None or type(spec) is NormalisedSpec):
+            raise TypeError("DecodedSpec is made by instancetype.decode_instancetype or decode_preference")
         self.tag = tag          # "it" or "pref"
         self.spec = spec
 
