@@ -46,13 +46,15 @@ class DecodedSpec:
 
     __slots__ = ("tag", "spec")
 
-    def __init__(self, tag: str, spec: NormalisedSpec | None):
+    def __init__(self, tag: str, spec: Any):
         # Only the engine's own normalised copy: a plain dict here would skip every check a
         # spec passes on its way in (decode_instancetype / decode_preference build these).
+        # (`spec` typed Any: compiled, a narrower annotation would be trusted and this check
+        # dropped.)
         if tag not in ("it", "pref") or not (spec is None or type(spec) is NormalisedSpec):
             raise TypeError("DecodedSpec is made by instancetype.decode_instancetype or decode_preference")
         self.tag = tag          # "it" or "pref"
-        self.spec = spec
+        self.spec: NormalisedSpec | None = spec
 
     def to_dict(self) -> dict[str, Any] | None:
         """A copy of the decoded spec, quantities in canonical form (None for an object without one)."""
