@@ -41,7 +41,7 @@ def place(store: Store, vmi: dict, config: dict | None) -> tuple[str | None, str
     wanted = Pod(requests, pod.pod_node_selector(vmi, config), pod.required_node_affinity(vmi),
                  pod.pod_tolerations(vmi))
     with usage.lock:
-        chosen, message = schedule(wanted, list(store.list("Node")), usage.usage())
+        chosen, message = schedule(wanted, usage.nodes(store), usage.usage())
         if chosen is not None:
             usage.assume(vmi, chosen, requests)
     return chosen, message

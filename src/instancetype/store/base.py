@@ -473,6 +473,10 @@ class Store(ABC):
     # part of a request and the controller's work can then land in one. An API server has no
     # multi-object transactions (its `transaction()` is a no-op).
     transactional: bool = False
+    # How many transactions and savepoints this handle has rolled back (a store with transactions
+    # counts them): what a caller kept of objects read inside one may have been undone, and a
+    # resourceVersion handed out in it may be handed out again, when this has changed.
+    rollbacks: int = 0
     # Inside `dry_run_scope()`: every write is sent as the server's dry run (`dryRun=All`).
     dry_run: bool = False
     # Writes pass KubeVirt's admission webhooks on their way in (an API server with `serve`): the

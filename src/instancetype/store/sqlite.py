@@ -455,6 +455,7 @@ class SqliteStore(Store):
             except BaseException:
                 self._depth -= 1
                 self._recent.clear()
+                self.rollbacks += 1
                 if not self._db.in_transaction:
                     # SQLite rolled the whole transaction back itself (a full disk, an I/O error):
                     # there is no savepoint to return to, and the error that did it is the news.
@@ -481,6 +482,7 @@ class SqliteStore(Store):
         except BaseException:
             self._depth = 0
             self._recent.clear()
+            self.rollbacks += 1
             try:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
