@@ -35,9 +35,9 @@ from instancetype.store.base import (
     check_json,
     merge_patch,
 )
-from instancetype.store.kubevirt import configuration_of, kubevirt_object
 
 from .apply import check_applied, original_of, three_way_patch, with_last_applied
+from .settings import Settings
 
 if TYPE_CHECKING:
     from .images import Images
@@ -64,7 +64,7 @@ STORAGE_ROUNDS = 8
 
 
 class _ReadAgain:
-    """A write's configuration that has to be read again: the write was the KubeVirt object."""
+    """A write's settings that have to be read again: the write was the KubeVirt object."""
 
 
 _READ_AGAIN = _ReadAgain()
@@ -160,7 +160,7 @@ class Cluster(StoreReads):
             changes = catalog_sync.sync(tx, dry_run=dry_run)
             if changes and not dry_run:
                 with self.shared_revisions.bound(), self.node_usage.bound():
-                    self._retry_failed_vms(tx, None, self.config(tx))
+                    self._retry_failed_vms(tx, None, self._settings(tx))
         return changes
 
     def close(self) -> None:
@@ -187,13 +187,13 @@ class Cluster(StoreReads):
         name = meta.get("name") or ""
         ns = meta.get("namespace") or namespace
         with self.store.transaction() as tx, tx.json_checked_by_caller():
-            config, opted_in = self._settings(tx)
+            settings = self._settings(tx)
             try:
                 current = tx.get(kind, name, ns) if name else None
             except NotFound:
                 current = None
             if current is None:
-                admitted = admit(tx, converted, operation="CREATE", config=config)
+                admitted = admit(tx, converted, operation="CREATE", config=settings.config)
                 stored = tx.create(admitted.obj, namespace=ns)
                 action = "created"
             else:
@@ -204,10 +204,10 @@ class Cluster(StoreReads):
                 if not patch:
                     return ApplyResult("unchanged", current, warnings)
                 merged = merge_patch(clone(current), patch)
-                admitted = admit(tx, merged, operation="UPDATE", old=current, config=config)
+                admitted = admit(tx, merged, operation="UPDATE", old=current, config=settings.config)
                 stored = tx.update(admitted.obj)
                 action = "configured"
-            stored = self._after_write(tx, stored, config, opted_in)
+            stored = self._after_write(tx, stored, settings)
         return ApplyResult(action, stored, warnings + admitted.warnings)
 
     def apply_all(self, objs, *, namespace: str | None = None, keep_objects: bool = False
@@ -237,9 +237,9 @@ class Cluster(StoreReads):
         converted, warnings = upgrade(obj) if isinstance(obj, dict) and needs_upgrade(obj) else (obj, [])
         check_create(converted, namespace)
         with self.store.transaction() as tx, tx.json_checked_by_caller():
-            config, opted_in = self._settings(tx)
-            admitted = admit(tx, converted, operation="CREATE", config=config)
-            stored = self._after_write(tx, tx.create(admitted.obj, namespace=namespace), config, opted_in)
+            settings = self._settings(tx)
+            admitted = admit(tx, converted, operation="CREATE", config=settings.config)
+            stored = self._after_write(tx, tx.create(admitted.obj, namespace=namespace), settings)
         return ApplyResult("created", stored, warnings + admitted.warnings)
 
     def update(self, obj: dict) -> ApplyResult:
@@ -247,11 +247,11 @@ class Cluster(StoreReads):
             raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
         check_json(obj)
         with self.store.transaction() as tx, tx.json_checked_by_caller():
-            config, opted_in = self._settings(tx)
+            settings = self._settings(tx)
             meta = obj["metadata"]
             current = tx.get(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace"))
-            admitted = admit(tx, obj, operation="UPDATE", old=current, config=config)
-            stored = self._after_write(tx, tx.update(admitted.obj), config, opted_in)
+            admitted = admit(tx, obj, operation="UPDATE", old=current, config=settings.config)
+            stored = self._after_write(tx, tx.update(admitted.obj), settings)
         return ApplyResult("configured", stored, admitted.warnings)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, propagation: str = "Background",
@@ -267,12 +267,12 @@ class Cluster(StoreReads):
         since = self.store.resource_version()
         with self.store.transaction() as tx:
             answer = tx.delete(kind, name, namespace, propagation=propagation, grace_period=grace_period)
-            config = self.config(tx)
+            settings = self._settings(tx)
             with self.shared_revisions.bound(), self.node_usage.bound():
-                self._after_deletions(tx, since, config)    # a VM or VMI deleted: its VM, the node
+                self._after_deletions(tx, since, settings)    # a VM or VMI deleted: its VM, the node
                 if answer.get("kind") == "DataVolume":
-                    self._storage_pass(tx, since, config)   # a DataVolume deleted re-queues its VM
-            self._after_capacity_change(tx, since, config)
+                    self._storage_pass(tx, since, settings)   # a DataVolume deleted re-queues its VM
+            self._after_capacity_change(tx, since, settings)
             gone = [ev.uid for ev in tx.changes(since) if ev.type == "DELETED" and ev.kind in IMAGE_KINDS]
         # Inside a caller's transaction the deletion may still be rolled back: the images stay
         # until a sweep finds them unowned.
@@ -280,7 +280,7 @@ class Cluster(StoreReads):
             self.images.remove(gone)
         return answer
 
-    def _after_deletions(self, tx: Store, since: int | str, config: dict | None) -> None:
+    def _after_deletions(self, tx: Store, since: int | str, settings: Settings) -> None:
         """What deletions since `since` start, carried out in the same transaction, until nothing
         new follows (bounded): a VM being deleted reconciled (its VMI stopped, its finalizer
         removed), a VMI being deleted let go by the simulated node through its VM (or directly,
@@ -300,7 +300,7 @@ class Cluster(StoreReads):
                 if ev.type == "DELETED" and ev.kind == "VirtualMachine":
                     self.shared_revisions.on_vm_deleted(tx, ev.object)
                 elif ev.type == "DELETED" and ev.kind == "VirtualMachineInstance":
-                    self._reconcile_owner(tx, ev.object, config)
+                    self._reconcile_owner(tx, ev.object, settings)
                 elif ev.type == "MODIFIED" and ev.kind in ("VirtualMachine", "VirtualMachineInstance"):
                     marked[(ev.kind, ev.namespace, ev.name)] = ev.uid
             for (kind, ns, name), uid in marked.items():
@@ -311,8 +311,8 @@ class Cluster(StoreReads):
                 if (obj.get("metadata") or {}).get("uid") != uid or not finalizers.marked(obj):
                     continue
                 if kind == "VirtualMachine":
-                    vmctl.reconcile(tx, obj, config)
-                elif not self._reconcile_owner(tx, obj, config):
+                    vmctl.reconcile(tx, obj, settings)
+                elif not self._reconcile_owner(tx, obj, settings):
                     vmctl.release_vmi(tx, obj)
 
     def sweep_images(self) -> int:
@@ -349,11 +349,11 @@ class Cluster(StoreReads):
         with self.store.transaction() as tx, self.shared_revisions.bound(), self.node_usage.bound():
             since = tx.resource_version()
             vm = tx.get("VirtualMachine", name, namespace)
-            config = self.config(tx)          # a VM action does not write the KubeVirt object
-            done = getattr(vmctl, action)(tx, vm, config, **options)
-            if self._storage_pass(tx, since, config):     # DataVolumes created at the start
+            settings = self._settings(tx)     # a VM action does not write the KubeVirt object
+            done = getattr(vmctl, action)(tx, vm, settings, **options)
+            if self._storage_pass(tx, since, settings):     # DataVolumes created at the start
                 done = tx.get("VirtualMachine", name, namespace)
-            self._after_capacity_change(tx, since, config)
+            self._after_capacity_change(tx, since, settings)
             return done
 
     def pause(self, name: str, namespace: str | None = None) -> dict:
@@ -374,7 +374,7 @@ class Cluster(StoreReads):
         with self.store.transaction() as tx:
             if action == "unpause":
                 pause.check_vm_not_snapshotting(tx, name, ns)
-            return pause.act(tx, action, name, ns, self.config(tx))
+            return pause.act(tx, action, name, ns, self._settings(tx))
 
     def add_volume(self, name: str, namespace: str | None = None, options: dict | None = None, *,
                    persist: bool = False) -> None:
@@ -396,7 +396,7 @@ class Cluster(StoreReads):
         try:
             with self.store.transaction() as tx, self.shared_revisions.bound():
                 volume_hotplug.act(tx, action, "vm" if persist else "vmi", name, namespace or "default",
-                                   options, self.config(tx))
+                                   options, self._settings(tx))
                 if (options.get("dryRun") or [None])[0] == "All":
                     raise _DryRun      # virt-api's dry run: the writes ran (admission and all), none stays
         except _DryRun:
@@ -422,39 +422,36 @@ class Cluster(StoreReads):
     # The VM controller (and the engine it runs) is imported on first write, not when a command
     # that only reads (get, describe, wait) opens the cluster.
 
-    def _settings(self, tx: Store) -> tuple[dict | None, bool]:
-        """The KubeVirt object read once for a write: its configuration (`config`) and its
-        shared-revisions opt-in (what the write's reconciles would otherwise read it again for)."""
-        from .shared_revisions import opted_in
+    @staticmethod
+    def _settings(tx: Store) -> Settings:
+        """The KubeVirt object read once for a write: its configuration and its shared-revisions
+        opt-in (controller/settings.py), passed down the write's reconciles."""
+        return Settings.read(tx)
 
-        kubevirt = kubevirt_object(tx)
-        return configuration_of(kubevirt), opted_in(kubevirt)
-
-    def _after_write(self, tx: Store, stored: dict, config: dict | None, opted_in: bool | None = None) -> dict:
-        """The controller's work after a write, in its transaction. `opted_in`: the shared-revisions
-        opt-in read with `config` before the write (None: not known)."""
-        from .shared_revisions import opt_in_known
-
+    def _after_write(self, tx: Store, stored: dict, settings: Settings) -> dict:
+        """The controller's work after a write, in its transaction, under the settings read
+        before the write."""
         if stored.get("kind") == "KubeVirt":
-            opted_in = None         # this write may have changed it: read again where needed
-        with self.shared_revisions.bound(), self.node_usage.bound(), opt_in_known(opted_in):
+            # This write may have changed the opt-in: read again where a pin needs it.
+            settings = Settings(settings.config)
+        with self.shared_revisions.bound(), self.node_usage.bound():
             # the write's own resourceVersion: what it and its reconciles changed follows it
             since = int((stored.get("metadata") or {}).get("resourceVersion") or 1) - 1
-            out = self._reconcile_after(tx, stored, config)
+            out = self._reconcile_after(tx, stored, settings)
             if finalizers.marked(stored):
                 # an object being deleted written (a finalizer removed): the deletion carries on
-                self._after_deletions(tx, since, config)
-            if self._storage_pass(tx, since, config):
+                self._after_deletions(tx, since, settings)
+            if self._storage_pass(tx, since, settings):
                 meta = out.get("metadata") or {}
                 try:        # the object as the pass left it (a DataVolume filled, a VM started)
                     out = tx.get(out.get("kind") or "", meta.get("name") or "", meta.get("namespace"))
                 except NotFound:
                     pass
             # the configuration read before the write, unless the write was the KubeVirt object
-            self._after_capacity_change(tx, since, _READ_AGAIN if stored.get("kind") == "KubeVirt" else config)
+            self._after_capacity_change(tx, since, _READ_AGAIN if stored.get("kind") == "KubeVirt" else settings)
             return out
 
-    def _storage_pass(self, tx: Store, since, config: dict | None) -> bool:
+    def _storage_pass(self, tx: Store, since, settings: Settings) -> bool:
         """The simulated CDI and the DataVolume triggers in the write's transaction (what a
         cluster's controller does from its informers: `cdi.settle`); a DataVolume written
         re-queues the VM that owns it. True when anything was written."""
@@ -464,56 +461,56 @@ class Cluster(StoreReads):
             # A VM's own DataVolume re-queues that VM; a filled one no VM owns (a hot-plugged
             # volume's) lets a VMI waiting for it attach it: one scan of its namespace, not one
             # per filled template DataVolume (a batch of VMs would have scanned N times).
-            if not self._reconcile_owner(tx, dv, config) and not cdi.waiting(dv):
-                self._retry_failed_vms(tx, (dv.get("metadata") or {}).get("namespace"), config)
+            if not self._reconcile_owner(tx, dv, settings) and not cdi.waiting(dv):
+                self._retry_failed_vms(tx, (dv.get("metadata") or {}).get("namespace"), settings)
 
         return cdi.settle(tx, since, requeue, rounds=STORAGE_ROUNDS)
 
-    def _after_capacity_change(self, tx: Store, since, config: dict | None | _ReadAgain) -> None:
+    def _after_capacity_change(self, tx: Store, since, settings: Settings | _ReadAgain) -> None:
         """kube-scheduler's retry of unschedulable pods: when a node was written or a VMI went
         since `since`, the VMs whose VMIs wait for a node are reconciled (controller/vmsync/placement.py).
-        `config`: the write's configuration, as its caller read it (`_READ_AGAIN`: read it now)."""
+        `settings`: the write's, as its caller read them (`_READ_AGAIN`: read them now)."""
         # The feed without its objects: the question is only which kinds and types changed.
         if not any(ev.kind == "Node" or (ev.type == "DELETED" and ev.kind == "VirtualMachineInstance")
                    for ev in tx.changes(since, objects=False)):
             return
         with self.shared_revisions.bound(), self.node_usage.bound():
-            self._retry_pending(tx, self.config(tx) if isinstance(config, _ReadAgain) else config)
+            self._retry_pending(tx, self._settings(tx) if isinstance(settings, _ReadAgain) else settings)
 
-    def _retry_pending(self, tx: Store, config: dict | None) -> None:
-        self.node_usage.sync(tx, config)
+    def _retry_pending(self, tx: Store, settings: Settings) -> None:
+        self.node_usage.sync(tx, settings.config)
         for namespace, name in sorted(self.node_usage.pending):
             try:
                 vmi = tx.get("VirtualMachineInstance", name, namespace)
             except NotFound:
                 continue
-            self._reconcile_owner(tx, vmi, config)
+            self._reconcile_owner(tx, vmi, settings)
 
-    def _reconcile_after(self, tx: Store, stored: dict, config: dict | None) -> dict:
+    def _reconcile_after(self, tx: Store, stored: dict, settings: Settings) -> dict:
         from . import vm as vmctl
 
         kind = stored.get("kind")
         if finalizers.releasable(stored):
             return stored           # the write removed its last finalizer: gone (see _after_deletions)
         if kind == "VirtualMachine":
-            return vmctl.reconcile(tx, stored, config)
+            return vmctl.reconcile(tx, stored, settings)
         if kind == "KubeVirt":
             # New cluster settings: the operator redeploys the catalogue, and every VM is
             # reconciled under them (a new referencePolicy, network defaults, ...).
             from instancetype.lifecycle import catalog_sync
 
             catalog_sync.sync(tx)
-            config = self.config(tx)
+            settings = self._settings(tx)
             for vm in list(tx.list("VirtualMachine")):
-                vmctl.reconcile(tx, vm, config)
+                vmctl.reconcile(tx, vm, settings)
         elif kind == "VirtualMachineInstance":
-            self._reconcile_owner(tx, stored, config)      # a VMI created or changed re-queues its VM
+            self._reconcile_owner(tx, stored, settings)      # a VMI created or changed re-queues its VM
         elif kind in kinds.ALL_TYPE_KINDS or kind in LOOKUP_KINDS:
-            self._retry_failed_vms(tx, (stored.get("metadata") or {}).get("namespace"), config)
+            self._retry_failed_vms(tx, (stored.get("metadata") or {}).get("namespace"), settings)
         return stored
 
     @staticmethod
-    def _reconcile_owner(tx: Store, vmi: dict, config: dict | None) -> bool:
+    def _reconcile_owner(tx: Store, vmi: dict, settings: Settings) -> bool:
         """The VM controlling `vmi` reconciled in the transaction that changed the VMI (KubeVirt's
         VMI add/update/delete handlers queue it); False when no VM controls it."""
         from . import vm as vmctl
@@ -529,14 +526,14 @@ class Cluster(StoreReads):
             return False
         if (vm.get("metadata") or {}).get("uid") != owner.get("uid"):
             return False
-        vmctl.reconcile(tx, vm, config)
+        vmctl.reconcile(tx, vm, settings)
         return True
 
     @staticmethod
-    def _retry_failed_vms(tx: Store, namespace: str | None, config: dict | None) -> None:
+    def _retry_failed_vms(tx: Store, namespace: str | None, settings: Settings) -> None:
         """A VM that could not start for want of an object starts once it exists; a VMI waiting
         to attach a hot-plugged claim attaches it (`vm.waiting_for_objects`)."""
         from . import vm as vmctl
 
         for vm in vmctl.waiting_for_objects(tx, namespace):
-            vmctl.reconcile(tx, vm, config)
+            vmctl.reconcile(tx, vm, settings)

@@ -4,7 +4,7 @@ Where the embedded store runs `reconcile` inline in the transaction of every wri
 controller (KubeVirt's virt-controller, pkg/virt-controller/watch/vm) learns of changes from
 informers and works them off a queue:
 
-    informer events ──> keys ──> WorkQueue ──> N workers ──> vm.reconcile(store, vm, config)
+    informer events ──> keys ──> WorkQueue ──> N workers ──> vm.reconcile(store, vm, settings)
 
 * Keys are `(kind, namespace, name)`: `("VirtualMachine", ns, name)` for a VM, `CATALOG_KEY` for
   the catalogue deployment. A VMI or ControllerRevision event enqueues its owner VM; an
@@ -48,6 +48,7 @@ from instancetype.store.kubevirt import kubevirt_config
 
 from . import cdi, node, node_usage, nodes, shared_revisions
 from . import vm as vmctl
+from .settings import Settings
 from .workqueue import RateLimiter, WorkQueue
 
 log = logging.getLogger("instancetype.controller")
@@ -415,7 +416,7 @@ class VMController:
             self._release_orphan_vmi(store, ns, name)
             return
         self._count("reconciles")
-        vmctl.reconcile(store, vm, self.config())
+        vmctl.reconcile(store, vm, self.settings())
 
     def _release_orphan_vmi(self, store: Store, ns: str, name: str) -> None:
         try:
@@ -432,6 +433,11 @@ class VMController:
     def config(self) -> dict | None:
         """`spec.configuration` of the KubeVirt object (None: all defaults)."""
         return kubevirt_config(self.store)
+
+    def settings(self) -> Settings:
+        """The KubeVirt object's configuration and shared-revisions opt-in, read once (from the
+        informers' cache) for one reconcile."""
+        return Settings.read(self.store)
 
     def _expectations_met(self, key: Key) -> bool:
         with self._expect_lock:

@@ -51,33 +51,10 @@ _LOOKAHEAD = 256   # VMs read past the first holder found, to remember a holder 
 
 
 def enabled(store: Store) -> bool:
-    """The cluster's opt-in, read from its KubeVirt object (off when there is none), unless the
-    driver read that object for this write already (`opt_in_known`)."""
-    known = _OPT_IN.get()
-    if known is not None:
-        return known
-    return opted_in(kubevirt_object(store))
-
-
-def opted_in(kubevirt: Mapping | None) -> bool:
-    """The opt-in of this KubeVirt object (None: there is none)."""
+    """The cluster's opt-in, read from its KubeVirt object (off when there is none): for a caller
+    whose settings did not carry it (`controller.settings`)."""
+    kubevirt = kubevirt_object(store)
     return kubevirt is not None and shared.enabled(kubevirt)
-
-
-@contextmanager
-def opt_in_known(value: bool | None) -> Iterator[None]:
-    """`enabled` answers `value` in this block (this thread): the driver read the KubeVirt object
-    for the write's configuration a moment before, in the same transaction, so a reconcile reads
-    it once, not a second time for the opt-in. None: not known, read as usual (a write of the
-    KubeVirt object itself)."""
-    token = _OPT_IN.set(value)
-    try:
-        yield
-    finally:
-        _OPT_IN.reset(token)
-
-
-_OPT_IN: ContextVar[bool | None] = ContextVar("shared_revisions_opt_in", default=None)
 
 
 class SharedRevisions:

@@ -9,27 +9,29 @@ from collections.abc import Callable
 from instancetype.store.base import BadRequest, Store
 
 from . import state_requests as requests
+from .settings import Settings
 from .vmsync.run_strategy import set_spec_running, start_running
 from .vmsync.state import conflict, get_vmi, run_strategy
 
-Reconcile = Callable[[Store, dict, "dict | None"], dict]
+_DEFAULTS = Settings()      # no KubeVirt object read: all defaults, the opt-in read where needed
+Reconcile = Callable[[Store, dict, Settings], dict]
 
 
-def _set_running(store: Store, vm: dict, running: bool, config: dict | None, inline: bool,
+def _set_running(store: Store, vm: dict, running: bool, settings: Settings, inline: bool,
                  reconcile: Reconcile) -> dict:
     """The run strategy change (a start pins the matchers in that same write), then the
     controller's reconcile."""
-    stored = start_running(store, vm, vm, config) if running else set_spec_running(store, vm, vm, False)
-    return reconcile(store, stored, config) if inline else stored
+    stored = start_running(store, vm, vm, settings) if running else set_spec_running(store, vm, vm, False)
+    return reconcile(store, stored, settings) if inline else stored
 
 
-def _request(store: Store, vm: dict, changes: list[dict], config: dict | None, inline: bool,
+def _request(store: Store, vm: dict, changes: list[dict], settings: Settings, inline: bool,
              reconcile: Reconcile) -> dict:
     """virt-api's PatchStatus of `changes` (state_requests.with_requests), on the resourceVersion
     read as the JSON patch's `test` of the requests guards it; then the controller's reconcile."""
     status = requests.with_requests(vm.get("status") or {}, changes)
     stored = store.update({**vm, "status": status}, subresource="status")
-    return reconcile(store, stored, config) if inline else stored
+    return reconcile(store, stored, settings) if inline else stored
 
 
 def check_not_running(store: Store, vm: dict) -> None:
@@ -39,7 +41,7 @@ def check_not_running(store: Store, vm: dict) -> None:
         raise conflict(vm, "VM is already running")
 
 
-def start(store: Store, vm: dict, config: dict | None = None, *, paused: bool = False, inline: bool = True,
+def start(store: Store, vm: dict, settings: Settings = _DEFAULTS, *, paused: bool = False, inline: bool = True,
           reconcile: Reconcile) -> dict:
     """virtctl start (StartVMRequestHandler). Halted: the run strategy becomes Always, or for a
     paused start a start request the controller turns into that change; Manual and
@@ -49,8 +51,8 @@ def start(store: Store, vm: dict, config: dict | None = None, *, paused: bool = 
     if strategy in ("Always", "Once"):
         raise conflict(vm, f"{strategy} does not support manual start requests")
     if strategy == "Halted" and not paused:
-        return _set_running(store, vm, True, config, inline, reconcile)
-    return _request(store, vm, [requests.start_request(paused)], config, inline, reconcile)
+        return _set_running(store, vm, True, settings, inline, reconcile)
+    return _request(store, vm, [requests.start_request(paused)], settings, inline, reconcile)
 
 
 def check_restart_grace(grace: int | None) -> None:
@@ -71,7 +73,7 @@ def _shorten_grace(store: Store, vmi: dict, grace: int) -> int | None:
     return old
 
 
-def stop(store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
+def stop(store: Store, vm: dict, settings: Settings = _DEFAULTS, *, grace_period: int | None = None,
          inline: bool = True, reconcile: Reconcile) -> dict:
     """virtctl stop (StopVMRequestHandler); `grace_period` is StopOptions.gracePeriod (virtctl's
     `--force --grace-period N`): it shortens the running VMI's grace period first, and is the only
@@ -87,13 +89,13 @@ def stop(store: Store, vm: dict, config: dict | None = None, *, grace_period: in
     if strategy == "Halted" and (grace_period is None or (old_grace is not None and grace_period >= old_grace)):
         raise conflict(vm, "Halted only supports manual stop requests with a shorter graceperiod")
     if strategy in ("Always", "Once"):
-        return _set_running(store, vm, False, config, inline, reconcile)
+        return _set_running(store, vm, False, settings, inline, reconcile)
     if vmi is None:
         return vm       # WaitAsReceiver: virt-api's switch has no case for it, nothing is asked
-    return _request(store, vm, [requests.stop_request(vmi)], config, inline, reconcile)
+    return _request(store, vm, [requests.stop_request(vmi)], settings, inline, reconcile)
 
 
-def restart(store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
+def restart(store: Store, vm: dict, settings: Settings = _DEFAULTS, *, grace_period: int | None = None,
             inline: bool = True, reconcile: Reconcile) -> dict:
     """virtctl restart (RestartVMRequestHandler): a stop request for the running VMI and a start
     request behind it. `grace_period` (RestartOptions.gracePeriodSeconds) may only be 0, which
@@ -105,5 +107,5 @@ def restart(store: Store, vm: dict, config: dict | None = None, *, grace_period:
     vmi = get_vmi(store, vm)
     if vmi is None:
         raise conflict(vm, "VM is not running: Halted")
-    return _request(store, vm, [requests.stop_request(vmi), requests.start_request()], config, inline,
+    return _request(store, vm, [requests.stop_request(vmi), requests.start_request()], settings, inline,
                     reconcile)

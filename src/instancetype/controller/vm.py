@@ -1,6 +1,6 @@
 """The VM controller, written against the store: KubeVirt's VM sync (pkg/virt-controller/watch/vm).
 
-`reconcile(store, vm, config)` is level-triggered and idempotent: running it twice changes
+`reconcile(store, vm, settings)` is level-triggered and idempotent: running it twice changes
 nothing. It is a short list of steps, each a module of `controller/vmsync/` (as KubeVirt splits
 its synchronizers out of vm.go), run on one `VMSync`. It has two drivers:
 
@@ -19,6 +19,7 @@ from instancetype.jsonutil import clone
 from instancetype.store.base import NotFound, Store
 
 from . import node, virtctl
+from .settings import Settings, as_settings
 from .virtctl import check_not_running, check_restart_grace
 from .vmsync import (
     datavolumes,
@@ -59,21 +60,23 @@ STEPS = (
 )
 
 
-def reconcile(store: Store, vm: dict, config: dict | None = None) -> dict:
+def reconcile(store: Store, vm: dict, settings: Settings | dict | None = None) -> dict:
     """Bring the VMI and status of `vm` (as stored) in line with its spec; returns the stored VM.
 
     Level-triggered and idempotent: it looks only at what is stored, so the embedded store runs it
     inline after a write and the cluster's controller (`controller.kube`) from a work queue, and
     running it again changes nothing. Every write is conditional on the resourceVersion read
     (`vm` as given is what the writes are checked against): a VM changed meanwhile is a
-    `Conflict`, to be retried from a fresh read, never overwritten.
+    `Conflict`, to be retried from a fresh read, never overwritten. `settings`: the cluster's
+    (controller/settings.py), read by the driver for this write; a bare configuration has its
+    shared-revisions opt-in read where a pin needs it.
     """
-    return _reconcile(store, clone(vm), config, vm)
+    return _reconcile(store, clone(vm), as_settings(settings), vm)
 
 
-def _reconcile(store: Store, vm: dict, config: dict | None, stored: dict) -> dict:
+def _reconcile(store: Store, vm: dict, settings: Settings, stored: dict) -> dict:
     """`vm` is ours to change; `stored` is the VM as last read or written (resourceVersion, status)."""
-    s = VMSync(store, vm, stored, config, _reconcile)
+    s = VMSync(store, vm, stored, settings, _reconcile)
     for step in STEPS:
         done = step(s)
         if done is not None:
@@ -105,16 +108,16 @@ def waiting_for_objects(store: Store, namespace: str | None) -> list[dict]:
     return out
 
 
-def start(store: Store, vm: dict, config: dict | None = None, **options) -> dict:
+def start(store: Store, vm: dict, settings: Settings | dict | None = None, **options) -> dict:
     """virtctl start (controller/virtctl.py) with this controller's reconcile."""
-    return virtctl.start(store, vm, config, reconcile=reconcile, **options)
+    return virtctl.start(store, vm, as_settings(settings), reconcile=reconcile, **options)
 
 
-def stop(store: Store, vm: dict, config: dict | None = None, **options) -> dict:
+def stop(store: Store, vm: dict, settings: Settings | dict | None = None, **options) -> dict:
     """virtctl stop (controller/virtctl.py) with this controller's reconcile."""
-    return virtctl.stop(store, vm, config, reconcile=reconcile, **options)
+    return virtctl.stop(store, vm, as_settings(settings), reconcile=reconcile, **options)
 
 
-def restart(store: Store, vm: dict, config: dict | None = None, **options) -> dict:
+def restart(store: Store, vm: dict, settings: Settings | dict | None = None, **options) -> dict:
     """virtctl restart (controller/virtctl.py) with this controller's reconcile."""
-    return virtctl.restart(store, vm, config, reconcile=reconcile, **options)
+    return virtctl.restart(store, vm, as_settings(settings), reconcile=reconcile, **options)

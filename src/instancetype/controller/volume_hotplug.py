@@ -21,6 +21,7 @@ from instancetype.jsonutil import clone
 from instancetype.store.base import APIError, BadRequest, Invalid, NotFound, Store
 
 from .pause import fetch_vmi
+from .settings import Settings, as_settings
 from .volume_rules import (
     apply_request,
     check_enabled,
@@ -84,7 +85,7 @@ def fetch_vm(store: Store, name: str, namespace: str) -> dict:
 
 # --- the three patches ------------------------------------------------------------------------
 
-def vm_spec_patch(store: Store, name: str, namespace: str, request: dict, config: dict | None, *,
+def vm_spec_patch(store: Store, name: str, namespace: str, request: dict, settings: Settings, *,
                   inline: bool) -> dict:
     """vmVolumePatch (DeclarativeHotplugVolumes): the VM's template gets (or loses) the volume
     and disk; admission runs as on any VM update; the controller then hot-plugs."""
@@ -95,10 +96,10 @@ def vm_spec_patch(store: Store, name: str, namespace: str, request: dict, config
     changed = clone(vm)
     spec = changed.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
     apply_request(spec, request)
-    return write_vm(store, vm, changed, config, inline=inline, what="vm")
+    return write_vm(store, vm, changed, settings, inline=inline, what="vm")
 
 
-def write_vm(store: Store, old: dict, new: dict, config: dict | None, *, inline: bool, what: str) -> dict:
+def write_vm(store: Store, old: dict, new: dict, settings: Settings, *, inline: bool, what: str) -> dict:
     """A VM update as the API server takes it: on a store that calls no webhooks, KubeVirt's
     admission first; on the resourceVersion read; then (inline) the controller's reconcile."""
     from instancetype.lifecycle.admission import Refused, admit
@@ -106,7 +107,7 @@ def write_vm(store: Store, old: dict, new: dict, config: dict | None, *, inline:
     try:
         if not store.calls_admission_webhooks:
             try:
-                new = admit(store, new, operation="UPDATE", old=old, config=config).obj
+                new = admit(store, new, operation="UPDATE", old=old, config=settings.config).obj
             except Refused as e:
                 raise Invalid(f'admission webhook "{e.webhook}" denied the request: {e.result.message}') from None
         stored = store.update(new)
@@ -115,11 +116,11 @@ def write_vm(store: Store, old: dict, new: dict, config: dict | None, *, inline:
     if inline:
         from . import vm as vmctl
 
-        stored = vmctl.reconcile(store, stored, config)
+        stored = vmctl.reconcile(store, stored, settings)
     return stored
 
 
-def vm_status_patch(store: Store, name: str, namespace: str, request: dict, config: dict | None, *,
+def vm_status_patch(store: Store, name: str, namespace: str, request: dict, settings: Settings, *,
                     inline: bool) -> dict:
     """vmVolumePatchStatus (HotplugVolumes): the request appended to `status.volumeRequests`
     (generateVMVolumeRequestPatch), checked as the status webhook checks it
@@ -134,7 +135,7 @@ def vm_status_patch(store: Store, name: str, namespace: str, request: dict, conf
         raise conflict(VM_RESOURCE, name, problem)
     changed = clone(vm)
     changed.setdefault("status", {})["volumeRequests"] = requests
-    _admit_status(changed, config)
+    _admit_status(changed, settings.config)
     try:
         stored = store.update(changed, subresource="status")
     except APIError as e:
@@ -142,7 +143,7 @@ def vm_status_patch(store: Store, name: str, namespace: str, request: dict, conf
     if inline:
         from . import vm as vmctl
 
-        stored = vmctl.reconcile(store, stored, config)
+        stored = vmctl.reconcile(store, stored, settings)
     return stored
 
 
@@ -183,10 +184,13 @@ def _admit_status(vm: dict, config: dict | None) -> None:
 # --- the subresources, end to end ------------------------------------------------------------
 
 def act(store: Store, action: str, kind: str, name: str, namespace: str, options: dict,
-        config: dict | None = None, *, inline: bool = True) -> None:
+        settings: Settings | dict | None = None, *, inline: bool = True) -> None:
     """PUT .../{virtualmachines,virtualmachineinstances}/NAME/{addvolume,removevolume} with the
     decoded options, in the handler's order. A dry run stops after the checks (and, for the VM's
-    spec, admission: the caller undoes the transaction)."""
+    spec, admission: the caller undoes the transaction). `settings`: the cluster's
+    (controller/settings.py; a bare configuration is taken too)."""
+    settings = as_settings(settings)
+    config = settings.config
     check_enabled(config)
     request = add_request(options) if action == "addvolume" else remove_request(options)
     dry = dry_run(request)
@@ -199,9 +203,9 @@ def act(store: Store, action: str, kind: str, name: str, namespace: str, options
         if inline:
             from .pause import _reconcile_owner
 
-            _reconcile_owner(store, stored, config)
+            _reconcile_owner(store, stored, settings)
     elif hotplug_gate(config):
-        vm_status_patch(store, name, namespace, request, config, inline=inline and not dry)
+        vm_status_patch(store, name, namespace, request, settings, inline=inline and not dry)
     else:
-        vm_spec_patch(store, name, namespace, request, config, inline=inline and not dry)
+        vm_spec_patch(store, name, namespace, request, settings, inline=inline and not dry)
 

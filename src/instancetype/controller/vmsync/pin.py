@@ -57,7 +57,7 @@ def _expand_in_place(s: VMSync) -> dict:
         (without_refs.get("status") or {}).pop(k, None)
     _, ns = name_of(vm)
     revisions.release_pins(s.store, ns, old_refs)
-    return s.restart_from(stored, {**(s.config or {}), "instancetype": {"referencePolicy": "reference"}},
+    return s.restart_from(stored, s.settings.with_config({**(s.config or {}), "instancetype": {"referencePolicy": "reference"}}),
                           vm=without_refs)
 
 
@@ -86,8 +86,8 @@ def capture(s: VMSync) -> dict[str, dict] | None:
     pinned: dict[str, dict] = {}
     replaced: list[str] = []
     try:
-        if reference_policy(s.config) == "reference" and revisions.capture(s.store, s.vm, pinned=pinned,
-                                                                           replaced=replaced):
+        if reference_policy(s.config) == "reference" and revisions.capture(
+                s.store, s.vm, s.settings.shared_revisions, pinned=pinned, replaced=replaced):
             status = s.vm.get("status") or {}
             s.stored = _patch_revision_names(s.store, s.vm, s.stored)
             s.vm = clone(s.stored)

@@ -18,6 +18,7 @@ from instancetype.store.base import Store
 
 from .. import revisions
 from .. import state_requests as requests
+from ..settings import Settings
 from . import vmis
 from .state import VMSync, reference_policy, run_strategy
 
@@ -38,7 +39,7 @@ def sync(s: VMSync) -> dict | None:
     if strategy == "Halted" and requests.start_requested(s.vm):
         # A paused start of a Halted VM: the run strategy becomes Always (or the legacy
         # `running` true), and the VMI is started under it, paused.
-        return s.restart_from(start_running(s.store, s.vm, s.stored, s.config))
+        return s.restart_from(start_running(s.store, s.vm, s.stored, s.settings))
     if _should_start(s.vm, strategy):
         vmis.start(s)
     return None
@@ -94,7 +95,7 @@ def set_spec_running(store: Store, vm: dict, stored: dict, running: bool) -> dic
     return store.update({**stored, "spec": spec})
 
 
-def start_running(store: Store, vm: dict, stored: dict, config: dict | None) -> dict:
+def start_running(store: Store, vm: dict, stored: dict, settings: Settings) -> dict:
     """A Halted VM turned to run (`set_spec_running`), its matchers' `revisionName`s written in
     that same update.
 
@@ -107,8 +108,8 @@ def start_running(store: Store, vm: dict, stored: dict, config: dict | None) -> 
     pinned = clone(vm)
     replaced: list[str] = []
     try:
-        if reference_policy(config) == "reference":
-            revisions.capture(store, pinned, replaced=replaced)
+        if reference_policy(settings.config) == "reference":
+            revisions.capture(store, pinned, settings.shared_revisions, replaced=replaced)
     except revisions.SyncError:
         pinned, replaced = vm, []
     written = set_spec_running(store, pinned, stored, True)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from instancetype.store.base import Conflict, NotFound, Store
 
+from ..settings import Settings
+
 VM_RESOURCE = "virtualmachine.kubevirt.io"  # KubeVirt's subresource errors name the singular resource
 
 
@@ -14,24 +16,30 @@ class VMSync:
     """One reconcile: `vm` is ours to change (the status written at the end is built from it);
     `stored` is the VM as last read or written (its resourceVersion guards every write); `vmi`
     the VM's VMI as the steps last saw it; `failure` a `(reason, message)` to report as the
-    `Failure` condition. `again(store, vm, config, stored)` restarts the reconcile from a VM
-    the steps just wrote (a run strategy changed, a VM expanded in place)."""
+    `Failure` condition; `settings` the cluster's (controller/settings.py: its configuration,
+    `config`, and its shared-revisions opt-in). `again(store, vm, settings, stored)` restarts the
+    reconcile from a VM the steps just wrote (a run strategy changed, a VM expanded in place)."""
 
     store: Store
     vm: dict
     stored: dict
-    config: dict | None
+    settings: Settings
     again: Callable[..., dict]
     vmi: dict | None = None
     failure: tuple[str, str] | None = None
     restart_required: bool = False
     changed_since_start: bool = True    # False: the VM's spec is the one its VMI started from
 
-    def restart_from(self, stored: dict, config: dict | None = None, vm: dict | None = None) -> dict:
+    @property
+    def config(self) -> dict | None:
+        """The KubeVirt object's `spec.configuration` (None: there is none)."""
+        return self.settings.config
+
+    def restart_from(self, stored: dict, settings: Settings | None = None, vm: dict | None = None) -> dict:
         from instancetype.jsonutil import clone
 
         return self.again(self.store, clone(stored) if vm is None else vm,
-                          self.config if config is None else config, stored)
+                          self.settings if settings is None else settings, stored)
 
 
 def name_of(vm: dict) -> tuple[str, str]:
