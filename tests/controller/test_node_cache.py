@@ -98,3 +98,38 @@ def test_a_node_read_in_a_write_rolled_back_is_not_kept(cluster, depth):
     assert kept[0]["metadata"]["labels"]["x"] == "y"
     cluster.apply(builders.csmall_vm("vm1", "Always"))
     assert _phase(cluster, "vm1") == ("Running", DEFAULT_NODE_NAME)
+
+
+# --- the KubeVirt object, kept by the Cluster for its settings ------------------------------------
+
+def _opt_in(store, on: bool) -> None:
+    from instancetype.engine.shared_revisions import ANNOTATION_SHARED_REVISIONS
+
+    kv = store.get("KubeVirt", "kubevirt", "kubevirt")
+    kv["metadata"]["annotations"] = {ANNOTATION_SHARED_REVISIONS: "true" if on else "false"}
+    store.update(kv)
+
+
+def _shared_pins(c: Cluster, name: str) -> bool:
+    from instancetype.engine.shared_revisions import is_shared_name
+
+    spec = c.get("VirtualMachine", name)["spec"]
+    return all(is_shared_name(spec[side]["revisionName"]) for side in ("instancetype", "preference"))
+
+
+def test_a_kubevirt_object_written_through_another_handle_is_seen_at_the_next_write(cluster):
+    assert not _shared_pins(cluster, "vm0")
+    with SqliteStore(cluster.store.path) as other:
+        _opt_in(other, True)
+    cluster.apply(builders.csmall_vm("vm1", "Always"))
+    assert _shared_pins(cluster, "vm1")
+    _opt_in(cluster.store, False)       # through the store, not the Cluster: the feed still tells
+    cluster.apply(builders.csmall_vm("vm2", "Always"))
+    assert not _shared_pins(cluster, "vm2")
+
+
+def test_each_write_gets_its_own_copy_of_the_settings(cluster):
+    with cluster.store.transaction() as tx:
+        first, second = cluster._settings(tx), cluster._settings(tx)
+    assert first == second and first.config is not second.config
+    assert first.shared_revisions is False

@@ -35,6 +35,7 @@ from instancetype.store.base import (
     check_json,
     merge_patch,
 )
+from instancetype.store.kubevirt import choose_kubevirt
 
 from .apply import check_applied, original_of, three_way_patch, with_last_applied
 from .settings import Settings
@@ -84,6 +85,7 @@ class ApplyResult:
 class Cluster(StoreReads):
     def __init__(self, store: Store, images: Images | None = None):
         from .images import Images
+        from .kept import Kept
         from .node_usage import NodeUsage
         from .shared_revisions import SharedRevisions
 
@@ -92,6 +94,8 @@ class Cluster(StoreReads):
         self.shared_revisions = SharedRevisions()
         # What the VMIs on each node request (the scheduler's cache), bound around each write too.
         self.node_usage = NodeUsage()
+        # The KubeVirt object (the cluster's settings), read at every write.
+        self._kubevirt = Kept("KubeVirt", kinds.KUBEVIRT_NAMESPACE)
         path = store.path
         # Uploaded images live beside the state file (none for a store without one).
         self.images = images if images is not None else Images.beside(path) if path is not None else None
@@ -422,11 +426,14 @@ class Cluster(StoreReads):
     # The VM controller (and the engine it runs) is imported on first write, not when a command
     # that only reads (get, describe, wait) opens the cluster.
 
-    @staticmethod
-    def _settings(tx: Store) -> Settings:
+    def _settings(self, tx: Store) -> Settings:
         """The KubeVirt object read once for a write: its configuration and its shared-revisions
-        opt-in (controller/settings.py), passed down the write's reconciles."""
-        return Settings.read(tx)
+        opt-in (controller/settings.py), passed down the write's reconciles. The object is kept
+        between writes and followed through the change feed (controller/kept.py), not listed and
+        decoded at each; each write gets its own copy of it."""
+        if not tx.transactional:
+            return Settings.read(tx)
+        return Settings.of(clone(choose_kubevirt(self._kubevirt.objects(tx))))
 
     def _after_write(self, tx: Store, stored: dict, settings: Settings) -> dict:
         """The controller's work after a write, in its transaction, under the settings read

@@ -22,6 +22,8 @@ from instancetype.engine.launcher_pod import pod_requests
 from instancetype.engine.scheduler import Usage
 from instancetype.store.base import Store
 
+from .kept import Kept
+
 VMI = "VirtualMachineInstance"
 Key = tuple[str, str]
 
@@ -49,10 +51,7 @@ class NodeUsage:
         self.by_node: dict[str, Usage] = {}
         self.pending: dict[Key, str | None] = {}                                # key -> uid
         self._anchor: tuple[int, str | None] | None = None                      # (rv, uid) of the last event
-        # The Node objects as last read (name -> node, read only) and how far the feed was
-        # followed for them: (rv of the last Node event, the store's rollbacks then).
-        self._nodes: dict[str, dict] = {}
-        self._nodes_anchor: tuple[int, int] | None = None
+        self._nodes = Kept("Node")
 
     # --- what is known ----------------------------------------------------------------------------
 
@@ -169,41 +168,12 @@ class NodeUsage:
     # --- the nodes ---------------------------------------------------------------------------------
 
     def nodes(self, store: Store) -> list[dict]:
-        """The Node objects, as stored; shared between placements, so read only. A store with
-        transactions: kept, and followed through its change feed (a node written by anyone, in
-        this process or another, is read again at the next placement; one deleted is dropped),
-        rather than listed and decoded at every placement. Any other store: listed (a cluster's
-        reads come from its informers' caches)."""
-        if not store.transactional:
-            return list(store.list("Node"))
+        """The Node objects, as stored; shared between placements, so read only. On a store with
+        transactions they are kept and followed through its change feed (controller/kept.py: a
+        node written by anyone is read again at the next placement), not listed and decoded at
+        every placement."""
         with self.lock:
-            if not self._follow_nodes(store):
-                rv = int(store.resource_version() or 0)
-                self._nodes = {(n.get("metadata") or {}).get("name") or "": n for n in store.list("Node")}
-                self._nodes_anchor = (rv, store.rollbacks)
-            return list(self._nodes.values())
-
-    def _follow_nodes(self, store: Store) -> bool:
-        """The Node events since the last one seen, applied; False when what is kept cannot be
-        trusted: nothing kept yet, or the store rolled back a transaction or savepoint since (a
-        node read inside it may have been undone, and the resourceVersions it used handed out
-        again, so the feed no longer tells what changed)."""
-        anchor = self._nodes_anchor
-        if anchor is None or anchor[1] != store.rollbacks:
-            return False
-        rv, rollbacks = anchor
-        last: dict[str, str] = {}           # node name -> its last event's type (each read once)
-        for ev in store.changes(rv, kind="Node", objects=False):
-            last[ev.name] = ev.type
-            rv = int(ev.resource_version)
-        for name, event_type in last.items():
-            node = None if event_type == "DELETED" else store.find("Node", name)
-            if node is None:
-                self._nodes.pop(name, None)
-            else:
-                self._nodes[name] = node
-        self._nodes_anchor = (rv, rollbacks)
-        return True
+            return self._nodes.objects(store)
 
     # --- binding ------------------------------------------------------------------------------------
 
