@@ -109,3 +109,31 @@ def test_the_feed_without_objects(store):
     assert [e.type for e in bare] == ["ADDED", "MODIFIED", "DELETED"]
     assert all(e.object is None for e in bare)
     assert full[-1].object is not None
+
+
+def _sequence(store: SqliteStore) -> int:
+    row = store._db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone()
+    return row[0] if row else 0
+
+
+def test_the_resource_version_inside_a_write_transaction_needs_no_query(store, tmp_path):
+    store.create(_ns("a"))
+    with store.transaction() as tx:
+        first = tx.resource_version()
+        assert first == _sequence(store)
+        seen = _statements(store)
+        assert tx.resource_version() == first
+        created = tx.create(_ns("b"))
+        assert tx.resource_version() == int(created["metadata"]["resourceVersion"]) == first + 1
+        store._db.set_trace_callback(None)
+        assert not [s for s in seen if "sqlite_sequence" in s]
+        with pytest.raises(RuntimeError), tx.transaction() as sp:
+            sp.create(_ns("c"))
+            assert sp.resource_version() == first + 2
+            raise RuntimeError("undone")
+        # The savepoint's resourceVersion is handed out again: the store says so.
+        assert tx.resource_version() == _sequence(store) == first + 1
+    # Outside a transaction another connection may have written: the file is asked.
+    with SqliteStore(tmp_path / "state.db") as other:
+        other.create(_ns("d"))
+    assert store.resource_version() == first + 2

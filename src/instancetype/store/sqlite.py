@@ -196,13 +196,18 @@ class _RecentRows:
     transaction wrote the object (a VM start writes its VM four times). The other columns, the
     change log and the label and owner tables are written at each write as before, so only a
     read of `data` or `rv` from the file has to flush first (a list, the feed with its objects, a
-    deletion's paths); a dirty row pushed out of the bound is written then (`put` returns it)."""
+    deletion's paths); a dirty row pushed out of the bound is written then (`put` returns it).
 
-    __slots__ = ("rows", "dirty")
+    `seq`: the change log's last resourceVersion, once read or written in the transaction (no
+    other connection writes meanwhile), so that `resource_version()` needs no query; forgotten
+    with the rows (a savepoint rolled back hands its resourceVersions out again)."""
+
+    __slots__ = ("rows", "dirty", "seq")
 
     def __init__(self) -> None:
         self.rows: dict[_Key, _Row] = {}
         self.dirty: dict[_Key, None] = {}          # keys whose row the file does not hold yet
+        self.seq: int | None = None
 
     def get(self, key: _Key) -> _Row | None:
         row = self.rows.pop(key, None)
@@ -241,6 +246,7 @@ class _RecentRows:
         """Forget every row, dirty ones included (the caller has flushed or rolled them back)."""
         self.rows.clear()
         self.dirty.clear()
+        self.seq = None
 
 
 def open_store(path: str | os.PathLike | None = None) -> SqliteStore:
@@ -652,9 +658,14 @@ class SqliteStore(Store):
             return {r[0] for r in self._db.execute("SELECT uid FROM objects WHERE kind=?", (res.kind,))}
 
     def resource_version(self):
+        if self._depth and self._recent.seq is not None:
+            return self._recent.seq         # known in this write transaction (`_RecentRows.seq`)
         with self._errors():
             row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone()
-        return row[0] if row else 0
+        seq = row[0] if row else 0
+        if self._depth:
+            self._recent.seq = seq
+        return seq
 
     def changes(self, since=0, *, kind=None, namespace=None, objects=True):
         cond, params = "c.rv > ?", []
@@ -710,6 +721,7 @@ class SqliteStore(Store):
                                  (typ, obj["kind"], meta.get("namespace", ""), meta["name"], meta["uid"],
                                   data)).lastrowid
         assert rowid is not None        # an INSERT sets it
+        self._recent.seq = rowid        # AUTOINCREMENT: the sequence is now this row's
         return rowid
 
     def _index(self, oid: int, obj: dict, old: dict | None) -> None:
