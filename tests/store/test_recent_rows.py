@@ -137,3 +137,32 @@ def test_the_resource_version_inside_a_write_transaction_needs_no_query(store, t
     with SqliteStore(tmp_path / "state.db") as other:
         other.create(_ns("d"))
     assert store.resource_version() == first + 2
+
+
+def _cm(name: str, namespace: str) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": name, "namespace": namespace},
+            "data": {}, "revision": 1}
+
+
+def test_a_create_asks_for_its_namespace_once_per_transaction_and_never_for_itself(store):
+    from instancetype.store.base import AlreadyExists
+
+    store.create(_ns("a"))
+    with store.transaction() as tx:
+        seen = _statements(store)
+        tx.create(_cm("one", "a"))
+        tx.create(_cm("two", "a"))
+        store._db.set_trace_callback(None)
+        assert len([s for s in seen if s.startswith("SELECT 1 FROM objects WHERE kind='Namespace'")]) == 1
+        assert not [s for s in seen if "EXISTS" in s]
+        rv = tx.resource_version()
+        with pytest.raises(AlreadyExists):
+            tx.create(_cm("one", "a"))
+        assert tx.resource_version() == rv            # nothing written: no change logged
+        assert [e.name for e in tx.changes(rv - 2)] == ["one", "two"]
+    # A namespace deleted in the transaction is asked for again.
+    with store.transaction() as tx:
+        tx.create(_cm("three", "a"))
+        tx.delete("Namespace", "a")
+        with pytest.raises(NotFound):
+            tx.create(_cm("four", "a"))

@@ -97,9 +97,8 @@ CREATE TABLE changes (rv INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, 
   namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, data TEXT);
 """
 _TABLES = {"objects", "labels", "owners", "changes"}
-# A create's two reads (`SqliteStore.create`): its namespace (when namespaced: ?1) and itself.
-_CREATE_PROBE = ("SELECT NOT ?1 OR EXISTS (SELECT 1 FROM objects WHERE kind='Namespace' AND namespace='' AND name=?2), "
-                 "EXISTS (SELECT 1 FROM objects WHERE kind=?3 AND namespace=?4 AND name=?5)")
+# A create's read of its namespace (`SqliteStore.create`; whether it exists itself, the insert says).
+_NAMESPACE_PROBE = "SELECT 1 FROM objects WHERE kind='Namespace' AND namespace='' AND name=?"
 
 _encode = msgspec.json.encode
 _json_decode = msgspec.json.decode
@@ -200,14 +199,17 @@ class _RecentRows:
 
     `seq`: the change log's last resourceVersion, once read or written in the transaction (no
     other connection writes meanwhile), so that `resource_version()` needs no query; forgotten
-    with the rows (a savepoint rolled back hands its resourceVersions out again)."""
+    with the rows (a savepoint rolled back hands its resourceVersions out again). `namespaces`:
+    the namespaces a create found there, asked once; forgotten with the rows (a deletion's paths
+    forget them: a namespace removed is asked for again)."""
 
-    __slots__ = ("rows", "dirty", "seq")
+    __slots__ = ("rows", "dirty", "seq", "namespaces")
 
     def __init__(self) -> None:
         self.rows: dict[_Key, _Row] = {}
         self.dirty: dict[_Key, None] = {}          # keys whose row the file does not hold yet
         self.seq: int | None = None
+        self.namespaces: set[str] = set()          # namespaces a create found (none is deleted meanwhile)
 
     def get(self, key: _Key) -> _Row | None:
         row = self.rows.pop(key, None)
@@ -247,6 +249,7 @@ class _RecentRows:
         self.rows.clear()
         self.dirty.clear()
         self.seq = None
+        self.namespaces.clear()
 
 
 def open_store(path: str | os.PathLike | None = None) -> SqliteStore:
@@ -747,24 +750,28 @@ class SqliteStore(Store):
         meta = obj["metadata"]
         obj["kind"] = res.kind
         with self._write(), self._errors():
-            # Whether its namespace exists (1 for a cluster-scoped kind) and whether it exists
-            # itself, in one statement: a create is the store's most frequent write.
             namespace = meta.get("namespace") or ""
-            has_namespace, exists = self._db.execute(_CREATE_PROBE, (
-                res.namespaced, namespace, res.kind, namespace, meta["name"])).fetchone()
-            if not has_namespace:
-                raise not_found(BY_KIND["Namespace"], namespace)
-            if exists:
-                raise already_exists(res, meta["name"])
+            # Its namespace must exist: asked once per write transaction (`_RecentRows.namespaces`).
+            if res.namespaced and namespace not in self._recent.namespaces:
+                if self._db.execute(_NAMESPACE_PROBE, (namespace,)).fetchone() is None:
+                    raise not_found(BY_KIND["Namespace"], namespace)
+                self._recent.namespaces.add(namespace)
+            # The row's columns now, its rv and data written behind (`_RecentRows`, `_flush`): an
+            # empty text until then, which no read sees (7.42 M instructions per VM start against
+            # 7.54 M with the data inserted at once, a VM being written again three times). Kind,
+            # namespace and name are unique: an object already there is this insert's failure,
+            # before anything is written (no probe first).
+            try:
+                oid = self._db.execute(
+                    "INSERT INTO objects (kind, namespace, name, uid, rv, data) VALUES (?,?,?,?,0,'')",
+                    (res.kind, namespace, meta["name"], meta["uid"])).lastrowid
+            except sqlite3.IntegrityError as e:
+                if "objects.kind" in str(e):
+                    raise already_exists(res, meta["name"]) from None
+                raise
+            assert oid is not None
             rv = self._log("ADDED", obj)
             meta["resourceVersion"] = str(rv)
-            # The row's columns now, its data written behind (`_RecentRows`, `_flush`): an empty
-            # text until then, which no read sees (7.42 M instructions per VM start against
-            # 7.54 M with the data inserted at once, a VM being written again three times).
-            oid = self._db.execute(
-                "INSERT INTO objects (kind, namespace, name, uid, rv, data) VALUES (?,?,?,?,?,'')",
-                (res.kind, namespace, meta["name"], meta["uid"], rv)).lastrowid
-            assert oid is not None
             self._keep((res.kind, namespace, meta["name"]), (oid, meta["uid"], rv, _encode(obj).decode()), True)
             self._index(oid, obj, None)
         return obj
