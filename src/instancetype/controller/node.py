@@ -17,8 +17,11 @@ controller's `foregroundDeleteVirtualMachine`).
 """
 from __future__ import annotations
 
+from instancetype.engine import launcher_pod as pod
+from instancetype.engine import scheduler
 from instancetype.store.base import NotFound, Store
 
+from . import node_usage
 from .migratable import Claims
 from .migratable import condition as live_migratable
 from .nodes import DEFAULT_NODE_NAME as NODE_NAME
@@ -30,18 +33,13 @@ MESSAGE = "scheduled on the simulated node: the control plane is modelled, no gu
 def place(store: Store, vmi: dict, config: dict | None) -> tuple[str | None, str]:
     """kube-scheduler's choice for the VMI's virt-launcher pod: (node name, "") or (None, the
     scheduler's message). The placement is assumed at once (node_usage.assume)."""
-    from instancetype.engine import launcher_pod as pod
-    from instancetype.engine.scheduler import Pod, schedule
-
-    from . import node_usage
-
     usage = node_usage.current()
     usage.sync(store, config)
     requests = pod.pod_requests(vmi, config)
-    wanted = Pod(requests, pod.pod_node_selector(vmi, config), pod.required_node_affinity(vmi),
-                 pod.pod_tolerations(vmi))
+    wanted = scheduler.Pod(requests, pod.pod_node_selector(vmi, config), pod.required_node_affinity(vmi),
+                           pod.pod_tolerations(vmi))
     with usage.lock:
-        chosen, message = schedule(wanted, usage.nodes(store), usage.usage())
+        chosen, message = scheduler.schedule(wanted, usage.nodes(store), usage.usage())
         if chosen is not None:
             usage.assume(vmi, chosen, requests)
     return chosen, message

@@ -259,8 +259,18 @@ def new_uid() -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+_STAMP: tuple[int, str] = (-1, "")     # (second, its text): the last one made
+
+
 def now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """The current second as metav1.Time writes it (RFC 3339, UTC). Made once per second: a VM
+    start stamps some seven times (creation timestamps, conditions, transitions)."""
+    global _STAMP
+    second = int(time.time())
+    stamp = _STAMP
+    if stamp[0] != second:
+        stamp = _STAMP = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return stamp[1]
 
 
 def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) -> Resource:
