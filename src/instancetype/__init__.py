@@ -7,7 +7,7 @@ The public API (stable): the engine's pure functions and the one exception tree.
     validate(obj, *, operation="CREATE", old=None) -> AdmissionResult
     infer(vm, objects) -> InferResult
     admit_vm(vm, *, operation="CREATE", old=None, instancetype=None, preference=None,
-             objects=(), config=None, whole=True) -> AdmissionResult
+             objects=(), config=None, whole=True, mutate_only=False) -> AdmissionResult
     build_vmi(vm, *, instancetype=None, preference=None, objects=(), config=None) -> dict
     decode_instancetype(obj) -> DecodedSpec, decode_preference(obj) -> DecodedSpec
         a spec decoded once, to pass as `instancetype=` / `preference=` to the functions above

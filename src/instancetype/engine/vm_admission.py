@@ -175,11 +175,14 @@ def _check_object_names(obj: dict[str, Any], key: str) -> None:
 @public("admit VirtualMachine")
 def admit_vm(vm: Mapping[str, Any], *, operation: str = "CREATE", old: Mapping[str, Any] | None = None, instancetype: Any = None,
              preference: Any = None, objects: Iterable[Mapping[str, Any]] = (), config: Any = None,
-             whole: bool = True) -> AdmissionResult:
+             whole: bool = True, mutate_only: bool = False) -> AdmissionResult:
     """Admit `vm` as KubeVirt's VM mutating and validating webhooks do.
 
     `whole=False` runs only their instancetype part (the `admit-vm` contract): no schema
-    check, none of the VM and VMI spec rules, no warnings.
+    check, none of the VM and VMI spec rules, no warnings. `mutate_only=True` stops after the
+    mutating webhook (steps 0 and 1): its answer (`stage` "mutate", `.vm` the mutated VM) is
+    what the whole admission's `.vm` would be, since nothing the validating step finds changes
+    the VM; a cluster's mutating webhook answers with it, and the validating one runs after.
     """
     go_shaped = False
     if whole and (type(vm) is dict or isinstance(vm, Mapping)):
@@ -222,6 +225,8 @@ def admit_vm(vm: Mapping[str, Any], *, operation: str = "CREATE", old: Mapping[s
         return AdmissionResult.refused(causes, stage="mutate")
     if whole and operation == "CREATE":
         set_create_defaults(work)
+    if mutate_only:
+        return AdmissionResult(allowed=True, stage="mutate", vm=work)
 
     # The validating webhook checks the schema again: the mutating step only writes fields of
     # the schema's types (matchers, architecture, machine type, storage class), so it passes.

@@ -99,11 +99,12 @@ def admit_type(obj: dict, *, operation: str = "CREATE", old: dict | None = None)
 
 
 def admit_vm_object(objects: Any, vm: dict, *, operation: str = "CREATE", old: dict | None = None,
-                    config: dict | None = None) -> Admitted:
+                    config: dict | None = None, mutate_only: bool = False) -> Admitted:
     """KubeVirt's VM mutating then validating webhook, looking objects up in `objects` (an
     `ObjectSource`): the VM as stored and the warnings, or `Refused` (`.result.stage` says
-    which webhook refused; a refusal by the validator carries the mutated VM in `.result.vm`)."""
-    return _admit_vm(objects, vm, operation, old, config, [])
+    which webhook refused). `mutate_only`: the mutating webhook alone (a cluster's, whose
+    validating webhook is called after it)."""
+    return _admit_vm(objects, vm, operation, old, config, [], mutate_only=mutate_only)
 
 
 def _admit_type(obj: dict, operation: str, old: dict | None, warnings: list[str]) -> Admitted:
@@ -118,10 +119,11 @@ def _admit_type(obj: dict, operation: str, old: dict | None, warnings: list[str]
 
 
 def _admit_vm(objects: Any, vm: dict, operation: str, old: dict | None, config: dict | None,
-              warnings: list[str]) -> Admitted:
+              warnings: list[str], *, mutate_only: bool = False) -> Admitted:
     import instancetype
 
-    result = instancetype.admit_vm(vm, operation=operation, old=old, objects=objects, config=config)
+    result = instancetype.admit_vm(vm, operation=operation, old=old, objects=objects, config=config,
+                                   mutate_only=mutate_only)
     if not result.allowed:
         webhook = VM_MUTATOR if result.stage == "mutate" else VM_VALIDATOR
         raise Refused(result.message, result=result, webhook=webhook)

@@ -22,9 +22,12 @@ from instancetype.errors import PatchError, PatchFormatError
 from instancetype.jsonutil import clone
 
 
-def pointer(parts: list[str]) -> str:
-    """An RFC 6901 JSON pointer (`~` as `~0`, `/` as `~1`)."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+def _token(part: Any) -> str:
+    """One RFC 6901 reference token (`~` as `~0`, `/` as `~1`)."""
+    text = str(part)
+    if "~" in text or "/" in text:
+        return text.replace("~", "~0").replace("/", "~1")
+    return text
 
 
 def diff(old: Any, new: Any, path: list[str] | None = None) -> list[dict]:
@@ -73,11 +76,15 @@ def _root(path: list[str] | None) -> Any:
 
 
 def _pointer(at: Any, key: Any = None) -> str:
-    parts = [] if key is None else [key]
+    """The RFC 6901 pointer of the linked path `at` (and `key` below it)."""
+    parts = [] if key is None else [_token(key)]
     while at is not None:
         at, part = at
-        parts.append(part)
-    return pointer(parts[::-1])
+        parts.append(_token(part))
+    if not parts:
+        return ""
+    parts.reverse()
+    return "/" + "/".join(parts)
 
 
 _encode = msgspec.json.encode

@@ -27,7 +27,7 @@ from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.engine.results import AdmissionResult
 from instancetype.errors import Error
 from instancetype.jsonutil import API_SERVER_MAX_DEPTH, clone
-from instancetype.lifecycle.admission import Refused, admit_type, admit_vm_object, stored_vm
+from instancetype.lifecycle.admission import Refused, admit_type, admit_vm_object
 
 from . import jsonpatch
 
@@ -269,14 +269,12 @@ def _vm(webhook: kinds.Webhook, uid: str, operation: str, obj: dict, old: dict |
     if needs_upgrade(obj):      # seed 002's `spec.flavor`: rewritten as the embedded store's admit does
         obj, upgrade_warnings = upgrade(obj)
     try:
-        admitted = admit_vm_object(objects, obj, operation=operation, old=old, config=config)
+        # The mutating webhook's answer is its own step's: what the validating step finds is the
+        # validating webhook's to answer (the API server calls it next, with the mutated VM).
+        admitted = admit_vm_object(objects, obj, operation=operation, old=old, config=config,
+                                   mutate_only=webhook.mutating)
     except Refused as e:
-        if webhook.mutating and e.result.stage == "validate":
-            # The mutating webhook passed it: its changes are made; the validator refuses.
-            return _response(uid, patch=_changes(received, stored_vm(obj, clone(e.result.vm)))), None
-        if not webhook.mutating or e.result.stage == "mutate":
-            return _deny(webhook.name, uid, operation, obj, e.result)
-        raise
+        return _deny(webhook.name, uid, operation, obj, e.result)
     if webhook.mutating:
         return _response(uid, patch=_changes(received, admitted.obj), warnings=upgrade_warnings or None), None
     return _response(uid, warnings=admitted.warnings), None
