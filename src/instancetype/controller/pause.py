@@ -168,8 +168,8 @@ def soft_reboot(store: Store, vmi: dict, settings: Settings | dict | None = None
 ACTIONS = {"pause": pause, "unpause": unpause, "softreboot": soft_reboot}
 
 
-def act(store: Store, action: str, name: str, namespace: str, settings: Settings | dict | None = None, *,
+def act(store: Store, action: str, name: str, namespace: str, config: Settings | dict | None = None, *,
         dry_run: bool = False, inline: bool = True) -> dict:
     """`action` (pause, unpause, softreboot) of the VMI `namespace/name`, read from `store`;
-    `settings` the cluster's (controller/settings.py; a bare configuration is taken too)."""
-    return ACTIONS[action](store, fetch_vmi(store, name, namespace), settings, dry_run=dry_run, inline=inline)
+    `config` the cluster's settings (controller/settings.py), or the bare configuration virt-api read."""
+    return ACTIONS[action](store, fetch_vmi(store, name, namespace), config, dry_run=dry_run, inline=inline)

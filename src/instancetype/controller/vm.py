@@ -108,16 +108,19 @@ def waiting_for_objects(store: Store, namespace: str | None) -> list[dict]:
     return out
 
 
-def start(store: Store, vm: dict, settings: Settings | dict | None = None, **options) -> dict:
-    """virtctl start (controller/virtctl.py) with this controller's reconcile."""
-    return virtctl.start(store, vm, as_settings(settings), reconcile=reconcile, **options)
+def start(store: Store, vm: dict, config: Settings | dict | None = None, **options) -> dict:
+    """virtctl start (controller/virtctl.py) with this controller's reconcile; `config` the
+    cluster's settings (controller/settings.py), or the bare configuration virt-api read."""
+    return virtctl.start(store, vm, as_settings(config), reconcile=reconcile, **options)
 
 
-def stop(store: Store, vm: dict, settings: Settings | dict | None = None, **options) -> dict:
-    """virtctl stop (controller/virtctl.py) with this controller's reconcile."""
-    return virtctl.stop(store, vm, as_settings(settings), reconcile=reconcile, **options)
+def stop(store: Store, vm: dict, config: Settings | dict | None = None, **options) -> dict:
+    """virtctl stop (controller/virtctl.py) with this controller's reconcile; `config` the
+    cluster's settings (controller/settings.py), or the bare configuration virt-api read."""
+    return virtctl.stop(store, vm, as_settings(config), reconcile=reconcile, **options)
 
 
-def restart(store: Store, vm: dict, settings: Settings | dict | None = None, **options) -> dict:
-    """virtctl restart (controller/virtctl.py) with this controller's reconcile."""
-    return virtctl.restart(store, vm, as_settings(settings), reconcile=reconcile, **options)
+def restart(store: Store, vm: dict, config: Settings | dict | None = None, **options) -> dict:
+    """virtctl restart (controller/virtctl.py) with this controller's reconcile; `config` the
+    cluster's settings (controller/settings.py), or the bare configuration virt-api read."""
+    return virtctl.restart(store, vm, as_settings(config), reconcile=reconcile, **options)

@@ -184,12 +184,12 @@ def _admit_status(vm: dict, config: dict | None) -> None:
 # --- the subresources, end to end ------------------------------------------------------------
 
 def act(store: Store, action: str, kind: str, name: str, namespace: str, options: dict,
-        settings: Settings | dict | None = None, *, inline: bool = True) -> None:
+        config: Settings | dict | None = None, *, inline: bool = True) -> None:
     """PUT .../{virtualmachines,virtualmachineinstances}/NAME/{addvolume,removevolume} with the
     decoded options, in the handler's order. A dry run stops after the checks (and, for the VM's
-    spec, admission: the caller undoes the transaction). `settings`: the cluster's
-    (controller/settings.py; a bare configuration is taken too)."""
-    settings = as_settings(settings)
+    spec, admission: the caller undoes the transaction). `config`: the cluster's settings
+    (controller/settings.py), or the bare configuration virt-api read."""
+    settings = as_settings(config)
     config = settings.config
     check_enabled(config)
     request = add_request(options) if action == "addvolume" else remove_request(options)

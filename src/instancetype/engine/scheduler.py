@@ -11,7 +11,7 @@ same, so preemption never finds victims.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,7 +185,7 @@ def _histogram(reasons: Iterable[str]) -> str:
     return ", ".join(sorted(f"{n} {r}" for r, n in counts.items()))
 
 
-def schedule(pod: Pod, nodes: list[Mapping[str, Any]], usage: Mapping[str, Usage]) -> tuple[str | None, str]:
+def schedule(pod: Pod, nodes: Sequence[Mapping[str, Any]], usage: Mapping[str, Usage]) -> tuple[str | None, str]:
     """(the chosen node's name, "") or (None, the PodScheduled message)."""
     if not nodes:
         return None, NO_NODES

@@ -57,8 +57,8 @@ def _expand_in_place(s: VMSync) -> dict:
         (without_refs.get("status") or {}).pop(k, None)
     _, ns = name_of(vm)
     revisions.release_pins(s.store, ns, old_refs)
-    return s.restart_from(stored, s.settings.with_config({**(s.config or {}), "instancetype": {"referencePolicy": "reference"}}),
-                          vm=without_refs)
+    policy = {**(s.config or {}), "instancetype": {"referencePolicy": "reference"}}
+    return s.restart_from(stored, s.settings.with_config(policy), vm=without_refs)
 
 
 def repin(s: VMSync) -> dict | None:
