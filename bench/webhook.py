@@ -19,6 +19,8 @@ answered by a do-nothing aiohttp server on serve's port and certificate (`allowe
 patch, no admission): what any Python webhook over aiohttp and TLS adds on this machine, the floor
 under `serve`'s figure.
 
+2b. sequential: one keep-alive connection, one request at a time (as the API server calls a
+   webhook), `/healthz`, validate and mutate: the p50 round trip and serve's CPU per request;
 Every phase is bounded (`--seconds` each, 10 s per request); the cluster stops at the end.
 Targets: p99 <= 5 ms at 500 req/s direct; the webhooks add <= 30% to the create latency.
 """
@@ -28,8 +30,10 @@ import argparse
 import asyncio
 import copy
 import json
+import os
 import socket
 import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -155,6 +159,40 @@ def in_process(vm: dict, seconds: float) -> dict:
     return out
 
 
+SEQUENTIAL = 400
+
+
+def sequential(port: int, ca: Path, pid: int, vm: dict) -> dict:
+    """One keep-alive HTTPS connection, one request at a time (as the API server calls the webhooks):
+    the p50 round trip and `serve`'s CPU per request (from /proc, so the machine's load moves it
+    little) of `/healthz` (aiohttp and TLS alone), validate and mutate."""
+    import http.client
+
+    def cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    body = review_body(vm)
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=ssl.create_default_context(cafile=str(ca)))
+    out = {}
+    for label, method, path, data in (("GET /healthz", "GET", "/healthz", None),
+                                      ("validate", "POST", "/virtualmachines-validate", body),
+                                      ("mutate", "POST", "/virtualmachines-mutate", body)):
+        def once(method: str = method, path: str = path, data: bytes | None = data) -> float:
+            t = time.perf_counter()
+            conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+            conn.getresponse().read()
+            return time.perf_counter() - t
+        for _ in range(50):
+            once()
+        before = cpu()
+        latencies = [once() for _ in range(SEQUENTIAL)]
+        out[label] = {"p50_us": statistics.median(latencies) * 1e6,
+                      "cpu_us": (cpu() - before) / SEQUENTIAL * 1e6}
+    conn.close()
+    return out
+
+
 def allow_all(port: int, cert: str, key: str) -> None:
     """The `--floor` phase's webhook: every AdmissionReview allowed unchanged, over aiohttp and TLS
     as `serve` answers (run in a process of its own: `webhook.py --allow-all PORT CERT KEY`)."""
@@ -221,8 +259,6 @@ def main() -> None:
 
     typical = json.loads(TYPICAL.read_text())
     vm = typical["vm"]
-    import os
-
     results: dict = {"load": os.getloadavg()[0], "in_process_us": in_process(vm, min(args.seconds, 4.0))}
     with tempfile.TemporaryDirectory(prefix="bench-webhook-") as tmp:
         work = Path(tmp)
@@ -236,6 +272,8 @@ def main() -> None:
                     "--ca-bundle", str(certs.ca))
             served.start()
             results["direct"] = asyncio.run(direct(served.url, certs.ca, vm, rates, args.seconds))
+            assert served.proc is not None
+            results["sequential"] = sequential(served.port, certs.ca, served.proc.pid, vm)
             namespace = "bench"
             kube.kubectl("create", "namespace", namespace)
             token = kube.tokens["admin"]
@@ -262,8 +300,6 @@ def main() -> None:
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    import os
-
     print(f"load average before the run: {results['load']:.2f} on {os.cpu_count()} cores")
     for path, us in results["in_process_us"].items():
         print(f"in process (no HTTP), {path}: {us:.0f} µs per review")
@@ -271,6 +307,9 @@ def main() -> None:
     print(f"{'offered/s':>10} {'achieved/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
     for r in results["direct"]:
         print(f"{r['offered']:>10.0f} {r['achieved']:>11.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['errors']:>7}")
+    print(f"\nserve, sequential: one keep-alive connection, one request at a time, {SEQUENTIAL} each")
+    for label, r in results["sequential"].items():
+        print(f"{label:<22} p50 {r['p50_us']:>6.0f} µs   serve's CPU {r['cpu_us']:>5.0f} µs per request")
     print(f"\nend to end: POST of the VM to the API server at {args.e2e_rate:g}/s, {args.seconds:g} s")
     print(f"{'':<22} {'achieved/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
     for key, label in (("e2e_webhooks", "with the webhooks"), ("e2e_do_nothing", "do-nothing webhooks"),
