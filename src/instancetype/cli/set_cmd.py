@@ -205,6 +205,7 @@ def predicted_outcome(cluster: Any, vm: dict, side: str, name: str, kind: str | 
     from instancetype.controller import vm as vm_controller
     from instancetype.errors import Error
     from instancetype.store.dryrun import DryRunStore
+    from instancetype.store.kubevirt import Settings
 
     from .patch_cmd import patched_object
 
@@ -217,7 +218,7 @@ def predicted_outcome(cluster: Any, vm: dict, side: str, name: str, kind: str | 
         new = patched_object(resource("VirtualMachine"), vm, set_patch(vm, side, name, kind), "json")
         stored = overlay.update(new)
         for _ in range(4):          # a pin, then the decision: bounded
-            stored = vm_controller.reconcile(overlay, stored, config)
+            stored = vm_controller.reconcile(overlay, stored, Settings(config))
             if _decided(stored, side, name):
                 break
     except (Error, CommandError) as e:

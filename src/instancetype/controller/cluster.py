@@ -35,10 +35,9 @@ from instancetype.store.base import (
     check_json,
     merge_patch,
 )
-from instancetype.store.kubevirt import choose_kubevirt
+from instancetype.store.kubevirt import Settings, choose_kubevirt
 
 from .apply import check_applied, original_of, three_way_patch, with_last_applied
-from .settings import Settings
 
 if TYPE_CHECKING:
     from .images import Images
@@ -428,7 +427,7 @@ class Cluster(StoreReads):
 
     def _settings(self, tx: Store) -> Settings:
         """The KubeVirt object read once for a write: its configuration and its shared-revisions
-        opt-in (controller/settings.py), passed down the write's reconciles. The object is kept
+        opt-in (`store.kubevirt.Settings`), passed down the write's reconciles. The object is kept
         between writes and followed through the change feed (controller/kept.py), not listed and
         decoded at each; each write gets its own copy of it."""
         if not tx.transactional:

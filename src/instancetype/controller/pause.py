@@ -17,9 +17,9 @@ the VMI disables ACPI; the guest's reboot is invisible to the control plane.
 from __future__ import annotations
 
 from instancetype.store.base import Conflict, Forbidden, NotFound, Store, now
+from instancetype.store.kubevirt import Settings
 
 from . import node
-from .settings import Settings
 
 VMI_RESOURCE = "virtualmachineinstance.kubevirt.io"
 VM_RESOURCE = "virtualmachine.kubevirt.io"
@@ -118,7 +118,7 @@ def check_soft_reboot(vmi: dict) -> None:
             raise _conflict(VMI_RESOURCE, name, NO_AGENT_NO_ACPI)
 
 
-def _set_paused(store: Store, vmi: dict, paused: bool, settings: Settings | dict | None, inline: bool) -> dict:
+def _set_paused(store: Store, vmi: dict, paused: bool, settings: Settings | None, inline: bool) -> dict:
     """The node's report (on the resourceVersion read), then the owner VM's reconcile. KubeVirt's
     VMI has no status subresource (the API server's CRD neither), the embedded store serves one:
     the status goes through it when the main write kept the stored one (as `vm._create_vmi`)."""
@@ -131,7 +131,7 @@ def _set_paused(store: Store, vmi: dict, paused: bool, settings: Settings | dict
     return stored
 
 
-def _reconcile_owner(store: Store, vmi: dict, settings: Settings | dict | None) -> None:
+def _reconcile_owner(store: Store, vmi: dict, settings: Settings | None) -> None:
     from . import vm as vmctl
 
     meta = vmi.get("metadata") or {}
@@ -145,20 +145,20 @@ def _reconcile_owner(store: Store, vmi: dict, settings: Settings | dict | None) 
             return
 
 
-def pause(store: Store, vmi: dict, settings: Settings | dict | None = None, *, dry_run: bool = False,
+def pause(store: Store, vmi: dict, settings: Settings | None = None, *, dry_run: bool = False,
           inline: bool = True) -> dict:
     """Pause a running VMI (`vmi` as read); a dry run stops after the checks, as virt-api does."""
     check_pause(vmi)
     return vmi if dry_run else _set_paused(store, vmi, True, settings, inline)
 
 
-def unpause(store: Store, vmi: dict, settings: Settings | dict | None = None, *, dry_run: bool = False,
+def unpause(store: Store, vmi: dict, settings: Settings | None = None, *, dry_run: bool = False,
             inline: bool = True) -> dict:
     check_unpause(vmi)
     return vmi if dry_run else _set_paused(store, vmi, False, settings, inline)
 
 
-def soft_reboot(store: Store, vmi: dict, settings: Settings | dict | None = None, *, dry_run: bool = False,
+def soft_reboot(store: Store, vmi: dict, settings: Settings | None = None, *, dry_run: bool = False,
                 inline: bool = True) -> dict:
     """Accepted as v1.9 accepts it (ACPI, no agent); the simulated guest has nothing to reboot."""
     check_soft_reboot(vmi)
@@ -168,8 +168,8 @@ def soft_reboot(store: Store, vmi: dict, settings: Settings | dict | None = None
 ACTIONS = {"pause": pause, "unpause": unpause, "softreboot": soft_reboot}
 
 
-def act(store: Store, action: str, name: str, namespace: str, config: Settings | dict | None = None, *,
+def act(store: Store, action: str, name: str, namespace: str, settings: Settings | None = None, *,
         dry_run: bool = False, inline: bool = True) -> dict:
     """`action` (pause, unpause, softreboot) of the VMI `namespace/name`, read from `store`;
-    `config` the cluster's settings (controller/settings.py), or the bare configuration virt-api read."""
-    return ACTIONS[action](store, fetch_vmi(store, name, namespace), config, dry_run=dry_run, inline=inline)
+    `settings` the cluster's (None: all defaults)."""
+    return ACTIONS[action](store, fetch_vmi(store, name, namespace), settings, dry_run=dry_run, inline=inline)

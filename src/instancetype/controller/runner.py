@@ -44,11 +44,10 @@ from instancetype.engine import vm_decode
 from instancetype.engine.shared_revisions import is_shared_name, referenced_names
 from instancetype.errors import Error
 from instancetype.store.base import APIError, NotFound, Store
-from instancetype.store.kubevirt import kubevirt_config
+from instancetype.store.kubevirt import Settings, kubevirt_config
 
 from . import cdi, node, node_usage, nodes, shared_revisions
 from . import vm as vmctl
-from .settings import Settings
 from .workqueue import RateLimiter, WorkQueue
 
 log = logging.getLogger("instancetype.controller")

@@ -52,7 +52,7 @@ _LOOKAHEAD = 256   # VMs read past the first holder found, to remember a holder 
 
 def enabled(store: Store) -> bool:
     """The cluster's opt-in, read from its KubeVirt object (off when there is none): for a caller
-    whose settings did not carry it (`controller.settings`)."""
+    whose settings did not carry it (`store.kubevirt.Settings`)."""
     kubevirt = kubevirt_object(store)
     return kubevirt is not None and shared.enabled(kubevirt)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from instancetype.store.base import BadRequest, Store
+from instancetype.store.kubevirt import Settings
 
 from . import state_requests as requests
-from .settings import Settings
 from .vmsync.run_strategy import set_spec_running, start_running
 from .vmsync.state import conflict, get_vmi, run_strategy
 

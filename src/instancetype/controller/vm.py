@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from instancetype.jsonutil import clone
 from instancetype.store.base import NotFound, Store
+from instancetype.store.kubevirt import Settings
 
 from . import node, virtctl
-from .settings import Settings, as_settings
 from .virtctl import check_not_running, check_restart_grace
 from .vmsync import (
     datavolumes,
@@ -60,7 +60,7 @@ STEPS = (
 )
 
 
-def reconcile(store: Store, vm: dict, settings: Settings | dict | None = None) -> dict:
+def reconcile(store: Store, vm: dict, settings: Settings | None = None) -> dict:
     """Bring the VMI and status of `vm` (as stored) in line with its spec; returns the stored VM.
 
     Level-triggered and idempotent: it looks only at what is stored, so the embedded store runs it
@@ -68,10 +68,10 @@ def reconcile(store: Store, vm: dict, settings: Settings | dict | None = None) -
     running it again changes nothing. Every write is conditional on the resourceVersion read
     (`vm` as given is what the writes are checked against): a VM changed meanwhile is a
     `Conflict`, to be retried from a fresh read, never overwritten. `settings`: the cluster's
-    (controller/settings.py), read by the driver for this write; a bare configuration has its
-    shared-revisions opt-in read where a pin needs it.
+    (`store.kubevirt.Settings`), read by the driver for this write (None: all defaults, the
+    shared-revisions opt-in read where a pin needs it).
     """
-    return _reconcile(store, clone(vm), as_settings(settings), vm)
+    return _reconcile(store, clone(vm), settings if settings is not None else Settings(), vm)
 
 
 def _reconcile(store: Store, vm: dict, settings: Settings, stored: dict) -> dict:
@@ -108,19 +108,16 @@ def waiting_for_objects(store: Store, namespace: str | None) -> list[dict]:
     return out
 
 
-def start(store: Store, vm: dict, config: Settings | dict | None = None, **options) -> dict:
-    """virtctl start (controller/virtctl.py) with this controller's reconcile; `config` the
-    cluster's settings (controller/settings.py), or the bare configuration virt-api read."""
-    return virtctl.start(store, vm, as_settings(config), reconcile=reconcile, **options)
+def start(store: Store, vm: dict, settings: Settings | None = None, **options) -> dict:
+    """virtctl start (controller/virtctl.py) with this controller's reconcile."""
+    return virtctl.start(store, vm, settings if settings is not None else Settings(), reconcile=reconcile, **options)
 
 
-def stop(store: Store, vm: dict, config: Settings | dict | None = None, **options) -> dict:
-    """virtctl stop (controller/virtctl.py) with this controller's reconcile; `config` the
-    cluster's settings (controller/settings.py), or the bare configuration virt-api read."""
-    return virtctl.stop(store, vm, as_settings(config), reconcile=reconcile, **options)
+def stop(store: Store, vm: dict, settings: Settings | None = None, **options) -> dict:
+    """virtctl stop (controller/virtctl.py) with this controller's reconcile."""
+    return virtctl.stop(store, vm, settings if settings is not None else Settings(), reconcile=reconcile, **options)
 
 
-def restart(store: Store, vm: dict, config: Settings | dict | None = None, **options) -> dict:
-    """virtctl restart (controller/virtctl.py) with this controller's reconcile; `config` the
-    cluster's settings (controller/settings.py), or the bare configuration virt-api read."""
-    return virtctl.restart(store, vm, as_settings(config), reconcile=reconcile, **options)
+def restart(store: Store, vm: dict, settings: Settings | None = None, **options) -> dict:
+    """virtctl restart (controller/virtctl.py) with this controller's reconcile."""
+    return virtctl.restart(store, vm, settings if settings is not None else Settings(), reconcile=reconcile, **options)

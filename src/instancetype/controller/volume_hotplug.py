@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from instancetype.jsonutil import clone
 from instancetype.store.base import APIError, BadRequest, Invalid, NotFound, Store
+from instancetype.store.kubevirt import Settings
 
 from .pause import fetch_vmi
-from .settings import Settings, as_settings
 from .volume_rules import (
     apply_request,
     check_enabled,
@@ -184,12 +184,12 @@ def _admit_status(vm: dict, config: dict | None) -> None:
 # --- the subresources, end to end ------------------------------------------------------------
 
 def act(store: Store, action: str, kind: str, name: str, namespace: str, options: dict,
-        config: Settings | dict | None = None, *, inline: bool = True) -> None:
+        settings: Settings | None = None, *, inline: bool = True) -> None:
     """PUT .../{virtualmachines,virtualmachineinstances}/NAME/{addvolume,removevolume} with the
     decoded options, in the handler's order. A dry run stops after the checks (and, for the VM's
-    spec, admission: the caller undoes the transaction). `config`: the cluster's settings
-    (controller/settings.py), or the bare configuration virt-api read."""
-    settings = as_settings(config)
+    spec, admission: the caller undoes the transaction). `settings`: the cluster's (None: all
+    defaults)."""
+    settings = settings if settings is not None else Settings()
     config = settings.config
     check_enabled(config)
     request = add_request(options) if action == "addvolume" else remove_request(options)

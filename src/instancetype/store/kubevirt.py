@@ -23,6 +23,7 @@ first KubeVirt listed in any namespace, and none skipped one being deleted.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from instancetype.api.kinds import KUBEVIRT_NAME, KUBEVIRT_NAMESPACE
@@ -71,3 +72,34 @@ def configuration_of(kubevirt: Mapping | None) -> dict | None:
 def kubevirt_config(store: Lister) -> dict | None:
     """`spec.configuration` of the KubeVirt object that configures the cluster (None: all defaults)."""
     return configuration_of(kubevirt_object(store))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The cluster's settings one reconcile or virt-api verb works under: the KubeVirt object's
+    `spec.configuration` and its shared-revisions opt-in (the `instancetype.kubevirt.io/
+    shared-revisions` annotation), read together, once, by whoever drives the work (the embedded
+    `Cluster` per write, the cluster controller per reconcile, virt-api per request) and passed
+    down its calls as one value, as virt-controller's VM controller reads its `clusterConfig`.
+    Here, below every driver, so that each passes the same value."""
+
+    # `spec.configuration` of the KubeVirt object ({} when it has none; None: there is no object).
+    config: dict | None = None
+    # The shared-revisions opt-in; None: not read with `config` (read where a pin needs it).
+    shared_revisions: bool | None = None
+
+    @classmethod
+    def of(cls, kubevirt: Mapping | None) -> Settings:
+        """The settings of this KubeVirt object (None: there is none, all defaults)."""
+        from instancetype.engine import shared_revisions  # (the engine only when a write needs it)
+
+        return cls(configuration_of(kubevirt), kubevirt is not None and shared_revisions.enabled(kubevirt))
+
+    @classmethod
+    def read(cls, store: Lister) -> Settings:
+        """The settings of the store's KubeVirt object: one read for both."""
+        return cls.of(kubevirt_object(store))
+
+    def with_config(self, config: dict | None) -> Settings:
+        """The same opt-in under another configuration (a reconcile run under a changed policy)."""
+        return Settings(config, self.shared_revisions)

@@ -15,10 +15,10 @@ from __future__ import annotations
 from instancetype.engine.vmi import MIGRATION_TARGET_ANNOTATION
 from instancetype.jsonutil import clone
 from instancetype.store.base import Store
+from instancetype.store.kubevirt import Settings
 
 from .. import revisions
 from .. import state_requests as requests
-from ..settings import Settings
 from . import vmis
 from .state import VMSync, reference_policy, run_strategy
 

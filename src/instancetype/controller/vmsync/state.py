@@ -5,8 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from instancetype.store.base import Conflict, NotFound, Store
-
-from ..settings import Settings
+from instancetype.store.kubevirt import Settings
 
 VM_RESOURCE = "virtualmachine.kubevirt.io"  # KubeVirt's subresource errors name the singular resource
 
@@ -16,7 +15,7 @@ class VMSync:
     """One reconcile: `vm` is ours to change (the status written at the end is built from it);
     `stored` is the VM as last read or written (its resourceVersion guards every write); `vmi`
     the VM's VMI as the steps last saw it; `failure` a `(reason, message)` to report as the
-    `Failure` condition; `settings` the cluster's (controller/settings.py: its configuration,
+    `Failure` condition; `settings` the cluster's (`store.kubevirt.Settings`: its configuration,
     `config`, and its shared-revisions opt-in). `again(store, vm, settings, stored)` restarts the
     reconcile from a VM the steps just wrote (a run strategy changed, a VM expanded in place)."""
 

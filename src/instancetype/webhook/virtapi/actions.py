@@ -20,7 +20,7 @@ from instancetype.api.gotext import json_type
 from instancetype.errors import DecodeError, Error
 from instancetype.lifecycle.expand import UNMARSHAL_ERROR, expand_spec
 from instancetype.store.base import APIError, BadRequest, Conflict, NotFound, Store, internal_error
-from instancetype.store.kubevirt import kubevirt_config
+from instancetype.store.kubevirt import Settings, kubevirt_config
 
 VM_GROUP, VM_RESOURCE = "kubevirt.io", "virtualmachine"                   # v1.Resource("virtualmachine")
 MODIFIED = "the object has been modified"      # a resourceVersion precondition failed (client-go's RetryOnConflict)
@@ -36,13 +36,13 @@ class VMVerbs(Protocol):
 
     def check_restart_grace(self, grace: int | None) -> None: ...
 
-    def start(self, store: Store, vm: dict, config: dict | None = None, *, paused: bool = False,
+    def start(self, store: Store, vm: dict, settings: Settings | None = None, *, paused: bool = False,
               inline: bool = True) -> dict: ...
 
-    def stop(self, store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
+    def stop(self, store: Store, vm: dict, settings: Settings | None = None, *, grace_period: int | None = None,
              inline: bool = True) -> dict: ...
 
-    def restart(self, store: Store, vm: dict, config: dict | None = None, *, grace_period: int | None = None,
+    def restart(self, store: Store, vm: dict, settings: Settings | None = None, *, grace_period: int | None = None,
                 inline: bool = True) -> dict: ...
 
 
@@ -52,7 +52,7 @@ class VMIVerbs(Protocol):
 
     def check_vm_not_snapshotting(self, store: Store, name: str, namespace: str) -> None: ...
 
-    def act(self, store: Store, action: str, name: str, namespace: str, config: dict | None = None, *,
+    def act(self, store: Store, action: str, name: str, namespace: str, settings: Settings | None = None, *,
             dry_run: bool = False, inline: bool = True) -> dict: ...
 
 
@@ -265,13 +265,13 @@ def vm_action(store: Store, action: str, namespace: str, name: str, body: bytes,
     # (that controller writing the status) changed the VM between the read and the write.
     inline = embedded(store)
     for attempt in range(1 if inline else CONFLICT_RETRIES):
-        config = kubevirt_config(store)
+        settings = Settings.read(store)
         try:
             with (dry_run(store) if dry else store.transaction()) as tx:
                 vm = fetch_vm(tx, name, namespace)
                 verb: dict[str, Callable[..., dict]] = {
                     "start": verbs.start, "stop": verbs.stop, "restart": verbs.restart}
-                verb[action](tx, vm, config, inline=inline, **kwargs)
+                verb[action](tx, vm, settings, inline=inline, **kwargs)
             return
         except Conflict as e:
             if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
@@ -299,10 +299,10 @@ def vmi_action(store: Store, action: str, namespace: str, name: str, body: bytes
     # VMI updates its VM, and a VMI changed between the read and the write is read again.
     inline = embedded(store)
     for attempt in range(1 if inline else CONFLICT_RETRIES):
-        config = kubevirt_config(store)
+        settings = Settings.read(store)
         try:
             with store.transaction() as tx:
-                verbs.act(tx, action, name, namespace, config, dry_run=dry, inline=inline)
+                verbs.act(tx, action, name, namespace, settings, dry_run=dry, inline=inline)
             return
         except Conflict as e:
             if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
@@ -316,7 +316,7 @@ class VolumeVerbs(Protocol):
     def check_enabled(self, config: dict | None) -> None: ...
 
     def act(self, store: Store, action: str, kind: str, name: str, namespace: str, options: dict,
-            config: dict | None = None, *, inline: bool = True) -> None: ...
+            settings: Settings | None = None, *, inline: bool = True) -> None: ...
 
 
 VOLUME_ACTIONS = ("addvolume", "removevolume")
@@ -333,10 +333,10 @@ def volume_action(store: Store, action: str, kind: str, namespace: str, name: st
     dry = (options.get("dryRun") or [None])[0] == "All"
     inline = embedded(store)
     for attempt in range(1 if inline else CONFLICT_RETRIES):
-        config = kubevirt_config(store)
+        settings = Settings.read(store)
         try:
             with (dry_run(store) if dry else store.transaction()) as tx:
-                verbs.act(tx, action, kind, name, namespace, options, config, inline=inline)
+                verbs.act(tx, action, kind, name, namespace, options, settings, inline=inline)
             return
         except Conflict as e:
             if MODIFIED not in str(e) or attempt == CONFLICT_RETRIES - 1:
