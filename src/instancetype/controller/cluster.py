@@ -197,7 +197,7 @@ class Cluster(StoreReads):
                 current = None
             if current is None:
                 admitted = admit(tx, converted, operation="CREATE", config=settings.config)
-                stored = tx.create(admitted.obj, namespace=ns)
+                stored = tx.create_handed_over(admitted.obj, namespace=ns)   # admission's own copy
                 action = "created"
             else:
                 original = original_of(current)

@@ -208,7 +208,7 @@ def _capture_one(store: Store, vm: dict, m: dict, table: dict, matcher_type: str
             raise SyncError(str(e), reason="FailedCreate") from None
     built = revisions.build_revision(vm, obj, kind=kind)
     try:
-        return store.create(built)
+        return store.create_handed_over(built)       # built here: its data is not changed by the store
     except AlreadyExists:
         existing = store.get("ControllerRevision", built["metadata"]["name"], ns)
         try:

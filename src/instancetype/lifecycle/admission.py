@@ -43,7 +43,8 @@ class Refused(StoreError):
 
 @dataclass
 class Admitted:
-    obj: dict                          # the object to store (converted, mutated)
+    obj: dict                          # the object to store (converted, mutated): admission's own,
+                                       # sharing nothing with what it was given (the caller may hand it over)
     warnings: list[str] = field(default_factory=list)
 
 

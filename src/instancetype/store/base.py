@@ -38,7 +38,7 @@ from instancetype.errors import NotFoundError, SelectorError, StoreError
 from instancetype.jsonutil import clone
 
 from . import finalizers
-from .core_types import decode_core
+from .core_types import decode_core, rewrites
 from .kubevirt import kubevirt_config
 
 STATE_ENV = "INSTANCETYPE_STATE"
@@ -302,17 +302,21 @@ def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) ->
     return res
 
 
-def prepare_create(obj: Any, namespace: str | None, *, json_checked: bool = False) -> tuple[Resource, dict]:
+def prepare_create(obj: Any, namespace: str | None, *, json_checked: bool = False,
+                   handed_over: bool = False) -> tuple[Resource, dict]:
     """A copy of `obj` ready to insert (uid, timestamp, generation, namespace); resourceVersion is
     the store's to set. Raises the API's texts for what Kubernetes refuses. `json_checked`: the
     caller already knows `obj` to be JSON (`Store.json_checked_by_caller`), so it is not walked.
+    `handed_over`: `obj` itself (a dict) is filled in and returned, not a copy
+    (`Store.create_handed_over`: the caller built it and gives it up).
 
     The name and namespace are checked once, by `check_create`: the values set here afterwards
     are the ones it checked (the namespace defaulted the same way; a generated name is the
     prefix and five characters of the alphabet its probe stands for)."""
     check_create(obj, namespace, json_shape=not json_checked)
     res = resource(obj.get("kind"))
-    obj = clone(obj)
+    if not handed_over or type(obj) is not dict:
+        obj = clone(obj)
     meta = obj.get("metadata")
     if meta is None:
         meta = obj["metadata"] = {}
@@ -400,6 +404,10 @@ def check_json(obj: Any) -> None:
 _JSON_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
+def _same(v: Any) -> Any:
+    return v
+
+
 _SYSTEM_META = ("name", "namespace", "uid", "creationTimestamp", "generation", "resourceVersion")
 
 
@@ -408,11 +416,22 @@ def _without(obj: Mapping, *keys: str) -> dict:
 
 
 def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | None, *,
-                   json_checked: bool = False) -> dict:
+                   json_checked: bool = False, stored_owned: bool = False, new_owned: bool = False) -> dict:
     """The object to write when `new` replaces `stored`: system metadata kept, status or the rest
     kept according to the subresource, generation bumped when the spec (anything but metadata and
     status) changed. resourceVersion is the store's to set. Pure. `json_checked`: as for
-    `prepare_create`."""
+    `prepare_create`.
+
+    The result shares nothing with `stored` or `new` (copies of their parts), except with one the
+    caller says it owns and gives up (`stored_owned`: a store's own decoded row; `new_owned`: a
+    dict the store made, such as a merge patch's result over its row): its parts are taken as
+    they are, each write being a copy of the whole object otherwise (a VM start writes its VM
+    three times). The top level and `metadata` are always new dicts; a kind whose
+    `decode_core` rewrites parts in place is copied whole."""
+    if rewrites(res):
+        stored_owned = new_owned = False
+    copy_stored = _same if stored_owned else clone
+    copy_new = _same if new_owned else clone
     if not isinstance(new, Mapping) or not isinstance(new.get("metadata", {}), Mapping):
         raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
     if not json_checked:
@@ -420,14 +439,16 @@ def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | Non
     if subresource not in (None, "status"):
         raise NotFound(f'the server could not find the requested resource (subresource "{subresource}")')
     if subresource == "status":
-        out = clone({k: v for k, v in stored.items() if k != "status"})    # the old status is replaced
+        out = copy_stored({k: v for k, v in stored.items() if k != "status"})    # the old status is replaced
+        if type(out.get("metadata")) is dict:
+            out["metadata"] = dict(out["metadata"])
         if "status" in new:
-            out["status"] = clone(new["status"])
+            out["status"] = copy_new(new["status"])
         else:
             out.pop("status", None)
         _decode_core(res, out)
         return out
-    out = clone(dict(new))
+    out = dict(new) if new_owned else clone(dict(new))
     meta = dict(out.get("metadata") or {})
     check_metadata(meta)
     smeta = stored.get("metadata") or {}
@@ -443,7 +464,7 @@ def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | Non
     out["metadata"] = meta
     if res.kind in STATUS_SUBRESOURCE_KINDS:
         if "status" in stored:
-            out["status"] = clone(stored["status"])
+            out["status"] = copy_stored(stored["status"])
         else:
             out.pop("status", None)
     _decode_core(res, out)
@@ -536,6 +557,14 @@ class Store(ABC):
 
     @abstractmethod
     def create(self, obj: Mapping, *, namespace: str | None = None) -> dict: ...
+
+    def create_handed_over(self, obj: dict, *, namespace: str | None = None) -> dict:
+        """`create` of an object the caller built and gives up: the store may fill in and keep
+        `obj` itself instead of a copy, and the caller uses only what is returned (which may be
+        `obj`), whether the create succeeds or fails. For the controller's own objects (a start
+        creates four: two revisions, the start revision, the VMI; each copy was a msgpack round
+        trip of the whole object). A store that copies anyway just creates."""
+        return self.create(obj, namespace=namespace)
 
     @abstractmethod
     def update(self, obj: Mapping, *, subresource: str | None = None) -> dict:

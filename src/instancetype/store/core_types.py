@@ -40,6 +40,12 @@ _RESOURCE_LISTS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
 }
 
 
+def rewrites(res: Resource) -> bool:
+    """Whether `decode_core` may change an object of this kind in place (its ResourceLists, a
+    Node's allocatable): a write that shares parts of the stored object copies them first."""
+    return res.kind in _RESOURCE_LISTS
+
+
 def decode_core(res: Resource, obj: dict[str, Any]) -> str | None:
     """Canonical quantities and the node status default, or the refusal's text (see the module)."""
     lists = _RESOURCE_LISTS.get(res.kind)

@@ -746,7 +746,13 @@ class SqliteStore(Store):
                                      [(u, oid) for u in owners])
 
     def create(self, obj, *, namespace=None):
-        res, obj = prepare_create(obj, namespace, json_checked=self.json_checked)
+        return self._create(obj, namespace, False)
+
+    def create_handed_over(self, obj, *, namespace=None):
+        return self._create(obj, namespace, True)
+
+    def _create(self, obj: Any, namespace: str | None, handed_over: bool) -> dict:
+        res, obj = prepare_create(obj, namespace, json_checked=self.json_checked, handed_over=handed_over)
         meta = obj["metadata"]
         obj["kind"] = res.kind
         with self._write(), self._errors():
@@ -776,11 +782,15 @@ class SqliteStore(Store):
             self._index(oid, obj, None)
         return obj
 
-    def _replace(self, res: Resource, row, stored: dict, new: Any, subresource: str | None, wanted_rv: Any) -> dict:
+    def _replace(self, res: Resource, row, stored: dict, new: Any, subresource: str | None, wanted_rv: Any,
+                 new_owned: bool = False) -> dict:
+        """Write `new` over `stored` (decoded from `row` for this write: its parts are taken into
+        the result as they are, not copied; `new_owned`: so are `new`'s, a dict made here)."""
         name = stored["metadata"]["name"]
         if wanted_rv not in (None, "") and str(wanted_rv) != str(row[2]):
             raise conflict(res, name)
-        out = prepare_update(res, stored, new, subresource, json_checked=self.json_checked)
+        out = prepare_update(res, stored, new, subresource, json_checked=self.json_checked,
+                             stored_owned=True, new_owned=new_owned)
         if same_object(out, stored):
             return stored
         out["kind"] = res.kind
@@ -821,7 +831,7 @@ class SqliteStore(Store):
             if row is None:
                 raise not_found(res, name)
             stored = _decode(row[3], res.kind, namespace or DEFAULT_NAMESPACE, name)
-            return self._replace(res, row, stored, merge_patch(stored, dict(patch)), subresource, wanted)
+            return self._replace(res, row, stored, merge_patch(stored, dict(patch)), subresource, wanted, True)
 
     def delete(self, kind, name, namespace=None, *, propagation="Background", resource_version=None, uid=None,
                grace_period=None):

@@ -73,7 +73,7 @@ def create_start_revision(store: Store, vm: dict) -> str:
                        "ownerReferences": [owner_reference(vm)]},
           "data": {"spec": revision_spec(vm)}, "revision": generation}
     try:
-        store.create(cr)
+        store.create_handed_over(cr)
     except AlreadyExists:
         pass
     return wanted

@@ -98,7 +98,7 @@ def _create(store: Store, vm: dict, vmi: dict, config: dict | None) -> dict:
     else:
         scheduled = node.unschedulable(vmi, message, now())
     try:
-        created = store.create(scheduled)
+        created = store.create_handed_over(scheduled)     # `vmi` itself, placed: built by the caller
     except AlreadyExists:
         node_usage.current().forget(vmi)
         created = store.get("VirtualMachineInstance", name, ns)
