@@ -139,7 +139,7 @@ def test_the_resource_version_inside_a_write_transaction_needs_no_query(store, t
     assert store.resource_version() == first + 2
 
 
-def _cm(name: str, namespace: str) -> dict:
+def _cr(name: str, namespace: str) -> dict:
     return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": name, "namespace": namespace},
             "data": {}, "revision": 1}
 
@@ -150,19 +150,77 @@ def test_a_create_asks_for_its_namespace_once_per_transaction_and_never_for_itse
     store.create(_ns("a"))
     with store.transaction() as tx:
         seen = _statements(store)
-        tx.create(_cm("one", "a"))
-        tx.create(_cm("two", "a"))
+        tx.create(_cr("one", "a"))
+        tx.create(_cr("two", "a"))
         store._db.set_trace_callback(None)
         assert len([s for s in seen if s.startswith("SELECT 1 FROM objects WHERE kind='Namespace'")]) == 1
         assert not [s for s in seen if "EXISTS" in s]
         rv = tx.resource_version()
         with pytest.raises(AlreadyExists):
-            tx.create(_cm("one", "a"))
+            tx.create(_cr("one", "a"))
         assert tx.resource_version() == rv            # nothing written: no change logged
         assert [e.name for e in tx.changes(rv - 2)] == ["one", "two"]
     # A namespace deleted in the transaction is asked for again.
     with store.transaction() as tx:
-        tx.create(_cm("three", "a"))
+        tx.create(_cr("three", "a"))
         tx.delete("Namespace", "a")
         with pytest.raises(NotFound):
-            tx.create(_cm("four", "a"))
+            tx.create(_cr("four", "a"))
+
+
+def _feed(store: SqliteStore, since, **kw) -> list[tuple]:
+    return [(e.type, e.kind, e.namespace, e.name, e.uid, e.resource_version) for e in store.changes(since, **kw)]
+
+
+def _cr(name: str, ns: str = "default") -> dict:
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": name, "namespace": ns},
+            "revision": 1}
+
+
+def _same_feeds(store: SqliteStore, since) -> None:
+    """The feed without objects (kept at hand inside a transaction) names what the file's feed does."""
+    for kw in ({}, {"kind": "ControllerRevision"}, {"kind": "Namespace"}, {"kind": "ControllerRevision", "namespace": "b"}):
+        assert _feed(store, since, objects=False, **kw) == _feed(store, since, objects=True, **kw), kw
+
+
+def test_the_feed_without_objects_inside_a_transaction_needs_no_query(store):
+    start = store.resource_version()
+    with store.transaction() as tx:
+        tx.create(_ns("b"))
+        tx.create(_cr("one", "b"))
+        mid = tx.resource_version()
+        tx.patch("ControllerRevision", "one", {"revision": 2}, "b")
+        tx.create(_cr("two"))
+        seen = _statements(store)
+        feeds = [_feed(tx, since, objects=False) for since in (start, mid, tx.resource_version())]
+        store._db.set_trace_callback(None)
+        assert not [s for s in seen if "FROM changes" in s]
+        assert [len(f) for f in feeds] == [4, 2, 0]
+        for since in (0, start, mid, mid + 1, tx.resource_version()):
+            _same_feeds(tx, since)
+        tx.delete("ControllerRevision", "two")
+        _same_feeds(tx, mid)
+        try:
+            with tx.transaction():
+                tx.create(_cr("three"))
+                _same_feeds(tx, mid)
+                raise RuntimeError
+        except RuntimeError:
+            pass
+        _same_feeds(tx, mid)        # the rolled-back create is in neither
+        tx.create(_cr("four"))      # its resourceVersion is the rolled-back one's
+        _same_feeds(tx, mid)
+        _same_feeds(tx, start)
+
+
+def test_the_feed_kept_at_hand_is_bounded(store):
+    from instancetype.store.sqlite import RECENT_CHANGES
+
+    with store.transaction() as tx:
+        start = tx.resource_version()
+        for i in range(RECENT_CHANGES + 10):
+            tx.create(_cr(f"cm-{i}"))
+        assert len(store._recent.log) == RECENT_CHANGES
+        _same_feeds(tx, start)                  # older than what is kept: read from the file
+        _same_feeds(tx, tx.resource_version() - 5)
+        assert len(_feed(tx, start, objects=False)) == RECENT_CHANGES + 10

@@ -30,6 +30,7 @@ state file in a directory this user cannot write opens read-only: reads work, wr
 from __future__ import annotations
 
 import builtins
+import collections
 import os
 import secrets
 import sqlite3
@@ -176,7 +177,12 @@ def _dumped_text(plain: str) -> str:
 # again (a start's VM, revisions, VMI, its instancetype and preference), not a batch's thousands.
 RECENT_ROWS = 64
 
+# How many change-log entries a transaction keeps at hand (`_RecentRows.log`): a write's
+# triggers read the feed since a little before it.
+RECENT_CHANGES = 256
+
 _Key = tuple[str, str, str]                 # (kind, namespace, name)
+_Change = tuple[int, str, str, str, str, str]   # (rv, type, kind, namespace, name, uid)
 _Row = tuple[int, str, int, str]            # (id, uid, rv, data): data the plain JSON text when kept
 
 
@@ -201,15 +207,40 @@ class _RecentRows:
     other connection writes meanwhile), so that `resource_version()` needs no query; forgotten
     with the rows (a savepoint rolled back hands its resourceVersions out again). `namespaces`:
     the namespaces a create found there, asked once; forgotten with the rows (a deletion's paths
-    forget them: a namespace removed is asked for again)."""
+    forget them: a namespace removed is asked for again).
 
-    __slots__ = ("rows", "dirty", "seq", "namespaces")
+    `log`: the change-log entries this transaction last wrote (at most RECENT_CHANGES), and
+    `log_base`, the resourceVersion below the oldest of them: every change after `log_base` is
+    in `log` (no other connection writes meanwhile), so the feed without objects from there on
+    needs no query (a start's triggers and caches asked it five times). Forgotten with the rows:
+    a savepoint rolled back hands its resourceVersions out again."""
+
+    __slots__ = ("rows", "dirty", "seq", "namespaces", "log", "log_base")
 
     def __init__(self) -> None:
         self.rows: dict[_Key, _Row] = {}
         self.dirty: dict[_Key, None] = {}          # keys whose row the file does not hold yet
         self.seq: int | None = None
         self.namespaces: set[str] = set()          # namespaces a create found (none is deleted meanwhile)
+        self.log: collections.deque[_Change] = collections.deque()
+        self.log_base: int | None = None
+
+    def logged(self, change: _Change) -> None:
+        """`change` was written to the change log (its resourceVersion the next in sequence)."""
+        log = self.log
+        if self.log_base is None:
+            self.log_base = change[0] - 1
+        elif len(log) >= RECENT_CHANGES:
+            self.log_base = log.popleft()[0]
+        log.append(change)
+
+    def changes_since(self, since: int) -> builtins.list[_Change] | None:
+        """The changes after `since`, oldest first, when all of them are in `log` (else None)."""
+        if self.log_base is None or since < self.log_base:
+            return None
+        if not self.log or since >= self.log[-1][0]:
+            return []
+        return [c for c in self.log if c[0] > since]
 
     def get(self, key: _Key) -> _Row | None:
         row = self.rows.pop(key, None)
@@ -250,6 +281,8 @@ class _RecentRows:
         self.dirty.clear()
         self.seq = None
         self.namespaces.clear()
+        self.log.clear()
+        self.log_base = None
 
 
 def open_store(path: str | os.PathLike | None = None) -> SqliteStore:
@@ -671,6 +704,14 @@ class SqliteStore(Store):
         return seq
 
     def changes(self, since=0, *, kind=None, namespace=None, objects=True):
+        if not objects and self._depth and type(since) is int:
+            # Inside the write transaction, what it wrote itself is at hand (`_RecentRows.log`).
+            recent = self._recent.changes_since(since)
+            if recent is not None:
+                for rv, typ, k, ns, name, uid in recent:
+                    if (not kind or k == kind) and (not namespace or ns == namespace):
+                        yield Event(typ, k, ns, name, uid, rv, None)
+                return
         cond, params = "c.rv > ?", []
         if kind:
             cond += " AND c.kind=?"
@@ -720,11 +761,12 @@ class SqliteStore(Store):
 
     def _log(self, typ: str, obj: dict, data: str | None = None) -> int:
         meta = obj["metadata"]
+        entry = (typ, obj["kind"], meta.get("namespace", ""), meta["name"], meta["uid"])
         rowid = self._db.execute("INSERT INTO changes (type, kind, namespace, name, uid, data) VALUES (?,?,?,?,?,?)",
-                                 (typ, obj["kind"], meta.get("namespace", ""), meta["name"], meta["uid"],
-                                  data)).lastrowid
+                                 (*entry, data)).lastrowid
         assert rowid is not None        # an INSERT sets it
         self._recent.seq = rowid        # AUTOINCREMENT: the sequence is now this row's
+        self._recent.logged((rowid, *entry))
         return rowid
 
     def _index(self, oid: int, obj: dict, old: dict | None) -> None:
