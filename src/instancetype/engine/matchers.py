@@ -21,10 +21,10 @@ RENAME_KEEPS_REVISION = "the Matcher Name has been updated without updating the 
 
 
 def _matcher(vm: Mapping[str, Any] | None, key: str) -> dict[str, Any] | None:
-    if not isinstance(vm, Mapping):
+    if not (type(vm) is dict or isinstance(vm, Mapping)):
         return None
     spec = vm.get("spec")
-    m = spec.get(key) if isinstance(spec, Mapping) else None
+    m = spec.get(key) if (type(spec) is dict or isinstance(spec, Mapping)) else None
     return m if isinstance(m, dict) else None
 
 

@@ -44,8 +44,8 @@ OLD_PREFERENCE_NAME = "old-version-of-preference-object"
 # --- names ---------------------------------------------------------------------------------------
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    m = obj.get("metadata") if isinstance(obj, Mapping) else None
-    return m if isinstance(m, Mapping) else {}
+    m = obj.get("metadata") if (type(obj) is dict or isinstance(obj, Mapping)) else None
+    return m if (type(m) is dict or isinstance(m, Mapping)) else {}
 
 
 def _generation(obj: Mapping[str, Any]) -> int:
@@ -83,7 +83,7 @@ def parse_revision_name(name: str, vm_name: str) -> tuple[str, str, int] | None:
 def object_kind(obj: Mapping[str, Any], kind: str | None = None) -> str:
     """The CamelCase kind of an instancetype/preference (any case, singular or plural, as matchers
     spell it): the scheme decides it in KubeVirt, not the caller's TypeMeta."""
-    given = kind if kind is not None else (obj.get("kind") if isinstance(obj, Mapping) else None)
+    given = kind if kind is not None else (obj.get("kind") if (type(obj) is dict or isinstance(obj, Mapping)) else None)
     word = str(given or "").lower()
     found = _KIND_BY_LOWER.get(word) or _KIND_BY_LOWER.get(word[:-1] if word.endswith("s") else "")
     if found is None:
@@ -166,7 +166,7 @@ def revision_object(cr: Mapping[str, Any], *, allow_old: bool = True) -> dict[st
 
     `data` may be the object or its JSON text. Old payloads are converted unless `allow_old` is
     False (KubeVirt v1.7+, which no longer registers the v1alpha versions)."""
-    data = cr.get("data") if isinstance(cr, Mapping) else None
+    data = cr.get("data") if (type(cr) is dict or isinstance(cr, Mapping)) else None
     if data is None:
         raise DecodeError("unexpected type in ControllerRevision: <nil>")
     if isinstance(data, (str, bytes)):
@@ -174,7 +174,7 @@ def revision_object(cr: Mapping[str, Any], *, allow_old: bool = True) -> dict[st
             data = json.loads(data)
         except ValueError as e:
             raise DecodeError(f"failed to decode object in ControllerRevision: {e}") from None
-    if not isinstance(data, Mapping):
+    if not (type(data) is dict or isinstance(data, Mapping)):
         go = json_type(data)
         raise DecodeError("failed to decode object in ControllerRevision: couldn't get version/kind; json parse "
                           f"error: json: cannot unmarshal {go} into Go value of type struct {{ APIVersion string "

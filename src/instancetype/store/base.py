@@ -277,7 +277,7 @@ def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) ->
     """What the API server refuses in a create before anything else runs: a body that is not a
     JSON object (`json_shape`: also Python values JSON cannot carry), an unknown kind, metadata Go
     cannot decode, a name or namespace it does not accept."""
-    if not isinstance(obj, Mapping):
+    if not (type(obj) is dict or isinstance(obj, Mapping)):
         raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object")
     if namespace is not None and not isinstance(namespace, str):
         raise BadRequest(f"namespace: must be a string, not {type(namespace).__name__}")
@@ -287,7 +287,7 @@ def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) ->
     meta = obj.get("metadata")
     if meta is None:
         meta = {}
-    if not isinstance(meta, Mapping):
+    if not (type(meta) is dict or isinstance(meta, Mapping)):
         raise BadRequest(f"json: cannot unmarshal {json_type(meta)} into Go struct field "
                          f"{res.kind}.metadata of type v1.ObjectMeta")
     check_metadata(meta)
@@ -363,7 +363,7 @@ def check_metadata(meta: Mapping) -> None:
         value = meta.get(key)
         if value is None:
             continue
-        if not isinstance(value, Mapping):
+        if not (type(value) is dict or isinstance(value, Mapping)):
             raise BadRequest(f"json: cannot unmarshal {json_type(value)} into Go struct field "
                              f"ObjectMeta.metadata.{key} of type map[string]string")
         for v in value.values():
@@ -404,6 +404,11 @@ def check_json(obj: Any) -> None:
 _JSON_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
+def is_mapping(v: Any) -> bool:
+    """isinstance(v, Mapping), a dict answered without the ABC's check (a call into `abc` each)."""
+    return type(v) is dict or isinstance(v, Mapping)
+
+
 def _same(v: Any) -> Any:
     return v
 
@@ -432,7 +437,7 @@ def prepare_update(res: Resource, stored: dict, new: Any, subresource: str | Non
         stored_owned = new_owned = False
     copy_stored = _same if stored_owned else clone
     copy_new = _same if new_owned else clone
-    if not isinstance(new, Mapping) or not isinstance(new.get("metadata", {}), Mapping):
+    if not is_mapping(new) or not is_mapping(new.get("metadata", {})):
         raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
     if not json_checked:
         check_json(new)
@@ -482,7 +487,7 @@ def same_object(a: Mapping, b: Mapping) -> bool:
 
 def owner_uids(obj: Mapping) -> list[str]:
     refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
-    return [r["uid"] for r in refs if isinstance(r, Mapping) and isinstance(r.get("uid"), str) and r["uid"]]
+    return [r["uid"] for r in refs if (type(r) is dict or isinstance(r, Mapping)) and isinstance(r.get("uid"), str) and r["uid"]]
 
 
 # --- the interface ---------------------------------------------------------------------------------

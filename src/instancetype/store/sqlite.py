@@ -37,7 +37,7 @@ import sqlite3
 import time
 import urllib.parse
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,7 @@ from instancetype.store.base import (
     conflict,
     default_state_path,
     fields_match,
+    is_mapping,
     merge_patch,
     not_found,
     now,
@@ -849,7 +850,7 @@ class SqliteStore(Store):
         return out
 
     def update(self, obj, *, subresource=None):
-        if not isinstance(obj, Mapping) or not isinstance(obj.get("metadata"), Mapping):
+        if not is_mapping(obj) or not is_mapping(obj.get("metadata")):
             raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object with metadata")
         res = resource(obj.get("kind"))
         meta = obj["metadata"]
@@ -863,10 +864,10 @@ class SqliteStore(Store):
 
     def patch(self, kind, name, patch, namespace=None, *, subresource=None):
         res = resource(kind)
-        if not isinstance(patch, Mapping):
+        if not is_mapping(patch):
             raise BadRequest("the body of the request was in an unknown format - accepted media types include: "
                              "application/merge-patch+json")
-        wanted = (patch.get("metadata") or {}).get("resourceVersion") if isinstance(patch.get("metadata"), Mapping) \
+        wanted = (patch.get("metadata") or {}).get("resourceVersion") if is_mapping(patch.get("metadata")) \
             else None
         with self._write(), self._errors():
             row = self._row(res, name, namespace)
