@@ -239,9 +239,13 @@ class _RecentRows:
         """The changes after `since`, oldest first, when all of them are in `log` (else None)."""
         if self.log_base is None or since < self.log_base:
             return None
-        if not self.log or since >= self.log[-1][0]:
-            return []
-        return [c for c in self.log if c[0] > since]
+        out = []
+        for change in reversed(self.log):       # from the newest: a caller asks for the last few
+            if change[0] <= since:
+                break
+            out.append(change)
+        out.reverse()
+        return out
 
     def get(self, key: _Key) -> _Row | None:
         row = self.rows.pop(key, None)
