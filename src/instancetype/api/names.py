@@ -109,7 +109,28 @@ def invalid(field: str, value: Any, detail: str = "") -> FieldError:
 def object_meta_errors(kind: str, meta: Mapping[str, Any], namespaced: bool) -> list[FieldError]:
     """ValidateObjectMetaAccessor's name and namespace checks on a create (after generateName
     filled the name; the namespace already defaulted), for a metadata whose name and namespace
-    are strings or absent."""
+    are strings or absent.
+
+    A valid name and namespace without a generateName (every create a VM start makes) are
+    answered by `_valid` alone; anything else is checked field by field for its texts
+    (`meta_errors`), which finds nothing where `_valid` holds."""
+    name, namespace = meta.get("name"), meta.get("namespace")
+    if not meta.get("generateName") and type(name) is str \
+            and _valid(name, LABEL_MAX_LEN if kind in LABEL_NAMED_KINDS else SUBDOMAIN_MAX_LEN) \
+            and (not namespaced or (type(namespace) is str and _valid(namespace, LABEL_MAX_LEN))):
+        return []
+    return meta_errors(kind, meta, namespaced)
+
+
+def _valid(value: str, max_len: int) -> bool:
+    """A DNS-1123 label (`max_len` LABEL_MAX_LEN) or subdomain (SUBDOMAIN_MAX_LEN) without
+    error: both patterns take ASCII characters only, so the length in bytes is `len`."""
+    pattern = _LABEL if max_len == LABEL_MAX_LEN else _SUBDOMAIN
+    return len(value) <= max_len and value.isascii() and pattern.fullmatch(value) is not None
+
+
+def meta_errors(kind: str, meta: Mapping[str, Any], namespaced: bool) -> list[FieldError]:
+    """`object_meta_errors` field by field, with every error's text."""
     errs: list[FieldError] = []
     generate = meta.get("generateName") or ""
     if generate:
