@@ -205,7 +205,11 @@ def revision_object(cr: Mapping[str, Any], *, allow_old: bool = True) -> dict[st
 def revision_spec(cr: Mapping[str, Any], accepted: tuple[str, ...] = K.ALL_TYPE_KINDS) -> dict[str, Any]:
     """The spec a revision holds, when its object is one of the `accepted` kinds
     (compatibility.GetInstancetypeSpec / GetPreferenceSpec)."""
-    obj = revision_object(cr)
+    return object_spec(revision_object(cr), accepted)
+
+
+def object_spec(obj: Mapping[str, Any], accepted: tuple[str, ...] = K.ALL_TYPE_KINDS) -> dict[str, Any]:
+    """`revision_spec` of the object `revision_object` decoded (taken as it is, not copied again)."""
     if obj["kind"] not in accepted:
         raise DecodeError(f"unexpected type in ControllerRevision: {_go_type(obj['kind'], obj['apiVersion'])}")
     spec = obj.get("spec")
