@@ -12,6 +12,7 @@ reaches a user.
 from __future__ import annotations
 
 import importlib
+import os
 
 import click
 
@@ -67,8 +68,11 @@ class UnknownCommand(click.UsageError):
 
 class LazyGroup(click.Group):
     def _main_shell_completion(self, ctx_args, prog_name, complete_var=None):
-        # The shells' scripts and protocol are ours (file names, -o values, virtctl's create flags).
-        import instancetype.cli.completion_cmd  # noqa: F401 (registers them)
+        # The shells' scripts and protocol are ours (file names, -o values, virtctl's create flags),
+        # registered when the shell asks (click's variable, `_INSTANCETYPE_COMPLETE`), not on every
+        # command line: the module imports click's shell_completion.
+        if os.environ.get(complete_var or f"_{prog_name.replace('-', '_').replace('.', '_')}_COMPLETE".upper()):
+            import instancetype.cli.completion_cmd  # noqa: F401 (registers them)
 
         return super()._main_shell_completion(ctx_args, prog_name, complete_var)
 
