@@ -43,7 +43,6 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, BinaryIO, TextIO
 
 import yaml
@@ -76,14 +75,20 @@ _SELF = object()   # an anchor whose node is still being read
 _CACHED_TAGS = (_STR, _INT, _BOOL, _NULL, _TIMESTAMP)   # plain scalars read the same wherever they are
 
 
-@dataclass
 class Document:
-    """One object and where it came from (`index` counts documents from 1; `item` within a List)."""
+    """One object and where it came from (`index` counts documents from 1; `item` within a List).
+    (A plain class: `dataclasses` costs every offline command line its import.)"""
 
-    source: str
-    index: int
-    obj: dict
-    item: int | None = None
+    __slots__ = ("source", "index", "obj", "item")
+
+    def __init__(self, source: str, index: int, obj: dict, item: int | None = None):
+        self.source = source
+        self.index = index
+        self.obj = obj
+        self.item = item
+
+    def __repr__(self) -> str:
+        return f"Document(source={self.source!r}, index={self.index!r}, obj={self.obj!r}, item={self.item!r})"
 
     @property
     def where(self) -> str:
