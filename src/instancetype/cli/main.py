@@ -18,6 +18,7 @@ import click
 
 from instancetype.cli import EMPTY_STATE
 from instancetype.cli.cluster_options import global_options
+from instancetype.cli.entry import resume_collector
 from instancetype.cli.global_options import GLOBAL_OPTIONS
 
 # command name -> (module, attribute, one-line help). Modules are imported on use.
@@ -250,7 +251,8 @@ def run_click(argv: list[str]) -> int:
     """Run one command line other than `create`; returns the exit status. Errors are printed here,
     one line each."""
     try:
-        argv = hoist_store_options(argv)
+        argv = hoist_store_options(argv)      # (imports the command's module)
+        resume_collector()
         rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
