@@ -6,21 +6,14 @@ status 130 with nothing printed (as kubectl, which Go's default SIGINT handling 
 The global options in front of `create` are found with `global_options`' table, the one list
 every parser of the command line reads.
 
-The cyclic garbage collector, when this process is the command line (`main()` with no argv): the
-start of every command line is imports (click, the command's module, the engine), which make tens
-of thousands of long-lived objects (modules, classes, functions) and no garbage, so the collector
-is paused until the command's module is loaded (`resume_collector`), and what the imports made is
-then frozen (`gc.freeze`: never walked again). At exit the interpreter's last collection would
-walk every object once more only to free memory the process gives back anyway: frozen too (an
-`atexit` hook, which runs before it). Together about a tenth of `expand -f`'s instructions
-(BENCHMARKS.md); callers in the same process (the tests) keep their collector as it is."""
+While the command's modules load, the process's collector is paused (`collector`: about a tenth
+of `expand -f`'s instructions)."""
 from __future__ import annotations
 
-import gc
 import sys
 from typing import NoReturn
 
-from instancetype.cli import EMPTY_STATE
+from instancetype.cli import EMPTY_STATE, collector
 from instancetype.cli.global_options import NAMESPACE, STATE, split_option
 from instancetype.errors import CLIError
 
@@ -53,29 +46,6 @@ def _create_args(argv: list[str]) -> list[str] | None:
     return None
 
 
-_paused = False
-
-
-def _pause_collector() -> None:
-    global _paused
-    import atexit
-
-    atexit.register(gc.freeze)
-    if gc.isenabled():
-        gc.disable()
-        _paused = True
-
-
-def resume_collector() -> None:
-    """The command's module is loaded: freeze what the imports made and run the collector again
-    for what the command makes (a no-op unless `main` paused it)."""
-    global _paused
-    if _paused:
-        _paused = False
-        gc.freeze()
-        gc.enable()
-
-
 def _run(argv: list[str]) -> int:
     try:
         create_args = _create_args(argv)
@@ -86,7 +56,7 @@ def _run(argv: list[str]) -> int:
         from instancetype.cli.create import SUBCOMMANDS, run
         from instancetype.cli.create_cmd import is_kubectl_create
 
-        resume_collector()
+        collector.resume()
 
         if is_kubectl_create(create_args, SUBCOMMANDS):    # `create -f`, `create namespace`: kubectl's
             from instancetype.cli.main import run_click
@@ -103,6 +73,6 @@ def main(argv: list[str] | None = None) -> NoReturn:
     from instancetype.cli.streams import run_guarded
 
     if argv is None:        # this process is the command line
-        _pause_collector()
+        collector.pause()
     argv = list(sys.argv[1:] if argv is None else argv)
     run_guarded(lambda: _run(argv))

@@ -16,9 +16,8 @@ import os
 
 import click
 
-from instancetype.cli import EMPTY_STATE
+from instancetype.cli import EMPTY_STATE, collector
 from instancetype.cli.cluster_options import global_options
-from instancetype.cli.entry import resume_collector
 from instancetype.cli.global_options import GLOBAL_OPTIONS
 
 # command name -> (module, attribute, one-line help). Modules are imported on use.
@@ -252,7 +251,7 @@ def run_click(argv: list[str]) -> int:
     one line each."""
     try:
         argv = hoist_store_options(argv)      # (imports the command's module)
-        resume_collector()
+        collector.resume()
         rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
