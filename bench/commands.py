@@ -18,7 +18,8 @@ load falls on both alike. Target: no slower than kubectl (issue 28: at most 1.2x
     python bench/commands.py --kubeconfig PATH --floor
 
 adds, in the same turn, what any command line on lightkube pays: `python -c pass` (the interpreter
-and `site`), and a script that only reads the kubeconfig with lightkube, lists the VMs as Tables
+and `site`), `python -c "import lightkube, httpcore2"` (lightkube and the HTTP stack its client
+builds at its first request: httpx2, httpcore2 with h11, h2 and anyio), and a script that only reads the kubeconfig with lightkube, lists the VMs as Tables
 through lightkube's httpx2 client and prints nothing (`FLOOR`, below).
 
 Bytecode: the commands run with their compiled modules cached (`PYTHONPYCACHEPREFIX`, a temporary
@@ -160,10 +161,13 @@ def cluster_rows(kubeconfig: str, vms: int, runs: int, *, floor: bool = False) -
             ]
             if floor:
                 rows += [("python -c pass [floor: the interpreter and site]", [sys.executable, "-c", "pass"]),
+                         ("python -c 'import lightkube, httpcore2' [floor: what a lightkube client imports "
+                          "before its first request]", [sys.executable, "-c", "import lightkube, httpcore2"]),
                          (f"lightkube's client listing the Tables, nothing printed ({vms} VMs) [floor]",
                           [sys.executable, "-c", FLOOR, kubeconfig])]
-            for (label, _), ms in zip(rows, medians_in_turn([cmd for _, cmd in rows], runs, d)):
-                print(f"{ms:7.1f} ms  {label}", flush=True)
+            medians = medians_in_turn([cmd for _, cmd in rows], runs, d)
+            for (label, _), ms in zip(rows, medians):
+                print(f"{ms:7.1f} ms  {ms / medians[0]:5.2f}x kubectl  {label}", flush=True)
     finally:
         subprocess.run(kubectl + ["delete", "namespace", ns, "--wait=false"], stdout=subprocess.DEVNULL)
 

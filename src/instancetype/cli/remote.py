@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from instancetype.lifecycle.catalog_sync import Change
 
 from instancetype.api.kinds import FLAVOR_GROUP, FLAVOR_KINDS, SUBRESOURCE_GROUP_VERSION
-from instancetype.store.base import NotFound, StoreReads
+from instancetype.store.base import NotFound, StoreReads, VMIActions
 
 
 def _without_managed_fields(obj: dict) -> dict:
@@ -33,7 +33,7 @@ def _without_managed_fields(obj: dict) -> dict:
     return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
 
 
-class RemoteCluster(StoreReads):
+class RemoteCluster(StoreReads, VMIActions):
     """The methods of `controller.Cluster` the command line uses, on a Kubernetes cluster, every
     request through `KubeStore` (lightkube: kubeconfig, auth, retries), opened on first use."""
 
@@ -174,15 +174,6 @@ class RemoteCluster(StoreReads):
     def restart(self, name: str, namespace: str | None = None, *, grace_period: int | None = None) -> dict:
         return self._vm_action("restart", name, namespace,
                                None if grace_period is None else {"gracePeriodSeconds": grace_period})
-
-    def pause(self, name: str, namespace: str | None = None) -> dict:
-        return self._vmi_action("pause", name, namespace)
-
-    def unpause(self, name: str, namespace: str | None = None) -> dict:
-        return self._vmi_action("unpause", name, namespace)
-
-    def soft_reboot(self, name: str, namespace: str | None = None) -> dict:
-        return self._vmi_action("softreboot", name, namespace)
 
     def _vmi_action(self, action: str, name: str, namespace: str | None) -> dict:
         """PUT .../virtualmachineinstances/NAME/{pause,unpause,softreboot} with the options virtctl

@@ -31,6 +31,7 @@ from instancetype.store.base import (
     StateFileError,
     Store,
     StoreReads,
+    VMIActions,
     check_create,
     check_json,
     merge_patch,
@@ -81,7 +82,7 @@ class ApplyResult:
     warnings: list[str] = field(default_factory=list)
 
 
-class Cluster(StoreReads):
+class Cluster(StoreReads, VMIActions):
     def __init__(self, store: Store, images: Images | None = None):
         from .images import Images
         from .kept import Kept
@@ -358,15 +359,6 @@ class Cluster(StoreReads):
                 done = tx.get("VirtualMachine", name, namespace)
             self._after_capacity_change(tx, since, settings)
             return done
-
-    def pause(self, name: str, namespace: str | None = None) -> dict:
-        return self._vmi_action("pause", name, namespace)
-
-    def unpause(self, name: str, namespace: str | None = None) -> dict:
-        return self._vmi_action("unpause", name, namespace)
-
-    def soft_reboot(self, name: str, namespace: str | None = None) -> dict:
-        return self._vmi_action("softreboot", name, namespace)
 
     def _vmi_action(self, action: str, name: str, namespace: str | None) -> dict:
         """virtctl `pause`/`unpause`/`soft-reboot` of a VMI, by the one copy of virt-api's rules

@@ -619,6 +619,24 @@ class Store(ABC):
             time.sleep(poll)
 
 
+class VMIActions:
+    """virtctl's three verbs on a running VMI, by name, for both fronts over a store (the embedded
+    `controller.Cluster` runs virt-api's rules in a transaction, `cli.remote.RemoteCluster` PUTs
+    the subresource): each is one call of the front's `_vmi_action`."""
+
+    def _vmi_action(self, action: str, name: str, namespace: str | None) -> dict:
+        raise NotImplementedError
+
+    def pause(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("pause", name, namespace)
+
+    def unpause(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("unpause", name, namespace)
+
+    def soft_reboot(self, name: str, namespace: str | None = None) -> dict:
+        return self._vmi_action("softreboot", name, namespace)
+
+
 class StoreReads:
     """The reads every front over a store shares: the embedded `controller.Cluster` and the
     command line's `cli.remote.RemoteCluster` (each sets `store`)."""
