@@ -3,7 +3,6 @@ with it), numbers as encoding/json and fmt's `%v` write them, Go's JSON type nam
 encoding/json writes it (`go_json`)."""
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -140,7 +139,7 @@ def json_type(v: object) -> str:
 # Go's encoding/json escapes these even in a string it prints (HTML safety, JavaScript line ends).
 _GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 _FLOAT_MARK = "\ue000gofloat\ue000"    # a float's Go text travels through json.dumps as this string
-_FLOAT_TOKEN = re.compile(f'"{_FLOAT_MARK}([^"]*)"')
+_FLOAT_TOKEN = f'"{_FLOAT_MARK}([^"]*)"'   # (compiled on first use, by `re`'s cache)
 
 
 def _go_floats(v: Any) -> Any:
@@ -179,11 +178,13 @@ def go_json(v: Any, *, indent: int | None = None) -> str:
     """JSON as Go's encoding/json writes a decoded value (`json.Marshal` of a map: kubectl's
     unstructured objects): keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped, UTF-8 left as it is,
     floats as `json_float` writes them; compact unless `indent` (`json.MarshalIndent`)."""
+    import json  # (here: the engine imports this module for the texts above, without JSON)
+
     data = _go_floats(v)
     text = json.dumps(data, sort_keys=True, indent=indent, separators=None if indent else (",", ":"),
                       ensure_ascii=False)
     if data is not v:
-        text = _FLOAT_TOKEN.sub(r"\1", text)
+        text = re.sub(_FLOAT_TOKEN, r"\1", text)
     for ch, esc in _GO_ESCAPES:
         if ch in text:
             text = text.replace(ch, esc)

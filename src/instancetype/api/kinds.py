@@ -1,10 +1,12 @@
 """Kinds, resources, plurals, short names and groups; label and annotation keys.
 
-Pure data: every layer finds a kind's names here instead of spelling them again.
+Pure data: every layer finds a kind's names here instead of spelling them again. The records are
+NamedTuples, not dataclasses: every command line imports this module, and `dataclasses` (with the
+code each frozen dataclass generates at import) was its largest cost.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 GROUP = "instancetype.kubevirt.io"
 VERSION = "v1beta1"
@@ -38,8 +40,7 @@ PREFERENCE_KINDS = (PREFERENCE, CLUSTER_PREFERENCE)
 ALL_TYPE_KINDS = INSTANCETYPE_KINDS + PREFERENCE_KINDS
 
 
-@dataclass(frozen=True)
-class Resource:
+class Resource(NamedTuple):
     kind: str
     group: str          # "" for the core group
     version: str
@@ -147,8 +148,7 @@ def type_validator_webhook(kind: str) -> str:
     return f"{kind.lower()}-validator.{GROUP}"
 
 
-@dataclass(frozen=True)
-class Webhook:
+class Webhook(NamedTuple):
     """One admission webhook of KubeVirt's virt-api, as `install` registers it and `serve` answers
     it: `path` is virt-api's (pkg/virt-operator/resource/generate/components/webhooks.go)."""
 

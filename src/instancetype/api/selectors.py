@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from instancetype.errors import SelectorError
 from instancetype.jsonutil import dig
 
 
-@dataclass(frozen=True)
-class Requirement:
+class Requirement(NamedTuple):
+    """One requirement of a label selector. (A NamedTuple: a dataclass costs every command line its generated code at import.)"""
+
     key: str
     op: str                   # "=", "!=", "in", "notin", "exists", "!", ">", "<"
     values: tuple[str, ...] = ()
@@ -114,8 +114,9 @@ def labels_match(labels: Mapping[str, str] | None, reqs: list[Requirement]) -> b
     return True
 
 
-@dataclass(frozen=True)
-class FieldRequirement:
+class FieldRequirement(NamedTuple):
+    """One requirement of a field selector. (A NamedTuple: a dataclass costs every command line its generated code at import.)"""
+
     path: tuple[str, ...]      # ("metadata", "name")
     equal: bool
     value: str

@@ -18,8 +18,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -112,8 +111,7 @@ from instancetype.api.gotext import go_json  # noqa: E402,F401 (re-exported: the
 
 # --- errors collected while going on (kubectl's ContinueOnError + CheckErr) ------------------------
 
-@dataclass
-class Failure:
+class Failure(NamedTuple):
     """One failed object: `alone` is how kubectl prints it as the only error, `among` as one of several."""
 
     alone: str
@@ -186,8 +184,7 @@ def resource_or_error(word: str) -> Resource:
     return res
 
 
-@dataclass
-class Target:
+class Target(NamedTuple):
     resource: Resource
     names: list[str]          # empty: all of the type
 

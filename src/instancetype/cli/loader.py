@@ -37,13 +37,11 @@ check above happens while the document is read, before any later step sees it.
 from __future__ import annotations
 
 import base64
-import json
 import math
 import os
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, BinaryIO, TextIO
 
 import yaml
@@ -76,14 +74,20 @@ _SELF = object()   # an anchor whose node is still being read
 _CACHED_TAGS = (_STR, _INT, _BOOL, _NULL, _TIMESTAMP)   # plain scalars read the same wherever they are
 
 
-@dataclass
 class Document:
-    """One object and where it came from (`index` counts documents from 1; `item` within a List)."""
+    """One object and where it came from (`index` counts documents from 1; `item` within a List).
+    (A plain class: `dataclasses` costs every offline command line its import.)"""
 
-    source: str
-    index: int
-    obj: dict
-    item: int | None = None
+    __slots__ = ("source", "index", "obj", "item")
+
+    def __init__(self, source: str, index: int, obj: dict, item: int | None = None):
+        self.source = source
+        self.index = index
+        self.obj = obj
+        self.item = item
+
+    def __repr__(self) -> str:
+        return f"Document(source={self.source!r}, index={self.index!r}, obj={self.obj!r}, item={self.item!r})"
 
     @property
     def where(self) -> str:
@@ -116,7 +120,10 @@ def _path(parts: list) -> str:
         if isinstance(p, int):
             out += f"[{p}]"
         else:
-            p = p if isinstance(p, str) and p.isprintable() else json.dumps(p)   # a message stays one line
+            if not (isinstance(p, str) and p.isprintable()):
+                import json  # (imported where used: a YAML file's command line does not need it)
+
+                p = json.dumps(p)   # a message stays one line
             out += f".{p}" if out else p
     return out or "(root)"
 
@@ -147,6 +154,8 @@ def _deep(where: str, path: str) -> LoadError:
 
 def _go_key(k: Any) -> str:
     """A key as go-yaml's `%#v` prints it in `key %#v already set in map`."""
+    import json
+
     return json.dumps(k, ensure_ascii=False) if isinstance(k, str) else repr(k)
 
 
@@ -388,12 +397,12 @@ def _pairs(pairs: list) -> dict:
     return d
 
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_STRING = r'"(?:[^"\\]|\\.)*"'
 
 
 def _json_lower_bound(text: str) -> int:
     """At least this many values: every `,`, `[` and `{` outside strings starts one."""
-    bare = _JSON_STRING.sub("", text)
+    bare = re.sub(_JSON_STRING, "", text)     # (compiled on first use: only a file of millions of characters)
     return bare.count(",") + bare.count("[") + bare.count("{")
 
 
@@ -454,6 +463,8 @@ def _check_json(value: Any, where: str) -> None:
 
 def _parse_json(text: str, source: str) -> Any:
     """The one JSON document of `text`, checked; None when `text` is not JSON (let YAML say why)."""
+    import json  # (here: YAML files, the usual input, do not need it)
+
     where = f"{source}: document 1"
     if len(text) > MAX_VALUES and _json_lower_bound(text) > MAX_VALUES:
         raise _too_many(where, False)

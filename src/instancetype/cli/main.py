@@ -12,10 +12,11 @@ reaches a user.
 from __future__ import annotations
 
 import importlib
+import os
 
 import click
 
-from instancetype.cli import EMPTY_STATE
+from instancetype.cli import EMPTY_STATE, collector
 from instancetype.cli.cluster_options import global_options
 from instancetype.cli.global_options import GLOBAL_OPTIONS
 
@@ -67,8 +68,11 @@ class UnknownCommand(click.UsageError):
 
 class LazyGroup(click.Group):
     def _main_shell_completion(self, ctx_args, prog_name, complete_var=None):
-        # The shells' scripts and protocol are ours (file names, -o values, virtctl's create flags).
-        import instancetype.cli.completion_cmd  # noqa: F401 (registers them)
+        # The shells' scripts and protocol are ours (file names, -o values, virtctl's create flags),
+        # registered when the shell asks (click's variable, `_INSTANCETYPE_COMPLETE`), not on every
+        # command line: the module imports click's shell_completion.
+        if os.environ.get(complete_var or f"_{prog_name.replace('-', '_').replace('.', '_')}_COMPLETE".upper()):
+            import instancetype.cli.completion_cmd  # noqa: F401 (registers them)
 
         return super()._main_shell_completion(ctx_args, prog_name, complete_var)
 
@@ -246,7 +250,8 @@ def run_click(argv: list[str]) -> int:
     """Run one command line other than `create`; returns the exit status. Errors are printed here,
     one line each."""
     try:
-        argv = hoist_store_options(argv)
+        argv = hoist_store_options(argv)      # (imports the command's module)
+        collector.resume()
         rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code

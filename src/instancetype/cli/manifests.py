@@ -2,8 +2,6 @@
 versions, read the cluster settings, and name objects the way kubectl does."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from instancetype.api import kinds
 from instancetype.api.versions import needs_upgrade, upgrade
 from instancetype.errors import LoadError
@@ -15,18 +13,18 @@ LOOKUP_KINDS = {"ControllerRevision", "PersistentVolumeClaim", "DataVolume", "Da
                 "Namespace"}
 
 
-@dataclass
 class Manifests:
-    """Loaded documents, upgraded to v1beta1 and sorted: VMs, types and lookups, and the rest."""
+    """Loaded documents, upgraded to v1beta1 and sorted: VMs, types and lookups, and the rest.
+    (A plain class: `dataclasses` costs every offline command line its import.)"""
 
-    vms: list[Document] = field(default_factory=list)
-    types: list[Document] = field(default_factory=list)      # the four instancetype/preference kinds
-    lookups: list[Document] = field(default_factory=list)    # ControllerRevisions, PVCs, DataVolumes...
-    others: list[Document] = field(default_factory=list)     # other API groups: skipped
-    config_docs: list[Document] = field(default_factory=list)  # KubeVirt objects
-    warnings: list[str] = field(default_factory=list)
-
-    order: dict[int, int] = field(default_factory=dict)       # id(document) -> position in the input
+    def __init__(self) -> None:
+        self.vms: list[Document] = []
+        self.types: list[Document] = []      # the four instancetype/preference kinds
+        self.lookups: list[Document] = []    # ControllerRevisions, PVCs, DataVolumes...
+        self.others: list[Document] = []     # other API groups: skipped
+        self.config_docs: list[Document] = []  # KubeVirt objects
+        self.warnings: list[str] = []
+        self.order: dict[int, int] = {}       # id(document) -> position in the input
 
     def in_order(self, docs: list[Document]) -> list[Document]:
         return sorted(docs, key=lambda d: self.order.get(id(d), 0))

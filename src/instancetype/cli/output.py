@@ -1,7 +1,6 @@
 """Printers shared by the commands: YAML and JSON as kubectl prints them, warnings, refusals."""
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -47,6 +46,8 @@ def yaml_docs(objs: Iterable[Any]) -> str:
 
 
 def json_text(obj: Any) -> str:
+    import json  # (here: YAML output, the default, does not need it)
+
     return json.dumps(obj, indent=4, ensure_ascii=False) + "\n"
 
 

@@ -27,9 +27,8 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from instancetype.api import names, selectors
 from instancetype.api.gotext import json_type, quote
@@ -188,10 +187,9 @@ def default_state_path(option: str | os.PathLike | None = None) -> Path:
 # The embedded store's resourceVersions are integers; Kubernetes' are opaque strings.
 ResourceVersion = int | str
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """One change. `object` is the object as it is now (ADDED/MODIFIED; None when deleted since)
-    or as it was when deleted (DELETED)."""
+    or as it was when deleted (DELETED). (A NamedTuple: the change feed makes one per change.)"""
 
     type: str                 # ADDED | MODIFIED | DELETED
     kind: str

@@ -23,8 +23,7 @@ first KubeVirt listed in any namespace, and none skipped one being deleted.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from instancetype.api.kinds import KUBEVIRT_NAME, KUBEVIRT_NAMESPACE
 from instancetype.errors import NotFoundError
@@ -74,14 +73,14 @@ def kubevirt_config(store: Lister) -> dict | None:
     return configuration_of(kubevirt_object(store))
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """The cluster's settings one reconcile or virt-api verb works under: the KubeVirt object's
     `spec.configuration` and its shared-revisions opt-in (the `instancetype.kubevirt.io/
     shared-revisions` annotation), read together, once, by whoever drives the work (the embedded
     `Cluster` per write, the cluster controller per reconcile, virt-api per request) and passed
     down its calls as one value, as virt-controller's VM controller reads its `clusterConfig`.
-    Here, below every driver, so that each passes the same value."""
+    Here, below every driver, so that each passes the same value. (A NamedTuple: made at every
+    write, and a frozen dataclass costs each command line its generated code at import.)"""
 
     # `spec.configuration` of the KubeVirt object ({} when it has none; None: there is no object).
     config: dict | None = None

@@ -8,49 +8,50 @@ Each handler has the signature
 (mutated in place), `metadata` the target object metadata (only annotations are touched),
 `root` the field-path root ("spec.template.spec" or "spec"). It returns its own conflicts
 (field paths), and applies nothing it conflicts on. `preference` (a preference spec) is
-read only by the CPU handler, for the preferred topology. HANDLERS lists them in KubeVirt's
+read only by the CPU handler, for the preferred topology. `_TABLE` lists them in KubeVirt's
 order (vmi.go): the conflicts of all of them are concatenated in that order.
 `handlers_for(it)` is that list without the handlers whose instancetype field is absent
 (they could neither apply nor conflict).
 """
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import Any, cast
 
 from instancetype.engine.spec import Handler
 
-from .annotations import apply as _annotations
 from .cpu import apply as _cpu
-from .gpus import apply as _gpus
-from .hostdevices import apply as _hostdevices
-from .iothreads import apply_policy as _iothreads_policy
-from .iothreads import apply_supplemental_pool as _iothreads_pool
-from .launchsecurity import apply as _launchsecurity
 from .memory import apply as _memory
-from .nodeselector import apply as _nodeselector
-from .scheduler import apply as _scheduler
 
-# (`from . import annotations` would pick up the __future__ feature of the same name.)
-# (handler, the instancetype key it reads; None = always runs)
-_TABLE = (
-    (_nodeselector, "nodeSelector"),
-    (_scheduler, "schedulerName"),
+# (handler, the instancetype key it reads; None = always runs), in KubeVirt's order. The handler of
+# an optional field is named by (module, function) and imported the first time an instancetype has
+# that field: most instancetypes have none of them, and a command line pays for every module it
+# loads. (`from . import annotations` would pick up the __future__ feature of the same name.)
+_TABLE: tuple[tuple[Handler | tuple[str, str], str | None], ...] = (
+    (("nodeselector", "apply"), "nodeSelector"),
+    (("scheduler", "apply"), "schedulerName"),
     (_cpu, None),
     (_memory, None),
-    (_iothreads_pool, "ioThreads"),
-    (_iothreads_policy, "ioThreadsPolicy"),
-    (_launchsecurity, "launchSecurity"),
-    (_gpus, "gpus"),
-    (_hostdevices, "hostDevices"),
-    (_annotations, "annotations"),
+    (("iothreads", "apply_supplemental_pool"), "ioThreads"),
+    (("iothreads", "apply_policy"), "ioThreadsPolicy"),
+    (("launchsecurity", "apply"), "launchSecurity"),
+    (("gpus", "apply"), "gpus"),
+    (("hostdevices", "apply"), "hostDevices"),
+    (("annotations", "apply"), "annotations"),
 )
-HANDLERS = tuple(h for h, _ in _TABLE)
+
+
+def _handler(entry: Handler | tuple[str, str]) -> Handler:
+    if isinstance(entry, tuple):
+        module, name = entry
+        return cast(Handler, getattr(import_module(f"{__name__}.{module}"), name))
+    return entry
 
 
 def handlers_for(it: dict[str, Any]) -> tuple[Handler, ...]:
     """The handlers that can do anything for this instancetype spec, in KubeVirt's order.
 
     A handler whose instancetype field is absent neither applies nor conflicts, so skipping
-    it changes nothing.
+    it changes nothing (engine/apply.py memoises the answer on the normalised spec).
     """
-    return tuple(h for h, key in _TABLE if key is None or it.get(key) is not None)
+    return tuple(_handler(h) for h, key in _TABLE if key is None or it.get(key) is not None)

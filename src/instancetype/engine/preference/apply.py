@@ -6,18 +6,12 @@ from typing import Any
 
 from instancetype.engine.spec import NormalisedSpec
 
-from .clock import apply_clock
 from .cpu import apply_cpu
-from .devices import apply_autoattach_block, apply_devices
-from .features import apply_features
-from .firmware import apply_firmware
-from .machine import apply_machine
 from .plan import compile_preference
 from .toplevel import apply_annotations, apply_toplevel
 
-# The preference's blocks in vmiApplier.Apply's order; a block that is not an object is skipped.
-_BLOCKS = (("cpu", apply_cpu), ("devices", apply_devices), ("features", apply_features),
-           ("firmware", apply_firmware), ("machine", apply_machine), ("clock", apply_clock))
+# (The block appliers other than cpu's are imported where they are used, as plan.py does: a
+# preference has few blocks, and a command line pays for every module it loads.)
 
 
 def apply_preference(preference: dict[str, Any] | None, spec: dict[str, Any], *, metadata: dict[str, Any] | None = None,
@@ -41,7 +35,15 @@ def apply_preference(preference: dict[str, Any] | None, spec: dict[str, Any], *,
         for step in steps:
             step(spec, metadata)
         return
-    for key, apply_block in _BLOCKS:
+    from .clock import apply_clock
+    from .devices import apply_devices
+    from .features import apply_features
+    from .firmware import apply_firmware
+    from .machine import apply_machine
+
+    # the preference's blocks in vmiApplier.Apply's order; a block that is not an object is skipped
+    for key, apply_block in (("cpu", apply_cpu), ("devices", apply_devices), ("features", apply_features),
+                             ("firmware", apply_firmware), ("machine", apply_machine), ("clock", apply_clock)):
         block = preference.get(key)
         if type(block) is dict:
             apply_block(block, spec)
@@ -57,4 +59,6 @@ def apply_autoattach(preference: dict[str, Any] | None, spec: dict[str, Any]) ->
         return
     block = preference.get("devices")
     if type(block) is dict:
+        from .devices import apply_autoattach_block
+
         apply_autoattach_block(block, spec)

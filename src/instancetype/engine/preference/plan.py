@@ -10,6 +10,9 @@ steps keep every side effect of the full appliers (a present `devices` block cre
 `domain.devices` and gives target-less disks a `disk`; a `firmware` block creates
 `firmware.bootloader`; a `clock` block creates `clock`), so running them is running
 `apply_preference`'s blocks (tests/engine/test_preference_plan.py compares the two).
+
+A block's module is imported when a preference has that block (cpu's and the top level's are
+the package's own imports): a command line pays for every module it loads.
 """
 from __future__ import annotations
 
@@ -17,14 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._util import child, copy_value, devices, domain
-from .clock import apply_clock
 from .cpu import apply_cpu
-from .devices import _FILL_IF_ABSENT, AUTOATTACH, _apply_inputs, _apply_panic
-from .disks import disk_applier
-from .features import apply_features
-from .firmware import apply_firmware
-from .interfaces import apply_interfaces
-from .machine import apply_machine
 from .toplevel import apply_annotations, apply_toplevel
 
 Step = Callable[[dict[str, Any], "dict[str, Any] | None"], None]
@@ -38,6 +34,10 @@ def _fresh(v: Any) -> Any:
 
 
 def _devices_step(pd: dict[str, Any]) -> Step:
+    from .devices import _FILL_IF_ABSENT, AUTOATTACH, _apply_inputs, _apply_panic
+    from .disks import disk_applier
+    from .interfaces import apply_interfaces
+
     fills = tuple((vkey, v) for pkey, vkey in _FILL_IF_ABSENT if (v := pd.get(pkey)) is not None)
     fills += tuple((vkey, v) for pkey, vkey in AUTOATTACH if (v := pd.get(pkey)) is not None)
     hotplug = pd.get("preferredDisableHotplug")
@@ -83,6 +83,8 @@ def _devices_step(pd: dict[str, Any]) -> Step:
 
 
 def _features_step(pf: dict[str, Any]) -> Step:
+    from .features import apply_features
+
     if pf.get("preferredAcpi") is not None or type(pf.get("preferredHyperv")) is dict:
         return lambda spec, metadata: apply_features(pf, spec)
     fills = tuple((vkey, v) for pkey, vkey in (("preferredApic", "apic"), ("preferredKvm", "kvm"),
@@ -100,6 +102,8 @@ def _features_step(pf: dict[str, Any]) -> Step:
 
 
 def _firmware_step(pf: dict[str, Any]) -> Step:
+    from .firmware import apply_firmware
+
     if pf.get("preferredUseBios") is True or pf.get("preferredUseBiosSerial") is not None \
             or pf.get("preferredEfi") is not None:
         return _block(apply_firmware, pf)
@@ -139,9 +143,13 @@ def compile_preference(preference: dict[str, Any]) -> tuple[Step, ...]:
         steps.append(_firmware_step(block))
     block = preference.get("machine")
     if type(block) is dict and block.get("preferredMachineType"):
+        from .machine import apply_machine
+
         steps.append(_block(apply_machine, block))
     block = preference.get("clock")
     if type(block) is dict:
+        from .clock import apply_clock
+
         steps.append(_block(apply_clock, block))
     # (a present preferredSubdomain, even "", is written; an empty preferredArchitecture is not)
     if preference.get("preferredArchitecture") or any(
