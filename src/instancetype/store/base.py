@@ -275,7 +275,7 @@ def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) ->
     """What the API server refuses in a create before anything else runs: a body that is not a
     JSON object (`json_shape`: also Python values JSON cannot carry), an unknown kind, metadata Go
     cannot decode, a name or namespace it does not accept."""
-    if not (type(obj) is dict or isinstance(obj, Mapping)):
+    if not is_mapping(obj):
         raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object")
     if namespace is not None and not isinstance(namespace, str):
         raise BadRequest(f"namespace: must be a string, not {type(namespace).__name__}")
@@ -285,7 +285,7 @@ def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) ->
     meta = obj.get("metadata")
     if meta is None:
         meta = {}
-    if not (type(meta) is dict or isinstance(meta, Mapping)):
+    if not is_mapping(meta):
         raise BadRequest(f"json: cannot unmarshal {json_type(meta)} into Go struct field "
                          f"{res.kind}.metadata of type v1.ObjectMeta")
     check_metadata(meta)
@@ -361,7 +361,7 @@ def check_metadata(meta: Mapping) -> None:
         value = meta.get(key)
         if value is None:
             continue
-        if not (type(value) is dict or isinstance(value, Mapping)):
+        if not is_mapping(value):
             raise BadRequest(f"json: cannot unmarshal {json_type(value)} into Go struct field "
                              f"ObjectMeta.metadata.{key} of type map[string]string")
         for v in value.values():
@@ -485,7 +485,7 @@ def same_object(a: Mapping, b: Mapping) -> bool:
 
 def owner_uids(obj: Mapping) -> list[str]:
     refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
-    return [r["uid"] for r in refs if (type(r) is dict or isinstance(r, Mapping)) and isinstance(r.get("uid"), str) and r["uid"]]
+    return [r["uid"] for r in refs if is_mapping(r) and isinstance(r.get("uid"), str) and r["uid"]]
 
 
 # --- the interface ---------------------------------------------------------------------------------
@@ -562,11 +562,12 @@ class Store(ABC):
     def create(self, obj: Mapping, *, namespace: str | None = None) -> dict: ...
 
     def create_handed_over(self, obj: dict, *, namespace: str | None = None) -> dict:
-        """`create` of an object the caller built and gives up: the store may fill in and keep
-        `obj` itself instead of a copy, and the caller uses only what is returned (which may be
-        `obj`), whether the create succeeds or fails. For the controller's own objects (a start
-        creates four: two revisions, the start revision, the VMI; each copy was a msgpack round
-        trip of the whole object). A store that copies anyway just creates."""
+        """`create` of an object the caller built and gives up: the store may fill in and return
+        `obj` itself instead of a copy (its top level and `metadata`, as in the copy; nothing
+        below them is changed, so a caller may still read e.g. a revision's `data` after an
+        AlreadyExists). For the controller's own objects (a start creates four: two revisions,
+        the start revision, the VMI; each copy was a msgpack round trip of the whole object). A
+        store that copies anyway just creates."""
         return self.create(obj, namespace=namespace)
 
     @abstractmethod
