@@ -275,7 +275,7 @@ def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) ->
     """What the API server refuses in a create before anything else runs: a body that is not a
     JSON object (`json_shape`: also Python values JSON cannot carry), an unknown kind, metadata Go
     cannot decode, a name or namespace it does not accept."""
-    if not is_mapping(obj):
+    if not (type(obj) is dict or isinstance(obj, Mapping)):     # is_mapping, inline: every create
         raise BadRequest("Object is not a valid Kubernetes object: expected a JSON object")
     if namespace is not None and not isinstance(namespace, str):
         raise BadRequest(f"namespace: must be a string, not {type(namespace).__name__}")
@@ -285,7 +285,7 @@ def check_create(obj: Any, namespace: str | None, *, json_shape: bool = True) ->
     meta = obj.get("metadata")
     if meta is None:
         meta = {}
-    if not is_mapping(meta):
+    if not (type(meta) is dict or isinstance(meta, Mapping)):
         raise BadRequest(f"json: cannot unmarshal {json_type(meta)} into Go struct field "
                          f"{res.kind}.metadata of type v1.ObjectMeta")
     check_metadata(meta)
@@ -361,7 +361,7 @@ def check_metadata(meta: Mapping) -> None:
         value = meta.get(key)
         if value is None:
             continue
-        if not is_mapping(value):
+        if not (type(value) is dict or isinstance(value, Mapping)):
             raise BadRequest(f"json: cannot unmarshal {json_type(value)} into Go struct field "
                              f"ObjectMeta.metadata.{key} of type map[string]string")
         for v in value.values():
@@ -485,7 +485,7 @@ def same_object(a: Mapping, b: Mapping) -> bool:
 
 def owner_uids(obj: Mapping) -> list[str]:
     refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
-    return [r["uid"] for r in refs if is_mapping(r) and isinstance(r.get("uid"), str) and r["uid"]]
+    return [r["uid"] for r in refs if (type(r) is dict or isinstance(r, Mapping)) and isinstance(r.get("uid"), str) and r["uid"]]
 
 
 # --- the interface ---------------------------------------------------------------------------------
