@@ -19,7 +19,8 @@ load falls on both alike. Target: no slower than kubectl (issue 28: at most 1.2x
 
 adds, in the same turn, what any command line on lightkube pays: `python -c pass` (the interpreter
 and `site`), `python -c "import lightkube, httpcore2"` (lightkube and the HTTP stack its client
-builds at its first request: httpx2, httpcore2 with h11, h2 and anyio), and a script that only reads the kubeconfig with lightkube, lists the VMs as Tables
+builds at its first request: httpx2, httpcore2 with h11, h2 and anyio), the same with the cyclic
+collector off (as `instancetype` imports them: `cli.collector`, `jsonutil.gc_paused`), and a script that only reads the kubeconfig with lightkube, lists the VMs as Tables
 through lightkube's httpx2 client and prints nothing (`FLOOR`, below).
 
 Bytecode: the commands run with their compiled modules cached (`PYTHONPYCACHEPREFIX`, a temporary
@@ -163,6 +164,8 @@ def cluster_rows(kubeconfig: str, vms: int, runs: int, *, floor: bool = False) -
                 rows += [("python -c pass [floor: the interpreter and site]", [sys.executable, "-c", "pass"]),
                          ("python -c 'import lightkube, httpcore2' [floor: what a lightkube client imports "
                           "before its first request]", [sys.executable, "-c", "import lightkube, httpcore2"]),
+                         ("the same with the collector off [floor: as the command line imports them]",
+                          [sys.executable, "-c", "import gc; gc.disable(); import lightkube, httpcore2"]),
                          (f"lightkube's client listing the Tables, nothing printed ({vms} VMs) [floor]",
                           [sys.executable, "-c", FLOOR, kubeconfig])]
             medians = medians_in_turn([cmd for _, cmd in rows], runs, d)
