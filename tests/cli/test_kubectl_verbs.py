@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+from tests.interrupt import interruptible_children
+
 from ._helpers import INSTANCETYPE, VM, get_json, run, store_args
 
 
@@ -198,9 +200,9 @@ def test_edit_syntax_error_reopens(state, tmp_path):
 # --- get -w ---------------------------------------------------------------------------------------------
 
 def test_get_watch_prints_changes_made_by_another_process(state):
-    p = subprocess.Popen([sys.executable, "-m", "instancetype", *store_args(state), "get", "vm", "-w"],
-                         stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    with interruptible_children():
+        p = subprocess.Popen([sys.executable, "-m", "instancetype", *store_args(state), "get", "vm", "-w"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         header = p.stdout.readline()
         assert header.split() == ["NAME", "AGE", "STATUS", "READY"]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.interrupt import interruptible_children
 from tests.waits import eventually
 
 from ..cli._helpers import INSTANCETYPE, VM
@@ -190,9 +191,10 @@ def test_watch_on_a_cluster(installed, namespace):
     kube, ns = installed, namespace
     assert cli(kube, "--kubeconfig", str(kube.kubeconfig), "apply", "-n", ns, "-f", "-",
                stdin=INSTANCETYPE).returncode == 0
-    p = subprocess.Popen([sys.executable, "-m", "instancetype", "--kubeconfig", str(kube.kubeconfig), "get", "vmf",
-                          "-n", ns, "-w", "-o", "name"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=kube.env())
+    with interruptible_children():
+        p = subprocess.Popen([sys.executable, "-m", "instancetype", "--kubeconfig", str(kube.kubeconfig), "get",
+                              "vmf", "-n", ns, "-w", "-o", "name"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=kube.env())
     try:
         assert p.stdout.readline() == "virtualmachineinstancetype.instancetype.kubevirt.io/small\n"
         kube.kubectl("label", "vmf", "small", "-n", ns, "w=1")
