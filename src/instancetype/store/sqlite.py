@@ -1,18 +1,21 @@
 """The embedded store: one SQLite file (WAL mode) shared safely by concurrent processes.
 
-Layout (format 2, recorded in `PRAGMA user_version`, file marked by `PRAGMA application_id`):
-  objects(id, kind, namespace, name, uid, rv, data)   data = the object's JSON (msgspec): TEXT,
-                                                       or from format 2 on, for JSON of at least
-                                                       COMPRESS_MIN bytes, a BLOB of it deflated
-                                                       (zlib): a VM or VMI's 2 KB of JSON would
-                                                       otherwise fill a 4 KiB page alone
+Layout (format 3, recorded in `PRAGMA user_version`, file marked by `PRAGMA application_id`):
+  objects(id, kind, namespace, name, uid, rv, data)   data = the object (`store.rows`): format 3
+                                                       its msgpack, from COMPRESS_MIN bytes on
+                                                       deflated against its kind's dictionary (a
+                                                       VM or VMI's 2 KB would otherwise fill a
+                                                       4 KiB page alone); formats 1 and 2 JSON
   labels(oid, key, value)                              label selectors run in SQL
   owners(owner_uid, oid)                               ownerReferences, for cascading deletes
   changes(rv, type, kind, namespace, name, uid, data)  the change feed; rv is the resourceVersion
                                                        (AUTOINCREMENT: never reused), data only
-                                                       for DELETED (TEXT or BLOB, as above)
-Format 1 (TEXT only) is format 2 without BLOBs: read as it is, and written TEXT only, so a
-format-1 file stays readable by the releases that made it. New files are format 2.
+                                                       for DELETED (as objects.data)
+  dictionaries(id, kind, data)                         format 3: each kind's preset dictionary for
+                                                       deflating its rows (`rows.Dictionaries`)
+Formats 1 (JSON TEXT only) and 2 (JSON, long rows deflated) are read as they are and written in
+their own format (a format-1 or -2 file stays readable by the releases that made it); every row
+says its own encoding (`rows.Codec.decode`). New files are format 3.
 
 Every write runs inside `BEGIN IMMEDIATE` (the write lock is taken up front, so a transaction
 never fails half-way on a lock); waits use SQLite's busy timeout plus a retry loop, and a lock
@@ -36,13 +39,10 @@ import secrets
 import sqlite3
 import time
 import urllib.parse
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import msgspec
 
 from instancetype.api.kinds import BY_KIND, Resource
 from instancetype.errors import StoreError
@@ -71,10 +71,12 @@ from instancetype.store.base import (
     resource,
     same_object,
 )
+from instancetype.store.rows import COMPRESS_MIN, DEFLATE_MEM_LEVEL, DEFLATE_WBITS, Codec, DamagedRow
 from instancetype.store.statefile import RECOVER, check_file, size_with_wal, unwritable_dir
 
-FORMAT_VERSION = 2
-COMPRESS_MIN = 512                   # JSON this long or longer is stored deflated (format 2)
+__all__ = ["COMPRESS_MIN", "DEFLATE_MEM_LEVEL", "DEFLATE_WBITS", "FORMAT_VERSION", "SqliteStore", "open_store"]
+
+FORMAT_VERSION = 3
 APPLICATION_ID = 0x49545354          # "ITST": this file is an instancetype state file
 LOCK_TIMEOUT = float(os.environ.get("INSTANCETYPE_LOCK_TIMEOUT", "120"))
 _CHUNK = 500                         # rows per query when iterating (memory stays flat)
@@ -97,81 +99,22 @@ CREATE TABLE owners (owner_uid TEXT NOT NULL, oid INTEGER NOT NULL,
 CREATE INDEX owners_by_oid ON owners (oid);
 CREATE TABLE changes (rv INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, kind TEXT NOT NULL,
   namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, data TEXT);
+CREATE TABLE dictionaries (id INTEGER PRIMARY KEY, kind TEXT NOT NULL UNIQUE, data BLOB NOT NULL);
 """
 _TABLES = {"objects", "labels", "owners", "changes"}
+_TABLES_3 = _TABLES | {"dictionaries"}
 # A create's read of its namespace (`SqliteStore.create`; whether it exists itself, the insert says).
 _NAMESPACE_PROBE = "SELECT 1 FROM objects WHERE kind='Namespace' AND namespace='' AND name=?"
 
-_encode = msgspec.json.encode
-_json_decode = msgspec.json.decode
-
-
-def _decode(data: Any, kind: str = "", namespace: str = "", name: str = "") -> Any:
-    """A stored object; a row that is not JSON any more is damage in the file, said in one line."""
-    try:
-        if isinstance(data, bytes):
-            data = zlib.decompress(data)
-        return _json_decode(data)
-    except (msgspec.DecodeError, TypeError, UnicodeDecodeError, zlib.error) as e:
-        raise _DamagedRow(str(e), kind, namespace, name) from None
-
-
-class _DamagedRow(Exception):
-    """A stored row that cannot be decoded (becomes a StateFileError naming the file and object)."""
-
-    def __init__(self, reason: str, kind: str, namespace: str, name: str):
-        super().__init__(reason)
-        self.reason, self.kind, self.namespace, self.name = reason, kind, namespace, name
-
-    def describe(self) -> str:
-        res = BY_KIND.get(self.kind)
-        if res is None:
-            return f"a stored object cannot be read ({self.reason});"
-        where = f"{self.namespace}/{self.name}" if self.namespace else self.name
-        ns_flag = f" -n {self.namespace}" if self.namespace else ""
-        return (f"the stored {res.qualified} {where} cannot be read ({self.reason}); delete it "
-                f"(`instancetype delete {res.plural} {self.name}{ns_flag}`) or")
-
-
-def _dumps(obj: Any) -> str:
-    return _encode(obj).decode()
-
-
-# Deflate's window, as zlib's `wbits`: 4 KiB (12) instead of its default 32 KiB (15). A row is
-# 0.5-4 KB of JSON, so a larger window finds nothing more to refer back to (the same bytes come
-# out for a batch start's rows). The stream says its window in its header, so `zlib.decompress`
-# (any window up to 15) reads these rows and those of the files written before alike.
-DEFLATE_WBITS = 12
-# Deflate's `memLevel`: its hash table of 2**(memLevel+7) entries, cleared for every row. Counted
-# in instructions (callgrind, a batch start's five kinds of row, 1.1-2.6 KB), level 1 costs 241 k
-# per row at zlib's default 8 and 192 k at 4 (a fifth less), for 0.2% more bytes (3,809 against
-# 3,800 for the five); at 3 and below the table is too small and both time and size grow. The
-# output differs from a default-memLevel stream's, not its format: the same reader reads both.
-DEFLATE_MEM_LEVEL = 4
-
-
-def _packed(obj: Any) -> str | bytes:
-    """A row's data in format 2: the JSON, deflated when it is long (level 1: most of the gain,
-    a fraction of the time of the default level; DEFLATE_WBITS, DEFLATE_MEM_LEVEL)."""
-    return _deflated(_encode(obj))
-
-
-def _packed_text(plain: str) -> str | bytes:
-    """`_packed` from the object's JSON text (a row kept at hand, written behind)."""
-    return _deflated(plain.encode(), plain)
-
-
-def _deflated(raw: bytes, plain: str | None = None) -> str | bytes:
-    """JSON bytes as a format-2 row holds them: deflated from COMPRESS_MIN bytes on, else as text."""
-    if len(raw) < COMPRESS_MIN:
-        return raw.decode() if plain is None else plain
-    deflate = zlib.compressobj(1, zlib.DEFLATED, DEFLATE_WBITS, DEFLATE_MEM_LEVEL)
-    return deflate.compress(raw) + deflate.flush()
-
-
-def _dumped_text(plain: str) -> str:
-    """A format-1 row's data: its plain JSON text as it is."""
-    return plain
+def _describe(e: DamagedRow) -> str:
+    """What a damaged row is, and how to be rid of it (the start of a StateFileError's text)."""
+    res = BY_KIND.get(e.kind)
+    if res is None:
+        return f"a stored object cannot be read ({e.reason});"
+    where = f"{e.namespace}/{e.name}" if e.namespace else e.name
+    ns_flag = f" -n {e.namespace}" if e.namespace else ""
+    return (f"the stored {res.qualified} {where} cannot be read ({e.reason}); delete it "
+            f"(`instancetype delete {res.plural} {e.name}{ns_flag}`) or")
 
 
 # How many rows a transaction keeps at hand (`_RecentRows`): the few a reconcile writes and reads
@@ -184,12 +127,13 @@ RECENT_CHANGES = 256
 
 _Key = tuple[str, str, str]                 # (kind, namespace, name)
 _Change = tuple[int, str, str, str, str, str]   # (rv, type, kind, namespace, name, uid)
-_Row = tuple[int, str, int, str]            # (id, uid, rv, data): data the plain JSON text when kept
+_Row = tuple[int, str, int, Any]            # (id, uid, rv, data): data in its plain form when kept
 
 
 class _RecentRows:
     """The rows this connection last wrote or read inside its write transaction, by (kind,
-    namespace, name), as `(id, uid, rv, plain JSON text)`: a reconcile reads back what it has just
+    namespace, name), as `(id, uid, rv, plain form)` (`rows.Codec.inflate`: msgpack or JSON bytes,
+    or a TEXT row's JSON as it is): a reconcile reads back what it has just
     written (an update reads the row it replaces; a VM start reads its instancetype and preference
     twice, its start revision once), and such a read costs neither a query nor inflating a
     deflated row. Sound only under the write lock (`BEGIN IMMEDIATE`: no other connection writes
@@ -269,7 +213,7 @@ class _RecentRows:
                 return oldest, old
         return None
 
-    def take_dirty(self, kind: str | None = None) -> builtins.list[_Row]:
+    def take_dirty(self, kind: str | None = None) -> builtins.list[tuple[_Key, _Row]]:
         """The dirty rows (of `kind`, or all), now counted as written."""
         if kind is None:
             keys = builtins.list(self.dirty)
@@ -278,7 +222,7 @@ class _RecentRows:
             keys = [k for k in self.dirty if k[0] == kind]
             for k in keys:
                 del self.dirty[k]
-        return [self.rows[k] for k in keys]
+        return [(k, self.rows[k]) for k in keys]
 
     def clear(self) -> None:
         """Forget every row, dirty ones included (the caller has flushed or rolled them back)."""
@@ -312,8 +256,6 @@ class SqliteStore(Store):
         self._guard = _Errors(self)
         self.read_only = False
         self._depth = 0
-        self._pack: Callable[[Any], str | bytes] = _dumps          # format 2 files: _packed (set on opening)
-        self._pack_text: Callable[[str], str | bytes] = _dumped_text   # the same, from the JSON text
         self._recent = _RecentRows()
         if not explicit:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -325,6 +267,7 @@ class SqliteStore(Store):
             self._db = sqlite3.connect(self.path, timeout=min(5.0, lock_timeout), isolation_level=None)
         except sqlite3.Error as e:
             raise StateFileError(f"cannot open state file {self.path}: {e}") from None
+        self._codec = Codec(self._db, None)
         try:
             self._setup()
         except StateFileError:
@@ -349,8 +292,10 @@ class SqliteStore(Store):
         self.read_only = True
         try:
             with self._errors():
-                if self._format() is None:
+                version = self._format()
+                if version is None:
                     raise StateFileError(f"state file {self.path} is empty and its directory is read-only")
+                self._codec = Codec(self._db, version)
                 self._quick_check()
         except BaseException:
             self._db.close()
@@ -363,8 +308,7 @@ class SqliteStore(Store):
             self._retry(lambda: self._db.execute("PRAGMA journal_mode=WAL").fetchone())
             self._db.execute("PRAGMA synchronous=NORMAL")
             version = self._retry(self._format)
-            self._pack = _packed if version is None or version >= 2 else _dumps
-            self._pack_text = _packed_text if version is None or version >= 2 else _dumped_text
+            self._codec = Codec(self._db, version)
             if version is not None:
                 self._retry(self._quick_check)
             else:
@@ -391,7 +335,7 @@ class SqliteStore(Store):
         if version > FORMAT_VERSION:
             raise StateFileError(f"state file {self.path} was written by a newer instancetype (format {version}; "
                                  f"this version reads format {FORMAT_VERSION}); upgrade instancetype")
-        if version < 1 or not _TABLES <= tables:
+        if version < 1 or not (_TABLES_3 if version >= 3 else _TABLES) <= tables:
             raise StateFileError(f"state file {self.path} is damaged (its tables are missing); {RECOVER}")
         return version
 
@@ -452,8 +396,8 @@ class SqliteStore(Store):
         """The StoreError that says what `e` means for the state file, or None to let `e` go."""
         if isinstance(e, StoreError):
             return None
-        if isinstance(e, _DamagedRow):
-            return StateFileError(f"state file {self.path} is damaged: {e.describe()} {RECOVER}")
+        if isinstance(e, DamagedRow):
+            return StateFileError(f"state file {self.path} is damaged: {_describe(e)} {RECOVER}")
         if isinstance(e, sqlite3.OperationalError):
             if _locked(e):
                 return StateFileError(f"state file {self.path} is busy: another process held its lock for more "
@@ -496,12 +440,14 @@ class SqliteStore(Store):
             with self._errors():
                 self._flush()
             self._db.execute(f"SAVEPOINT {sp}")
+            mark = self._codec.dictionaries.mark()
             self._depth += 1
             try:
                 yield self
             except BaseException:
                 self._depth -= 1
                 self._recent.clear()
+                self._codec.dictionaries.rolled_back(mark)
                 self.rollbacks += 1
                 if not self._db.in_transaction:
                     # SQLite rolled the whole transaction back itself (a full disk, an I/O error):
@@ -529,6 +475,7 @@ class SqliteStore(Store):
         except BaseException:
             self._depth = 0
             self._recent.clear()
+            self._codec.dictionaries.rolled_back()
             self.rollbacks += 1
             try:
                 if self._db.in_transaction:
@@ -538,14 +485,19 @@ class SqliteStore(Store):
             raise
         self._depth = 0
         self._recent.clear()          # other processes may write once the lock is released
-        with self._errors():
-            self._retry(lambda: self._db.execute("COMMIT"))
+        try:
+            with self._errors():
+                self._retry(lambda: self._db.execute("COMMIT"))
+        except BaseException:
+            self._codec.dictionaries.rolled_back()
+            raise
+        self._codec.dictionaries.committed()
 
     def _keep(self, key: _Key, row: _Row, dirty: bool) -> None:
         """Keep `row` at hand (`_RecentRows`); a dirty row it pushes out is written now."""
         out = self._recent.put(key, row, dirty)
         if out is not None:
-            self._write_rows([out[1]])
+            self._write_rows([out])
 
     def _flush(self, kind: str | None = None) -> None:
         """Write the rows written behind (of `kind`, or all) to the file: before a read of the
@@ -553,10 +505,10 @@ class SqliteStore(Store):
         if self._recent.dirty:
             self._write_rows(self._recent.take_dirty(kind))
 
-    def _write_rows(self, rows: builtins.list[_Row]) -> None:
-        pack = self._pack_text
+    def _write_rows(self, rows: builtins.list[tuple[_Key, _Row]]) -> None:
+        pack = self._codec.pack
         self._db.executemany("UPDATE objects SET rv=?, data=? WHERE id=?",
-                             [(rv, pack(plain), oid) for oid, _, rv, plain in rows])
+                             [(rv, pack(plain, key[0]), oid) for key, (oid, _, rv, plain) in rows])
 
     @property
     def in_transaction(self) -> bool:
@@ -580,10 +532,9 @@ class SqliteStore(Store):
         row = self._db.execute("SELECT id, uid, rv, data FROM objects WHERE kind=? AND namespace=? AND name=?",
                                (res.kind, ns, name)).fetchone()
         if row is not None:
-            data = row[3]
             try:
-                plain = zlib.decompress(data).decode() if isinstance(data, bytes) else data
-            except (zlib.error, UnicodeDecodeError):
+                plain = self._codec.inflate(row[3])
+            except Exception:
                 return row          # damaged: the caller's decode says so
             row = (row[0], row[1], row[2], plain)
             self._keep(key, row, False)
@@ -596,7 +547,7 @@ class SqliteStore(Store):
         if row is None:
             raise not_found(res, name)
         with self._errors():
-            return _decode(row[3], res.kind, (namespace or DEFAULT_NAMESPACE) if res.namespaced else "", name)
+            return self._codec.decode(row[3], res.kind, (namespace or DEFAULT_NAMESPACE) if res.namespaced else "", name)
 
     def _where(self, res: Resource, namespace, label_selector, field_selector):
         """The SQL condition of a list or count, its parameters, and the field requirements SQL
@@ -677,7 +628,7 @@ class SqliteStore(Store):
                 rows = self._db.execute(query, (*params, *after)).fetchall()
             for ns, name, data in rows:
                 with self._errors():
-                    obj = _decode(data, kind, ns, name)
+                    obj = self._codec.decode(data, kind, ns, name)
                 if not rest or fields_match(obj, rest):
                     yield obj
             if len(rows) < _CHUNK:
@@ -737,7 +688,7 @@ class SqliteStore(Store):
                 rows = self._db.execute(query, (since, *params)).fetchall()
             for rv, typ, k, ns, name, uid, data in rows:
                 with self._errors():
-                    obj = _decode(data, k, ns, name) if data else None
+                    obj = self._codec.decode(data, k, ns, name) if data else None
                 yield Event(typ, k, ns, name, uid, rv, obj)
             if len(rows) < _CHUNK:
                 return
@@ -825,7 +776,7 @@ class SqliteStore(Store):
             assert oid is not None
             rv = self._log("ADDED", obj)
             meta["resourceVersion"] = str(rv)
-            self._keep((res.kind, namespace, meta["name"]), (oid, meta["uid"], rv, _encode(obj).decode()), True)
+            self._keep((res.kind, namespace, meta["name"]), (oid, meta["uid"], rv, self._codec.plain(obj)), True)
             self._index(oid, obj, None)
         return obj
 
@@ -844,12 +795,12 @@ class SqliteStore(Store):
         if finalizers.releasable(out):
             # The write took the last finalizer off an object being deleted: it goes now, as
             # it is written (the feed says DELETED), and what it owns is collected.
-            return self._remove((row[0], row[1], row[2], self._pack(out)), True)
+            return self._remove((row[0], row[1], row[2], self._codec.plain(out)), True)
         rv = self._log("MODIFIED", out)
         meta = out["metadata"]
         meta["resourceVersion"] = str(rv)
         # Written behind (`_RecentRows`): the file gets the row once, at `_flush`.
-        self._keep((res.kind, meta.get("namespace") or "", name), (row[0], row[1], rv, _encode(out).decode()), True)
+        self._keep((res.kind, meta.get("namespace") or "", name), (row[0], row[1], rv, self._codec.plain(out)), True)
         self._index(row[0], out, stored)
         return out
 
@@ -863,7 +814,7 @@ class SqliteStore(Store):
             row = self._row(res, name, meta.get("namespace"))
             if row is None:
                 raise not_found(res, name)
-            stored = _decode(row[3], res.kind, meta.get("namespace") or DEFAULT_NAMESPACE, name)
+            stored = self._codec.decode(row[3], res.kind, meta.get("namespace") or DEFAULT_NAMESPACE, name)
             return self._replace(res, row, stored, obj, subresource, meta.get("resourceVersion"))
 
     def patch(self, kind, name, patch, namespace=None, *, subresource=None):
@@ -877,7 +828,7 @@ class SqliteStore(Store):
             row = self._row(res, name, namespace)
             if row is None:
                 raise not_found(res, name)
-            stored = _decode(row[3], res.kind, namespace or DEFAULT_NAMESPACE, name)
+            stored = self._codec.decode(row[3], res.kind, namespace or DEFAULT_NAMESPACE, name)
             return self._replace(res, row, stored, merge_patch(stored, dict(patch)), subresource, wanted, True)
 
     def delete(self, kind, name, namespace=None, *, propagation="Background", resource_version=None, uid=None,
@@ -908,8 +859,8 @@ class SqliteStore(Store):
         else marked and returned marked. A namespace, and a damaged row, go outright."""
         oid, uid, _, data = row
         try:
-            obj = _decode(data)
-        except _DamagedRow:
+            obj = self._codec.decode(data)
+        except DamagedRow:
             return self._remove(row, True)
         if obj.get("kind") == "Namespace":
             return self._remove(row, True)
@@ -935,7 +886,8 @@ class SqliteStore(Store):
         self._recent.clear()      # a deletion's path: rare, and simpler forgotten than kept
         rv = self._log("MODIFIED", out)
         out["metadata"]["resourceVersion"] = str(rv)
-        self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?", (rv, self._pack(out), row[0]))
+        self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?",
+                         (rv, self._codec.pack(self._codec.plain(out), out["kind"]), row[0]))
         self._index(row[0], out, stored)
         return out
 
@@ -944,7 +896,7 @@ class SqliteStore(Store):
 
     def _held_elsewhere(self, dep, uid: str) -> bool:
         """Another owner of `dep` (not `uid`) still exists: the collector keeps `dep`."""
-        others = [u for u in owner_uids(_decode(dep[3])) if u != uid]
+        others = [u for u in owner_uids(self._codec.decode(dep[3])) if u != uid]
         return bool(others) and self._db.execute(
             f"SELECT 1 FROM objects WHERE uid IN ({','.join('?' * len(others))}) LIMIT 1", others).fetchone() is not None
 
@@ -954,7 +906,7 @@ class SqliteStore(Store):
             dep = self._by_id(dep_id)
             if dep is None:
                 continue
-            dobj = _decode(dep[3])
+            dobj = self._codec.decode(dep[3])
             refs = [r for r in dobj["metadata"].get("ownerReferences") or () if r.get("uid") != uid]
             self._replace(BY_KIND[dobj["kind"]], dep, dobj,
                           merge_patch(dobj, {"metadata": {"ownerReferences": refs or None}}), None, None)
@@ -967,8 +919,8 @@ class SqliteStore(Store):
         self._flush()
         self._recent.clear()      # as in _rewrite
         try:
-            obj = _decode(data)
-        except _DamagedRow:
+            obj = self._codec.decode(data)
+        except DamagedRow:
             # A damaged row can still be deleted (the way out of the damage): what the feed
             # records of it comes from the row's columns.
             kind, ns, name = self._db.execute("SELECT kind, namespace, name FROM objects WHERE id=?",
@@ -979,7 +931,7 @@ class SqliteStore(Store):
         self._db.execute("DELETE FROM owners WHERE oid=?", (oid,))
         rv = self._log("DELETED", obj)
         obj["metadata"]["resourceVersion"] = str(rv)
-        self._db.execute("UPDATE changes SET data=? WHERE rv=?", (self._pack(obj), rv))
+        self._db.execute("UPDATE changes SET data=? WHERE rv=?", (self._codec.pack(self._codec.plain(obj), obj["kind"]), rv))
         for dep_id in self._dependent_ids(uid):
             dep = self._by_id(dep_id)     # read now: an earlier cascade may have changed or removed it
             if dep is None:
@@ -988,7 +940,7 @@ class SqliteStore(Store):
                 self._delete_row(dep, "Background")
             else:
                 # Kubernetes' GC keeps an object another owner still holds; it only drops the dangling ref.
-                dobj = _decode(dep[3])
+                dobj = self._codec.decode(dep[3])
                 refs = [r for r in dobj["metadata"].get("ownerReferences") or () if r.get("uid") != uid]
                 self._replace(BY_KIND[dobj["kind"]], dep, dobj,
                               merge_patch(dobj, {"metadata": {"ownerReferences": refs or None}}), None, None)
@@ -1010,7 +962,7 @@ class SqliteStore(Store):
             row = self._db.execute("SELECT id, uid, rv, data FROM objects WHERE uid=?", (owner_uid,)).fetchone()
             if row is None or self._dependent_ids(owner_uid):
                 continue
-            owner = _decode(row[3])
+            owner = self._codec.decode(row[3])
             held = finalizers.finalizers_of(owner)
             if not finalizers.marked(owner) or finalizers.FOREGROUND not in held:
                 continue
