@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from instancetype.store.base import StateFileError
-from instancetype.store.rows import DICTIONARY_TAG
+from instancetype.store.rows import DICTIONARY_TAG, dictionary_name
 from instancetype.store.sqlite import COMPRESS_MIN, DEFLATE_WBITS, FORMAT_VERSION, SqliteStore
 
 
@@ -57,7 +57,7 @@ def test_a_new_file_is_format_3_and_deflates_long_rows_against_a_dictionary(tmp_
     assert db.execute("PRAGMA user_version").fetchone()[0] == 3
     big = db.execute("SELECT data FROM objects WHERE name='big'").fetchone()[0]
     assert len(big) < 200 and big[0] == DICTIONARY_TAG
-    (did, data), = db.execute("SELECT id, data FROM dictionaries WHERE kind='Namespace'").fetchall()
+    (did, data), = db.execute("SELECT id, data FROM dictionaries WHERE name='Namespace'").fetchall()
     assert big[1] == did and len(data) <= 1 << DEFLATE_WBITS
     # The row's raw deflate stream against that dictionary is the object's msgpack.
     plain = zlib.decompressobj(-DEFLATE_WBITS, zdict=data).decompress(big[2:])
@@ -229,3 +229,15 @@ def test_rows_deflated_with_zlibs_default_window_stay_readable(tmp_path):
     assert s.get("Namespace", "big")["metadata"]["labels"] == {"new": "label"}
     s.close()
     assert _deflated(path, "big")[0] >> 4 == DEFLATE_WBITS - 8
+
+
+def test_revisions_of_different_kinds_of_object_have_their_own_dictionaries():
+    def revision(held):
+        return {"kind": "ControllerRevision", "data": {"kind": held}}
+    assert dictionary_name(revision("VirtualMachineClusterInstancetype")) == \
+        "ControllerRevision/VirtualMachineClusterInstancetype"
+    assert dictionary_name(revision("VirtualMachine")) == "ControllerRevision/VirtualMachine"
+    # Not a kind of ours (anything a user stores): the kind's dictionary, so their number stays bounded.
+    assert dictionary_name(revision("Something-" + "x" * 100)) == "ControllerRevision"
+    assert dictionary_name({"kind": "ControllerRevision", "data": "text"}) == "ControllerRevision"
+    assert dictionary_name({"kind": "VirtualMachine", "data": {"kind": "VirtualMachine"}}) == "VirtualMachine"

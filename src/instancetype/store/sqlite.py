@@ -11,7 +11,7 @@ Layout (format 3, recorded in `PRAGMA user_version`, file marked by `PRAGMA appl
   changes(rv, type, kind, namespace, name, uid, data)  the change feed; rv is the resourceVersion
                                                        (AUTOINCREMENT: never reused), data only
                                                        for DELETED (as objects.data)
-  dictionaries(id, kind, data)                         format 3: each kind's preset dictionary for
+  dictionaries(id, name, data)                         format 3: each kind's preset dictionary for
                                                        deflating its rows (`rows.Dictionaries`)
 Formats 1 (JSON TEXT only) and 2 (JSON, long rows deflated) are read as they are and written in
 their own format (a format-1 or -2 file stays readable by the releases that made it); every row
@@ -71,7 +71,14 @@ from instancetype.store.base import (
     resource,
     same_object,
 )
-from instancetype.store.rows import COMPRESS_MIN, DEFLATE_MEM_LEVEL, DEFLATE_WBITS, Codec, DamagedRow
+from instancetype.store.rows import (
+    COMPRESS_MIN,
+    DEFLATE_MEM_LEVEL,
+    DEFLATE_WBITS,
+    Codec,
+    DamagedRow,
+    dictionary_name,
+)
 from instancetype.store.statefile import RECOVER, check_file, size_with_wal, unwritable_dir
 
 __all__ = ["COMPRESS_MIN", "DEFLATE_MEM_LEVEL", "DEFLATE_WBITS", "FORMAT_VERSION", "SqliteStore", "open_store"]
@@ -99,7 +106,7 @@ CREATE TABLE owners (owner_uid TEXT NOT NULL, oid INTEGER NOT NULL,
 CREATE INDEX owners_by_oid ON owners (oid);
 CREATE TABLE changes (rv INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, kind TEXT NOT NULL,
   namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL, data TEXT);
-CREATE TABLE dictionaries (id INTEGER PRIMARY KEY, kind TEXT NOT NULL UNIQUE, data BLOB NOT NULL);
+CREATE TABLE dictionaries (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, data BLOB NOT NULL);
 """
 _TABLES = {"objects", "labels", "owners", "changes"}
 _TABLES_3 = _TABLES | {"dictionaries"}
@@ -164,7 +171,8 @@ class _RecentRows:
 
     def __init__(self) -> None:
         self.rows: dict[_Key, _Row] = {}
-        self.dirty: dict[_Key, None] = {}          # keys whose row the file does not hold yet
+        self.dirty: dict[_Key, str] = {}           # keys whose row the file does not hold yet, and
+                                                   # the dictionary to deflate it against (`rows.dictionary_name`)
         self.seq: int | None = None
         self.namespaces: set[str] = set()          # namespaces a create found (none is deleted meanwhile)
         self.log: collections.deque[_Change] = collections.deque()
@@ -197,32 +205,30 @@ class _RecentRows:
             self.rows[key] = row          # most recently used last
         return row
 
-    def put(self, key: _Key, row: _Row, dirty: bool = False) -> tuple[_Key, _Row] | None:
-        """Keep `row` (`dirty`: not yet in the file); a dirty row pushed out, for the caller to write."""
+    def put(self, key: _Key, row: _Row, dirty: str | None = None) -> tuple[str, _Row] | None:
+        """Keep `row` (`dirty`: not yet in the file, to be deflated against that dictionary); a
+        dirty row pushed out, for the caller to write."""
         self.rows.pop(key, None)
         self.rows[key] = row
-        if dirty:
-            self.dirty[key] = None
+        if dirty is not None:
+            self.dirty[key] = dirty
         else:
             self.dirty.pop(key, None)
         if len(self.rows) > RECENT_ROWS:
             oldest = next(iter(self.rows))
             old = self.rows.pop(oldest)
             if oldest in self.dirty:
-                del self.dirty[oldest]
-                return oldest, old
+                return self.dirty.pop(oldest), old
         return None
 
-    def take_dirty(self, kind: str | None = None) -> builtins.list[tuple[_Key, _Row]]:
-        """The dirty rows (of `kind`, or all), now counted as written."""
+    def take_dirty(self, kind: str | None = None) -> builtins.list[tuple[str, _Row]]:
+        """The dirty rows (of `kind`, or all) with their dictionaries, now counted as written."""
         if kind is None:
-            keys = builtins.list(self.dirty)
+            out = [(name, self.rows[k]) for k, name in self.dirty.items()]
             self.dirty.clear()
-        else:
-            keys = [k for k in self.dirty if k[0] == kind]
-            for k in keys:
-                del self.dirty[k]
-        return [(k, self.rows[k]) for k in keys]
+            return out
+        keys = [k for k in self.dirty if k[0] == kind]
+        return [(self.dirty.pop(k), self.rows[k]) for k in keys]
 
     def clear(self) -> None:
         """Forget every row, dirty ones included (the caller has flushed or rolled them back)."""
@@ -493,7 +499,7 @@ class SqliteStore(Store):
             raise
         self._codec.dictionaries.committed()
 
-    def _keep(self, key: _Key, row: _Row, dirty: bool) -> None:
+    def _keep(self, key: _Key, row: _Row, dirty: str | None) -> None:
         """Keep `row` at hand (`_RecentRows`); a dirty row it pushes out is written now."""
         out = self._recent.put(key, row, dirty)
         if out is not None:
@@ -505,10 +511,10 @@ class SqliteStore(Store):
         if self._recent.dirty:
             self._write_rows(self._recent.take_dirty(kind))
 
-    def _write_rows(self, rows: builtins.list[tuple[_Key, _Row]]) -> None:
+    def _write_rows(self, rows: builtins.list[tuple[str, _Row]]) -> None:
         pack = self._codec.pack
         self._db.executemany("UPDATE objects SET rv=?, data=? WHERE id=?",
-                             [(rv, pack(plain, key[0]), oid) for key, (oid, _, rv, plain) in rows])
+                             [(rv, pack(plain, name), oid) for name, (oid, _, rv, plain) in rows])
 
     @property
     def in_transaction(self) -> bool:
@@ -537,7 +543,7 @@ class SqliteStore(Store):
             except Exception:
                 return row          # damaged: the caller's decode says so
             row = (row[0], row[1], row[2], plain)
-            self._keep(key, row, False)
+            self._keep(key, row, None)
         return row
 
     def get(self, kind, name, namespace=None):
@@ -776,7 +782,8 @@ class SqliteStore(Store):
             assert oid is not None
             rv = self._log("ADDED", obj)
             meta["resourceVersion"] = str(rv)
-            self._keep((res.kind, namespace, meta["name"]), (oid, meta["uid"], rv, self._codec.plain(obj)), True)
+            self._keep((res.kind, namespace, meta["name"]), (oid, meta["uid"], rv, self._codec.plain(obj)),
+                       dictionary_name(obj))
             self._index(oid, obj, None)
         return obj
 
@@ -800,7 +807,8 @@ class SqliteStore(Store):
         meta = out["metadata"]
         meta["resourceVersion"] = str(rv)
         # Written behind (`_RecentRows`): the file gets the row once, at `_flush`.
-        self._keep((res.kind, meta.get("namespace") or "", name), (row[0], row[1], rv, self._codec.plain(out)), True)
+        self._keep((res.kind, meta.get("namespace") or "", name), (row[0], row[1], rv, self._codec.plain(out)),
+                   dictionary_name(out))
         self._index(row[0], out, stored)
         return out
 
@@ -887,7 +895,7 @@ class SqliteStore(Store):
         rv = self._log("MODIFIED", out)
         out["metadata"]["resourceVersion"] = str(rv)
         self._db.execute("UPDATE objects SET rv=?, data=? WHERE id=?",
-                         (rv, self._codec.pack(self._codec.plain(out), out["kind"]), row[0]))
+                         (rv, self._codec.pack(self._codec.plain(out), dictionary_name(out)), row[0]))
         self._index(row[0], out, stored)
         return out
 
@@ -931,7 +939,7 @@ class SqliteStore(Store):
         self._db.execute("DELETE FROM owners WHERE oid=?", (oid,))
         rv = self._log("DELETED", obj)
         obj["metadata"]["resourceVersion"] = str(rv)
-        self._db.execute("UPDATE changes SET data=? WHERE rv=?", (self._codec.pack(self._codec.plain(obj), obj["kind"]), rv))
+        self._db.execute("UPDATE changes SET data=? WHERE rv=?", (self._codec.pack(self._codec.plain(obj), dictionary_name(obj)), rv))
         for dep_id in self._dependent_ids(uid):
             dep = self._by_id(dep_id)     # read now: an earlier cascade may have changed or removed it
             if dep is None:
