@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -100,6 +101,8 @@ class Codec:
 
     def __init__(self, db: sqlite3.Connection, version: int | None):
         self.dictionaries = Dictionaries(db)
+        self.plain: Callable[[Any], bytes]
+        self.pack: Callable[[bytes, str], str | bytes]
         if version == 1:
             self.plain, self.pack = _json_encode, pack_format_1
         elif version == 2:
