@@ -16,7 +16,8 @@ import os
 
 import click
 
-from instancetype.cli import EMPTY_STATE, collector
+from instancetype import gcpause
+from instancetype.cli import EMPTY_STATE
 from instancetype.cli.cluster_options import global_options
 from instancetype.cli.global_options import GLOBAL_OPTIONS
 
@@ -251,7 +252,7 @@ def run_click(argv: list[str]) -> int:
     one line each."""
     try:
         argv = hoist_store_options(argv)      # (imports the command's module)
-        collector.resume()
+        gcpause.started()
         rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
