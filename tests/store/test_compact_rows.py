@@ -67,6 +67,22 @@ def test_a_new_file_is_format_3_and_deflates_long_rows_against_a_dictionary(tmp_
     db.close()
 
 
+@pytest.mark.parametrize("size", [8, 4 * COMPRESS_MIN])
+def test_an_integer_msgpack_cannot_hold_is_stored_as_json_and_read_back(tmp_path, size):
+    # JSON (and formats 1 and 2) keep integers of any size; msgpack stops at int64/uint64
+    big, low = 2 ** 70, -(2 ** 64)
+    obj = _cm("huge", size)
+    obj["metadata"]["annotations"]["n"] = "x"
+    obj["spec"] = {"a": big, "b": [low, 1.5]}
+    s = SqliteStore(tmp_path / "state.db")
+    s.create(obj)
+    assert s.get("Namespace", "huge")["spec"] == {"a": big, "b": [low, 1.5]}
+    s.close()
+    s = SqliteStore(tmp_path / "state.db")
+    assert s.get("Namespace", "huge")["spec"] == {"a": big, "b": [low, 1.5]}
+    s.close()
+
+
 def test_rows_of_a_kind_share_one_dictionary_across_connections(tmp_path):
     """A dictionary once made is the kind's for good: another connection, which asked before it
     was made, finds it in the file instead of making a second one."""

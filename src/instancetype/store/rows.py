@@ -54,6 +54,16 @@ _msgpack_encode = msgspec.msgpack.encode
 _msgpack_decode = msgspec.msgpack.decode
 
 
+def plain_format_3(obj: Any) -> bytes:
+    """Format 3's plain form: msgpack, or JSON for an object msgpack cannot hold (an integer
+    outside int64/uint64, which JSON and the formats before kept; a row says its encoding by its
+    first byte, so the reader needs nothing more)."""
+    try:
+        return _msgpack_encode(obj)
+    except OverflowError:
+        return _json_encode(obj)
+
+
 class DamagedRow(Exception):
     """A stored row that cannot be decoded (the store names the file and the object)."""
 
@@ -108,7 +118,7 @@ class Codec:
         elif version == 2:
             self.plain, self.pack = _json_encode, pack_format_2
         else:
-            self.plain, self.pack = _msgpack_encode, self.dictionaries.pack
+            self.plain, self.pack = plain_format_3, self.dictionaries.pack
 
     def inflate(self, data: Any) -> Any:
         """A row's data in its plain form (TEXT as it is): what a transaction keeps at hand."""
