@@ -12,7 +12,7 @@ from tests.builders import vm
 
 import instancetype
 from instancetype.engine import spec as spec_module
-from instancetype.engine import virt_config
+from instancetype.engine import virt_config, vm_admission
 
 VM = vm("x", instancetype={"name": "it"}, preference={"name": "p"}, domain={"devices": {}},
         volumes=[{"name": "d", "containerDisk": {"image": "i"}}])
@@ -48,6 +48,7 @@ def _fresh() -> dict:
     spec_module._BY_CONTENT.clear()
     spec_module._LAST[:] = [None, None]
     virt_config._CACHE.clear()
+    vm_admission._ACCEPTED.clear()
     return {(fn, json.dumps(it)): _answer(fn, it) for fn, it in _probes()}
 
 
@@ -128,3 +129,30 @@ def test_any_churn_changes_no_answer(calls):
             it["memory"]["guest"] = "3Gi"
             it["cpu"]["guest"] = 3
     _check_same()
+
+
+def test_a_template_accepted_once_is_checked_again_under_other_inputs():
+    """engine/vm_admission keeps the templates its validating step accepted, by the content of the
+    template, both specs and the configuration: the same template with a preference whose
+    requirements the instancetype misses, or under a configuration that refuses its defaults,
+    is still refused after it was accepted (and accepted again after)."""
+    it = {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}}
+    needy = {**PREF, "requirements": {"cpu": {"guest": 4}}}
+    no_bridge = {"network": {"permitBridgeInterfaceOnPodNetwork": False}}
+    vm_admission._ACCEPTED.clear()
+
+    def refused(pref, config) -> str | None:
+        try:
+            instancetype.build_vmi(VM, instancetype=copy.deepcopy(it), preference=copy.deepcopy(pref),
+                                   config=copy.deepcopy(config))
+        except instancetype.Error as e:
+            return str(e)
+        return None
+
+    for _ in range(2):
+        assert refused(PREF, CONFIG) is None
+        assert "requirements" in (refused(needy, CONFIG) or "")
+        assert refused(PREF, no_bridge) is not None
+        assert instancetype.admit_vm(VM, instancetype=copy.deepcopy(it), preference=copy.deepcopy(needy),
+                                     config=CONFIG).allowed is False
+    assert len(vm_admission._ACCEPTED) == 1
