@@ -15,6 +15,29 @@ from msgspec import Meta
 
 from instancetype.errors import DecodeError
 
+# What the package re-exports (`from instancetype.api.v1beta1._x import *` in its __init__).
+__all__ = [
+    "_S",
+    "UID",
+    "Bool",
+    "Int",
+    "Int32",
+    "Int64",
+    "PreferredCPUTopologyStr",
+    "Quantity",
+    "SpreadAcrossStr",
+    "String",
+    "StringMap",
+    "Time",
+    "UInt",
+    "UInt32",
+    "_go",
+    "openapi_schema",
+    "struct_fields",
+    "to_dict",
+]
+
+
 
 # --- scalar types, each tagged with the Go type name Go's decoder prints ------------------------
 def _go(go: str, schema: dict[str, Any] | None = None, **meta: Any) -> Meta:

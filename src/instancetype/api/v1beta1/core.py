@@ -19,6 +19,53 @@ from instancetype.api.v1beta1._base import (
     _go,
 )
 
+# What the package re-exports (`from instancetype.api.v1beta1._x import *` in its __init__).
+__all__ = [
+    "EFI",
+    "GPU",
+    "NUMA",
+    "SEV",
+    "SEVSNP",
+    "TDX",
+    "BlockSize",
+    "ClockOffset",
+    "ClockOffsetUTC",
+    "CPUFeature",
+    "CustomBlockSize",
+    "DiskIOThreads",
+    "FeatureAPIC",
+    "FeatureHyperv",
+    "FeatureKVM",
+    "FeatureSpinlocks",
+    "FeatureState",
+    "FeatureVendorID",
+    "FieldsV1",
+    "HostDevice",
+    "HPETTimer",
+    "Hugepages",
+    "HypervTimer",
+    "InterfaceMasquerade",
+    "KVMTimer",
+    "LaunchSecurity",
+    "ManagedFieldsEntry",
+    "NUMAGuestMappingPassthrough",
+    "ObjectMeta",
+    "OwnerReference",
+    "PITTimer",
+    "Realtime",
+    "Rng",
+    "RTCTimer",
+    "SEVAttestation",
+    "SEVPolicy",
+    "SyNICTimer",
+    "Timer",
+    "TLBFlush",
+    "TPMDevice",
+    "VGPUDisplayOptions",
+    "VGPUOptions",
+]
+
+
 
 # --- kubevirt.io/v1 core types used by the specs -------------------------------------------------
 class FeatureState(_S):

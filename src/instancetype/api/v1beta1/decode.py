@@ -8,6 +8,13 @@ import msgspec
 from instancetype.api.v1beta1.instancetype import VirtualMachineInstancetype, VirtualMachineInstancetypeSpec
 from instancetype.api.v1beta1.preference import VirtualMachinePreference, VirtualMachinePreferenceSpec
 
+# What the package re-exports (`from instancetype.api.v1beta1._x import *` in its __init__).
+__all__ = [
+    "decode_instancetype_spec",
+    "decode_preference_spec",
+]
+
+
 S = TypeVar("S")
 
 

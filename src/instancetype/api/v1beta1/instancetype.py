@@ -17,6 +17,15 @@ from instancetype.api.v1beta1.core import (
     Realtime,
 )
 
+# What the package re-exports (`from instancetype.api.v1beta1._x import *` in its __init__).
+__all__ = [
+    "CPUInstancetype",
+    "MemoryInstancetype",
+    "VirtualMachineInstancetype",
+    "VirtualMachineInstancetypeSpec",
+]
+
+
 
 # --- VirtualMachineInstancetypeSpec --------------------------------------------------------------
 class CPUInstancetype(_S):

@@ -36,6 +36,29 @@ from instancetype.api.v1beta1.core import (
     VGPUOptions,
 )
 
+# What the package re-exports (`from instancetype.api.v1beta1._x import *` in its __init__).
+__all__ = [
+    "DEFAULT_SPREAD_ACROSS",
+    "DEFAULT_SPREAD_RATIO",
+    "DEPRECATED_TOPOLOGIES",
+    "SPREAD_ACROSS",
+    "TOPOLOGIES",
+    "ClockPreferences",
+    "CPUPreferenceRequirement",
+    "CPUPreferences",
+    "DevicePreferences",
+    "FeaturePreferences",
+    "FirmwarePreferences",
+    "MachinePreferences",
+    "MemoryPreferenceRequirement",
+    "PreferenceRequirements",
+    "SpreadOptions",
+    "VirtualMachinePreference",
+    "VirtualMachinePreferenceSpec",
+    "VolumePreferences",
+]
+
+
 # Accepted values (pkg/instancetype/preference/validation.IsPreferredTopologySupported).
 TOPOLOGIES = ("sockets", "cores", "threads", "spread", "any")
 DEPRECATED_TOPOLOGIES = {"preferSockets": "sockets", "preferCores": "cores", "preferThreads": "threads",
