@@ -20,7 +20,7 @@ load falls on both alike. Target: no slower than kubectl (issue 28: at most 1.2x
 adds, in the same turn, what any command line on lightkube pays: `python -c pass` (the interpreter
 and `site`), `python -c "import lightkube, httpcore2"` (lightkube and the HTTP stack its client
 builds at its first request: httpx2, httpcore2 with h11, h2 and anyio), the same with the cyclic
-collector off (as `instancetype` imports them: `cli.collector`, `jsonutil.gc_paused`), and a script that only reads the kubeconfig with lightkube, lists the VMs as Tables
+collector off (as `instancetype` imports them: `gcpause`), and a script that only reads the kubeconfig with lightkube, lists the VMs as Tables
 through lightkube's httpx2 client and prints nothing (`FLOOR`, below).
 
 Bytecode: the commands run with their compiled modules cached (`PYTHONPYCACHEPREFIX`, a temporary

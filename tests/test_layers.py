@@ -32,8 +32,8 @@ SRC = REPO / "src" / ROOT
 # Lowest first. A module belongs to the entry whose package is the longest prefix of its name;
 # `instancetype` itself (the public API, `__init__.py`) matches only itself.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # Used by every layer: the one exception tree and the JSON helpers.
-    ("base", ("instancetype.errors", "instancetype.jsonutil")),
+    # Used by every layer: the one exception tree, the JSON helpers, the collector pause.
+    ("base", ("instancetype.errors", "instancetype.jsonutil", "instancetype.gcpause")),
     # The kinds and their Go types: Quantity, the v1beta1/v1alpha types, Go's JSON decode.
     ("api", ("instancetype.api",)),
     # Pure functions of KubeVirt's rules: no I/O.

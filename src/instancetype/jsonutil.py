@@ -1,9 +1,6 @@
 """Small helpers for JSON-shaped data (dicts, lists, scalars), used by every layer."""
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import msgspec
@@ -22,27 +19,6 @@ def clone(v: T) -> T:
     except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
         copied = _clone_walk(v)
     return copied
-
-
-@contextmanager
-def gc_paused(*, keep: bool = False) -> Iterator[None]:
-    """No cyclic garbage collection inside the block, for work that makes many objects and no
-    cycles: each collection they trigger walks every live object of the process, and a pause
-    alone only defers that (the first collection after it walks them all). Used where a list of
-    objects is decoded (a page of 500 makes tens of thousands of dicts and lists; msgspec's advice
-    for large messages). `keep`: what the block made lives as long as the process (modules,
-    classes, a client: the Kubernetes client's imports on the command line), and is moved out of
-    the collector's sight (`gc.freeze`) before collection resumes; without it, the imports of
-    lightkube, httpx2 and httpcore2 cost about 100 collections, 5% of `get`'s time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if keep:
-            gc.freeze()
-        if was_enabled:
-            gc.enable()
 
 
 def _clone_walk(v: Any) -> Any:

@@ -176,3 +176,17 @@ def test_instancetype_input_not_mutated_or_aliased():
     assert repr(it) == snapshot
     spec2, _, _ = run(it)
     assert spec2["nodeSelector"] == {"a": "b"} and spec2["domain"]["cpu"]["numa"] == {"guestMappingPassthrough": {}}
+
+
+def test_each_optional_handler_is_resolved_once():
+    """`handlers_for` imports an optional field's module and finds its handler the first time an
+    instancetype has that field; later calls reuse the same function (the table it fills)."""
+    from instancetype.engine import instancetype as handlers
+
+    every = {key: {"x": "y"} for _, key in handlers._TABLE if key is not None}
+    first = handlers.handlers_for(every)
+    assert len(first) == len(handlers._TABLE)
+    assert list(first) == handlers._RESOLVED            # every row resolved, in KubeVirt's order
+    again = handlers.handlers_for(every)
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    assert handlers.handlers_for({}) == (first[2], first[3])     # cpu and memory always run

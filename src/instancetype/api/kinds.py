@@ -1,12 +1,11 @@
 """Kinds, resources, plurals, short names and groups; label and annotation keys.
 
 Pure data: every layer finds a kind's names here instead of spelling them again. The records are
-NamedTuples, not dataclasses: every command line imports this module, and `dataclasses` (with the
-code each frozen dataclass generates at import) was its largest cost.
+tuples with named fields, written out (what `typing.NamedTuple` generates, without compiling its
+code at import: every command line imports this module, and the two NamedTuples were 1.4 M of its
+3.5 M instructions; `dataclasses` before them cost more still).
 """
 from __future__ import annotations
-
-from typing import NamedTuple
 
 GROUP = "instancetype.kubevirt.io"
 VERSION = "v1beta1"
@@ -39,15 +38,56 @@ INSTANCETYPE_KINDS = (INSTANCETYPE, CLUSTER_INSTANCETYPE)
 PREFERENCE_KINDS = (PREFERENCE, CLUSTER_PREFERENCE)
 ALL_TYPE_KINDS = INSTANCETYPE_KINDS + PREFERENCE_KINDS
 
+_RESOURCE_FIELDS = ("kind", "group", "version", "plural", "singular", "namespaced", "short_names")
 
-class Resource(NamedTuple):
-    kind: str
-    group: str          # "" for the core group
-    version: str
-    plural: str
-    singular: str
-    namespaced: bool
-    short_names: tuple[str, ...] = ()
+
+def _record_repr(record: tuple[object, ...], fields: tuple[str, ...]) -> str:
+    """`Resource(kind='VirtualMachine', ...)`, as a NamedTuple prints itself."""
+    return f"{type(record).__name__}(" + ", ".join(f"{f}={v!r}" for f, v in zip(fields, record)) + ")"
+
+
+class Resource(tuple[str, str, str, str, str, bool, tuple[str, ...]]):
+    """kind, group ("" for the core group), version, plural, singular, namespaced, short_names."""
+
+    __slots__ = ()
+
+    def __new__(cls, kind: str, group: str, version: str, plural: str, singular: str, namespaced: bool,
+                short_names: tuple[str, ...] = ()) -> Resource:
+        return tuple.__new__(cls, (kind, group, version, plural, singular, namespaced, short_names))
+
+    def __getnewargs__(self) -> tuple[str, str, str, str, str, bool, tuple[str, ...]]:
+        return tuple(self)      # type: ignore[return-value]  # (its own items)
+
+    def __repr__(self) -> str:
+        return _record_repr(self, _RESOURCE_FIELDS)
+
+    @property
+    def kind(self) -> str:
+        return self[0]
+
+    @property
+    def group(self) -> str:
+        return self[1]
+
+    @property
+    def version(self) -> str:
+        return self[2]
+
+    @property
+    def plural(self) -> str:
+        return self[3]
+
+    @property
+    def singular(self) -> str:
+        return self[4]
+
+    @property
+    def namespaced(self) -> bool:
+        return self[5]
+
+    @property
+    def short_names(self) -> tuple[str, ...]:
+        return self[6]
 
     @property
     def api_version(self) -> str:
@@ -148,15 +188,42 @@ def type_validator_webhook(kind: str) -> str:
     return f"{kind.lower()}-validator.{GROUP}"
 
 
-class Webhook(NamedTuple):
+class Webhook(tuple[str, str, bool, str, tuple[str, ...]]):
     """One admission webhook of KubeVirt's virt-api, as `install` registers it and `serve` answers
-    it: `path` is virt-api's (pkg/virt-operator/resource/generate/components/webhooks.go)."""
+    it: `path` is virt-api's (pkg/virt-operator/resource/generate/components/webhooks.go); `kind`
+    the kind it admits; `operations` CREATE and UPDATE unless named."""
 
-    name: str
-    path: str
-    mutating: bool
-    kind: str                      # the kind it admits
-    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+    __slots__ = ()
+
+    def __new__(cls, name: str, path: str, mutating: bool, kind: str,
+                operations: tuple[str, ...] = ("CREATE", "UPDATE")) -> Webhook:
+        return tuple.__new__(cls, (name, path, mutating, kind, operations))
+
+    def __getnewargs__(self) -> tuple[str, str, bool, str, tuple[str, ...]]:
+        return tuple(self)      # type: ignore[return-value]  # (its own items)
+
+    def __repr__(self) -> str:
+        return _record_repr(self, ("name", "path", "mutating", "kind", "operations"))
+
+    @property
+    def name(self) -> str:
+        return self[0]
+
+    @property
+    def path(self) -> str:
+        return self[1]
+
+    @property
+    def mutating(self) -> bool:
+        return self[2]
+
+    @property
+    def kind(self) -> str:
+        return self[3]
+
+    @property
+    def operations(self) -> tuple[str, ...]:
+        return self[4]
 
     @property
     def resource(self) -> Resource:

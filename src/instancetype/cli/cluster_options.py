@@ -53,7 +53,7 @@ def kube_config(ctx: Any) -> Any:
                                    "(--kubeconfig, --cluster, --context)")
     meta = root.meta
     if "instancetype.kube_config" not in meta:
-        from instancetype.jsonutil import gc_paused
+        from instancetype.gcpause import gc_paused
 
         with gc_paused(keep=True):       # the Kubernetes client's imports (lightkube, httpx2, PyYAML)
             from instancetype.store.kube.client import load_config

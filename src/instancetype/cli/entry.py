@@ -6,14 +6,15 @@ status 130 with nothing printed (as kubectl, which Go's default SIGINT handling 
 The global options in front of `create` are found with `global_options`' table, the one list
 every parser of the command line reads.
 
-While the command's modules load, the process's collector is paused (`collector`: about a tenth
-of `expand -f`'s instructions)."""
+While the command's modules load, the process's cyclic garbage collector is paused
+(`gcpause.start`: about a tenth of `expand -f`'s instructions)."""
 from __future__ import annotations
 
 import sys
 from typing import NoReturn
 
-from instancetype.cli import EMPTY_STATE, collector
+from instancetype import gcpause
+from instancetype.cli import EMPTY_STATE
 from instancetype.cli.global_options import NAMESPACE, STATE, split_option
 from instancetype.errors import CLIError
 
@@ -56,7 +57,7 @@ def _run(argv: list[str]) -> int:
         from instancetype.cli.create import SUBCOMMANDS, run
         from instancetype.cli.create_cmd import is_kubectl_create
 
-        collector.resume()
+        gcpause.started()
 
         if is_kubectl_create(create_args, SUBCOMMANDS):    # `create -f`, `create namespace`: kubectl's
             from instancetype.cli.main import run_click
@@ -73,6 +74,6 @@ def main(argv: list[str] | None = None) -> NoReturn:
     from instancetype.cli.streams import run_guarded
 
     if argv is None:        # this process is the command line
-        collector.pause()
+        gcpause.start()
     argv = list(sys.argv[1:] if argv is None else argv)
     run_guarded(lambda: _run(argv))

@@ -481,8 +481,10 @@ def _parse_json(text: str, source: str) -> Any:
 def _decode_text(raw: bytes, source: str) -> str:
     if b"\x00" in raw:
         raise LoadError(f"{source}: binary data is not a YAML or JSON manifest")
+    if raw.startswith(b"\xef\xbb\xbf"):    # a byte order mark ("utf-8-sig" without its codec's module)
+        raw = raw[3:]
     try:
-        text = raw.decode("utf-8-sig")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise LoadError(f"{source}: not UTF-8 text (invalid byte at offset {e.start})") from None
     return text

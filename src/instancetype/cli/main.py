@@ -16,15 +16,16 @@ import os
 
 import click
 
-from instancetype.cli import EMPTY_STATE, collector
+from instancetype import gcpause
+from instancetype.cli import EMPTY_STATE
 from instancetype.cli.cluster_options import global_options
 from instancetype.cli.global_options import GLOBAL_OPTIONS
 
 # command name -> (module, attribute, one-line help). Modules are imported on use.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "expand": ("instancetype.cli.offline", "expand_cmd", "Expand VMs against instancetypes and preferences."),
-    "validate": ("instancetype.cli.offline", "validate_cmd", "Run KubeVirt's admission on manifests."),
-    "convert": ("instancetype.cli.offline", "convert_cmd", "Convert v1alpha1/v1alpha2/flavor objects to v1beta1."),
+    "validate": ("instancetype.cli.validate_cmd", "validate_cmd", "Run KubeVirt's admission on manifests."),
+    "convert": ("instancetype.cli.convert_cmd", "convert_cmd", "Convert v1alpha1/v1alpha2/flavor objects to v1beta1."),
     "catalog": ("instancetype.cli.catalog", "catalog", "The common-instancetypes catalogue."),
     "migrate-vm": ("instancetype.cli.migrate", "migrate_vm_cmd", "Rewrite a VM to use a catalogue instancetype and preference."),
     "apply": ("instancetype.cli.apply_cmd", "apply_cmd", "Create or update objects in the embedded cluster (kubectl apply)."),
@@ -251,7 +252,7 @@ def run_click(argv: list[str]) -> int:
     one line each."""
     try:
         argv = hoist_store_options(argv)      # (imports the command's module)
-        collector.resume()
+        gcpause.started()
         rv = cli.main(args=argv, prog_name="instancetype", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code

@@ -48,7 +48,7 @@ class RemoteCluster(StoreReads, VMIActions):
     def store(self) -> Any:  # type: ignore[override]  # StoreReads' attribute, here opened on first use
         """The `CommandLineKubeStore` (lightkube), opened on first use."""
         if self._store is None:
-            from instancetype.jsonutil import gc_paused
+            from instancetype.gcpause import gc_paused
 
             with gc_paused(keep=True):       # the Kubernetes client's imports and its connection pool
                 from .kube_store import CommandLineKubeStore

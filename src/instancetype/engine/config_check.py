@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from instancetype.api.gotext import json_type
 from instancetype.errors import DecodeError
 
 # The KubeVirt CR configuration keys the engine reads, with their Go types (KubeVirtConfiguration).
@@ -27,8 +26,15 @@ _CONFIG_SCALARS: dict[str, type] = {"machineType": str, "cpuModel": str, "vmRoll
 _GO_SCALAR = {str: "string", bool: "bool", int: "uint32", list: "[]string"}
 
 
+def _json_type(v: Any) -> str:
+    """Go's name of a JSON value's type (api.gotext's, imported only for an error)."""
+    from instancetype.api.gotext import json_type
+
+    return json_type(v)
+
+
 def _config_error(what: Any, path: str, go: str) -> DecodeError:
-    return DecodeError(f"config: json: cannot unmarshal {json_type(what)} into Go struct field "
+    return DecodeError(f"config: json: cannot unmarshal {_json_type(what)} into Go struct field "
                        f"KubeVirtConfiguration.{path} of type {go}", field=f"config.{path}")
 
 
@@ -39,7 +45,7 @@ def _check_scalar(v: Any, want: type, path: str) -> None:
     if want is list and v is not None:      # a []string: each item a string (null reads as "")
         for i, item in enumerate(v):
             if item is not None and not isinstance(item, str):
-                raise DecodeError(f"config: json: cannot unmarshal {json_type(item)} into "
+                raise DecodeError(f"config: json: cannot unmarshal {_json_type(item)} into "
                                   f"KubeVirtConfiguration.{path}.{i} of type string", field=f"config.{path}[{i}]")
 
 
@@ -52,7 +58,7 @@ def check_config(config: Any) -> None:
 
         if isinstance(config, ClusterConfig):      # already read
             return
-        raise DecodeError(f"config: json: cannot unmarshal {json_type(config)} into Go value of type "
+        raise DecodeError(f"config: json: cannot unmarshal {_json_type(config)} into Go value of type "
                           "v1.KubeVirtConfiguration", field="config")
     for key in config:
         if not isinstance(key, str):

@@ -36,7 +36,6 @@ from instancetype.engine.guard import public
 from instancetype.engine.jsondata import copy_json
 from instancetype.engine.spec import NormalisedSpec, instancetype_spec, preference_spec
 from instancetype.engine.virt_config import cluster_config
-from instancetype.engine.vm_decode import load_vm
 from instancetype.engine.vm_fields import normalize_vm
 from instancetype.engine.vmi_defaults import set_vmi_spec_defaults
 from instancetype.errors import ConflictError, DecodeError
@@ -57,6 +56,8 @@ def _child(parent: dict[str, Any], key: str, where: str) -> dict[str, Any]:
 def expand(vm: dict[str, Any], *, instancetype: Any = None, preference: Any = None,
            objects: Iterable[dict[str, Any]] = (), config: Any = None) -> dict[str, Any]:
     if not isinstance(vm, dict):
+        from instancetype.engine.vm_decode import load_vm  # (its error; a VM that is a dict never needs it here)
+
         load_vm(vm)
     spec = vm.get("spec") or {}
     has_it = spec.get("instancetype") is not None

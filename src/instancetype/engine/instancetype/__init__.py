@@ -11,7 +11,8 @@ Each handler has the signature
 read only by the CPU handler, for the preferred topology. `_TABLE` lists them in KubeVirt's
 order (vmi.go): the conflicts of all of them are concatenated in that order.
 `handlers_for(it)` is that list without the handlers whose instancetype field is absent
-(they could neither apply nor conflict).
+(they could neither apply nor conflict); an optional field's module is imported, and its handler
+resolved, once, the first time an instancetype has that field.
 """
 from __future__ import annotations
 
@@ -41,11 +42,17 @@ _TABLE: tuple[tuple[Handler | tuple[str, str], str | None], ...] = (
 )
 
 
-def _handler(entry: Handler | tuple[str, str]) -> Handler:
-    if isinstance(entry, tuple):
-        module, name = entry
-        return cast(Handler, getattr(import_module(f"{__name__}.{module}"), name))
-    return entry
+# The handler of each `_TABLE` row, filled the first time an instancetype needs that row (each
+# optional module is imported once; a handler is the same function whoever asked first).
+_RESOLVED: list[Handler | None] = [None if isinstance(h, tuple) else h for h, _ in _TABLE]
+
+
+def _handler(i: int) -> Handler:
+    handler = _RESOLVED[i]
+    if handler is None:
+        module, name = cast(tuple[str, str], _TABLE[i][0])
+        handler = _RESOLVED[i] = cast(Handler, getattr(import_module(f"{__name__}.{module}"), name))
+    return handler
 
 
 def handlers_for(it: dict[str, Any]) -> tuple[Handler, ...]:
@@ -54,4 +61,4 @@ def handlers_for(it: dict[str, Any]) -> tuple[Handler, ...]:
     A handler whose instancetype field is absent neither applies nor conflicts, so skipping
     it changes nothing (engine/apply.py memoises the answer on the normalised spec).
     """
-    return tuple(_handler(h) for h, key in _TABLE if key is None or it.get(key) is not None)
+    return tuple(_handler(i) for i, (_, key) in enumerate(_TABLE) if key is None or it.get(key) is not None)

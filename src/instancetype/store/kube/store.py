@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from instancetype.api.kinds import Resource
-from instancetype.jsonutil import gc_paused
+from instancetype.gcpause import gc_paused
 from instancetype.store.base import (
     DEFAULT_NAMESPACE,
     BadRequest,
