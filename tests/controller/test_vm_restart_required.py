@@ -77,3 +77,21 @@ def test_preference_requirements_are_checked_on_every_update(cluster):
         assert isinstance(e.value, Refused)
     assert ("failure checking preference requirements: insufficient Memory resources of 512Mi provided by "
             "VirtualMachine, preference requires 1Gi") in str(e.value)
+
+
+def test_a_start_compares_against_the_start_revision_it_made_without_reading_it(tmp_path, monkeypatch):
+    """The reconcile that starts a VM hands the start revision it created to the restart-required
+    step (generation.start_spec's `started`): no read of it, the same answer."""
+    from instancetype.controller import Cluster
+    from instancetype.controller.vmsync import generation
+
+    reads = []
+    read = generation._read_start_spec
+    monkeypatch.setattr(generation, "_read_start_spec", lambda *a: reads.append(a) or read(*a))
+    with Cluster.open(str(tmp_path / "s.db"), catalog=False) as c:
+        c.apply(SMALL), c.apply(BIG), c.apply(vm())
+        assert c.get("VirtualMachineInstance", "vm1")["status"]["virtualMachineRevisionName"]
+        assert reads == []
+        assert restart_required(c) is None
+        edit(c, "vm1", _firmware_serial("abc"))          # a later reconcile reads it
+        assert reads and restart_required(c) == NON_LIVE

@@ -12,7 +12,8 @@ from tests.builders import vm
 
 import instancetype
 from instancetype.engine import spec as spec_module
-from instancetype.engine import virt_config
+from instancetype.engine import virt_config, vm_admission
+from instancetype.engine.vm_validation import spec as vm_validation_spec
 
 VM = vm("x", instancetype={"name": "it"}, preference={"name": "p"}, domain={"devices": {}},
         volumes=[{"name": "d", "containerDisk": {"image": "i"}}])
@@ -48,6 +49,8 @@ def _fresh() -> dict:
     spec_module._BY_CONTENT.clear()
     spec_module._LAST[:] = [None, None]
     virt_config._CACHE.clear()
+    vm_admission._ACCEPTED.clear()
+    vm_validation_spec._PASSED.clear()
     return {(fn, json.dumps(it)): _answer(fn, it) for fn, it in _probes()}
 
 
@@ -128,3 +131,48 @@ def test_any_churn_changes_no_answer(calls):
             it["memory"]["guest"] = "3Gi"
             it["cpu"]["guest"] = 3
     _check_same()
+
+
+def test_a_template_accepted_once_is_checked_again_under_other_inputs():
+    """engine/vm_admission keeps the templates its validating step accepted, by the content of the
+    template, both specs and the configuration: the same template with a preference whose
+    requirements the instancetype misses, or under a configuration that refuses its defaults,
+    is still refused after it was accepted (and accepted again after)."""
+    it = {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}}
+    needy = {**PREF, "requirements": {"cpu": {"guest": 4}}}
+    no_bridge = {"network": {"permitBridgeInterfaceOnPodNetwork": False}}
+    vm_admission._ACCEPTED.clear()
+    vm_validation_spec._PASSED.clear()
+
+    def refused(pref, config) -> str | None:
+        try:
+            instancetype.build_vmi(VM, instancetype=copy.deepcopy(it), preference=copy.deepcopy(pref),
+                                   config=copy.deepcopy(config))
+        except instancetype.Error as e:
+            return str(e)
+        return None
+
+    for _ in range(2):
+        assert refused(PREF, CONFIG) is None
+        assert "requirements" in (refused(needy, CONFIG) or "")
+        assert refused(PREF, no_bridge) is not None
+        assert instancetype.admit_vm(VM, instancetype=copy.deepcopy(it), preference=copy.deepcopy(needy),
+                                     config=CONFIG).allowed is False
+    assert len(vm_admission._ACCEPTED) == 1
+
+
+def test_a_vm_spec_passed_once_is_validated_again_under_another_configuration():
+    """engine/vm_validation keeps the VM specs ValidateVirtualMachineSpec passed, by the content
+    of the spec and the configuration: a spec that passes with the DownwardMetrics gate is still
+    refused without it after it passed, and passes again after."""
+    from instancetype.engine.vm_validation import spec as validation
+
+    vm_spec = {"runStrategy": "Always", "template": {"metadata": {}, "spec": {
+        "domain": {"devices": {"downwardMetrics": {}}}}}}
+    gated = validation.context({"developerConfiguration": {"featureGates": ["DownwardMetrics"]}})
+    plain = validation.context({"vmRolloutStrategy": "Stage"})
+    validation._PASSED.clear()
+    for _ in range(2):
+        assert validation.validate_vm_spec(copy.deepcopy(vm_spec), gated) == []
+        assert validation.validate_vm_spec(copy.deepcopy(vm_spec), plain) != []
+    assert len(validation._PASSED) == 1

@@ -261,3 +261,22 @@ def test_v1alpha_objects_are_converted():
         with pytest.raises(DecodeError, match=f'no kind "VirtualMachineClusterInstancetype" is registered for '
                                               f'version "instancetype.kubevirt.io/{version}"'):
             R.revision_object(cr, allow_old=False)
+
+
+def test_copies_only_where_the_answer_may_be_changed():
+    """`revision_object` answers a copy, `read_revision_object` (for a reader) the revision's own
+    data; `build_revision(..., handed_over=True)` takes the object's parts (the caller drops it),
+    and the two builds hold the same revision."""
+    obj = {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype",
+           "metadata": {"name": "it", "uid": "u", "generation": 2, "labels": {"a": "b"}},
+           "spec": {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}}
+    vm = {"metadata": {"name": "vm", "namespace": "ns", "uid": "v"}}
+    copied = R.build_revision(vm, obj)
+    taken = R.build_revision(vm, clone(obj), handed_over=True)
+    assert copied == taken
+    assert obj["metadata"]["labels"] == {"a": "b"}          # the given object's metadata is left alone
+    assert R.revision_object(copied)["spec"] is not copied["data"]["spec"]
+    assert R.read_revision_object(copied)["spec"] is copied["data"]["spec"]
+    assert R.read_revision_object(copied) == R.revision_object(copied)
+    text = {**copied, "data": json.dumps(copied["data"])}
+    assert R.read_revision_object(text) == R.revision_object(copied)

@@ -86,3 +86,38 @@ def test_node_affinity_and_least_allocated():
     model = _vmi({"cpu": {"model": "Haswell"}, "memory": {"guest": "1Gi"}})
     assert lp.pod_node_selector(model)["cpu-model.node.kubevirt.io/Haswell"] == "true"
     assert schedule(_pod(model), [_node("a")], {})[0] is None
+
+
+def test_requests_kept_by_content_answer_as_computed():
+    """launcher_pod keeps requests by the content of the fields they are computed from: each
+    field read changes the answer as it would uncached, a name or firmware uuid does not, and a
+    caller changing its answer changes no later one."""
+    base = {"metadata": {"name": "a"}, "spec": {"domain": {
+        "firmware": {"uuid": "1"}, "cpu": {"sockets": 2}, "memory": {"guest": "1Gi"},
+        "devices": {"interfaces": [{"name": "default", "masquerade": {}}]}}}}
+    variants = [
+        ({"spec": {"domain": {"resources": {"requests": {"cpu": "3", "memory": "2Gi"}}}}}, None),
+        ({"spec": {"domain": {"cpu": {"sockets": 4, "dedicatedCPUPlacement": True}}}}, None),
+        ({"spec": {"domain": {"memory": {"guest": "3Gi", "hugepages": {"pageSize": "2Mi"}}}}}, None),
+        ({"spec": {"domain": {"devices": {"gpus": [{"name": "g", "deviceName": "nvidia/x"}]}}}}, None),
+        ({"spec": {"domain": {"ioThreads": {"supplementalPoolThreadCount": 6}}}}, None),
+        ({"spec": {"architecture": "arm64"}}, None),
+        ({"spec": {"livenessProbe": {"exec": {"command": ["true"]}}}}, None),
+        ({"spec": {"readinessProbe": {"exec": {"command": ["true"]}}}}, None),
+        ({}, {"developerConfiguration": {"memoryOvercommit": 150, "useEmulation": True}}),
+        ({"metadata": {"name": "b"}, "spec": {"domain": {"firmware": {"uuid": "2"}}}}, None),
+    ]
+
+    def merged(a, b):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = merged(a[k], v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v
+        return out
+
+    for _ in range(2):
+        for change, config in variants:
+            vmi = merged(base, change)
+            got = lp.pod_requests(vmi, config)
+            assert got == lp._pod_requests(vmi, config)
+            got["cpu"] = -1
+    assert lp.pod_requests(merged(base, variants[-1][0])) == lp.pod_requests(base)

@@ -5,6 +5,8 @@ import copy
 import uuid
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.builders import vm
 
 import instancetype as it
@@ -186,3 +188,11 @@ def test_tdx_gets_the_quote_generation_socket():
     vmi = it.build_vmi(web(instancetype={"name": "x"}), instancetype=dict(IT, launchSecurity={"tdx": {}}))
     assert vmi["metadata"]["annotations"]["kubevirt.io/qgs-socket-path"] == "/var/run/tdx-qgs/qgs.socket"
     assert "maxGuest" not in vmi["spec"]["domain"]["memory"]        # encrypted VMs: no memory hotplug
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=300))
+def test_the_firmware_uuid_is_uuid5_of_the_name(name):
+    """engine.vmi builds the uuid5 text from the SHA-1 itself (no `UUID` object): the same text."""
+    from instancetype.engine.vmi import FIRMWARE_UUID_NAMESPACE, _firmware_uuid
+
+    assert _firmware_uuid.__wrapped__(name) == str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, name))

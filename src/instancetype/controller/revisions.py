@@ -206,7 +206,7 @@ def _capture_one(store: Store, vm: dict, m: dict, table: dict, matcher_type: str
             return shared_revisions.current().pin(store, obj, kind, ns)
         except Error as e:
             raise SyncError(str(e), reason="FailedCreate") from None
-    built = revisions.build_revision(vm, obj, kind=kind)
+    built = revisions.build_revision(vm, obj, kind=kind, handed_over=True)    # obj: a fresh read, dropped
     try:
         return store.create_handed_over(built)       # built here: its data is not changed by the store
     except AlreadyExists:

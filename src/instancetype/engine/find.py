@@ -140,9 +140,10 @@ def _spec_from_revision(cr: Mapping[str, Any], side: _Side) -> dict[str, Any]:
     conversions were removed), so old payloads fail here as they do in v1.9 (`allow_old=False`);
     upgrading them is the controller's business (revisions.upgraded_revision).
     """
-    from instancetype.engine.revisions import object_spec, revision_object  # only when pinned
+    from instancetype.engine.revisions import object_spec, read_revision_object  # only when pinned
 
-    return object_spec(revision_object(cr, allow_old=False), side.accepted)
+    # Only read: the caller normalises the spec (engine/spec.py builds from its own copy).
+    return object_spec(read_revision_object(cr, allow_old=False), side.accepted)
 
 
 def find_instancetype_or_none(vm: dict[str, Any], index: ObjectIndex) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from instancetype.api.gotext import format_float
 from instancetype.api.quantity import Quantity
+from instancetype.engine.cache import ContentCache, content_key
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
 HUGEPAGES_PREFIX = "hugepages-"
@@ -156,8 +157,31 @@ def _cpu_request(spec: dict[str, Any], domain: dict[str, Any], config: dict[str,
     return quantity_int(text, milli=True) or 0
 
 
+# Requests by the content of what they are computed from (engine/cache.py): every VMI of one
+# instancetype and template asks the same, and only the firmware uuid and the names differ.
+_REQUESTS: ContentCache[dict[str, int]] = ContentCache(256)
+
+
+def _requests_key(vmi: dict[str, Any], config: dict[str, Any] | None) -> bytes | None:
+    """Every field `_pod_requests` reads, and nothing else (a VMI's name or firmware uuid would
+    make each VMI's key its own)."""
+    spec = _d(vmi.get("spec"))
+    domain = _d(spec.get("domain"))
+    return content_key((domain.get("resources"), domain.get("cpu"), domain.get("memory"), domain.get("devices"),
+                        domain.get("ioThreads"), spec.get("architecture"), spec.get("livenessProbe"),
+                        spec.get("readinessProbe"), _d(config).get("developerConfiguration")))
+
+
 def pod_requests(vmi: dict[str, Any], config: dict[str, Any] | None = None) -> dict[str, int]:
-    """The compute container's requests (Requests(): the calculated ones, the VMI's over them)."""
+    """The compute container's requests (Requests(): the calculated ones, the VMI's over them);
+    a new dict at each call."""
+    key = _requests_key(vmi, config)
+    if key is None:
+        return _pod_requests(vmi, config)
+    return dict(_REQUESTS.get_or_build(key, lambda: _pod_requests(vmi, config)))
+
+
+def _pod_requests(vmi: dict[str, Any], config: dict[str, Any] | None) -> dict[str, int]:
     spec = _d(vmi.get("spec"))
     domain = _d(spec.get("domain"))
     devices = _d(domain.get("devices"))

@@ -91,10 +91,12 @@ def object_kind(obj: Mapping[str, Any], kind: str | None = None) -> str:
     return found
 
 
-def stored_object(obj: Mapping[str, Any], kind: str | None = None) -> dict[str, Any]:
-    """`obj` as a revision's `data` holds it: v1beta1, CamelCase kind, metadata stripped."""
+def stored_object(obj: Mapping[str, Any], kind: str | None = None, *, handed_over: bool = False) -> dict[str, Any]:
+    """`obj` as a revision's `data` holds it: v1beta1, CamelCase kind, metadata stripped.
+    `handed_over`: `obj` is the caller's to give up (a fresh read it drops): the result takes its
+    parts instead of copies (its top level and metadata are new dicts either way)."""
     k = object_kind(obj, kind)
-    out = copy_json(dict(obj))
+    out = dict(obj) if handed_over and type(obj) is dict else copy_json(dict(obj))
     if out.get("apiVersion") in _INSTANCETYPE_GROUP_OLD:
         out = v1alpha.convert_to_v1beta1(out)[0]
     out["apiVersion"] = K.API_VERSION
@@ -126,9 +128,11 @@ def owner_reference(vm: Mapping[str, Any]) -> dict[str, Any]:
             "uid": m.get("uid") or "", "controller": True, "blockOwnerDeletion": True}
 
 
-def build_revision(vm: Mapping[str, Any], obj: Mapping[str, Any], *, kind: str | None = None, name: str | None = None) -> dict[str, Any]:
-    """The ControllerRevision capturing `obj` for `vm` (named `revision_name` unless `name` is given)."""
-    data = stored_object(obj, kind)
+def build_revision(vm: Mapping[str, Any], obj: Mapping[str, Any], *, kind: str | None = None, name: str | None = None,
+                   handed_over: bool = False) -> dict[str, Any]:
+    """The ControllerRevision capturing `obj` for `vm` (named `revision_name` unless `name` is given).
+    `handed_over`: as `stored_object`'s (the controller's pin of an object it just read)."""
+    data = stored_object(obj, kind, handed_over=handed_over)
     meta: dict[str, Any] = {"name": name or revision_name(_meta(vm).get("name") or "", data)}
     if _meta(vm).get("namespace"):
         meta["namespace"] = _meta(vm)["namespace"]
@@ -166,6 +170,16 @@ def revision_object(cr: Mapping[str, Any], *, allow_old: bool = True) -> dict[st
 
     `data` may be the object or its JSON text. Old payloads are converted unless `allow_old` is
     False (KubeVirt v1.7+, which no longer registers the v1alpha versions)."""
+    return _decoded(cr, allow_old, read_only=False)
+
+
+def read_revision_object(cr: Mapping[str, Any], *, allow_old: bool = True) -> Mapping[str, Any]:
+    """`revision_object` for a caller that only reads the answer (and does not keep it past a
+    change of `cr`): a current payload is `cr`'s own `data`, not a copy."""
+    return _decoded(cr, allow_old, read_only=True)
+
+
+def _decoded(cr: Mapping[str, Any], allow_old: bool, read_only: bool) -> dict[str, Any]:
     data = cr.get("data") if (type(cr) is dict or isinstance(cr, Mapping)) else None
     if data is None:
         raise DecodeError("unexpected type in ControllerRevision: <nil>")
@@ -188,7 +202,7 @@ def revision_object(cr: Mapping[str, Any], *, allow_old: bool = True) -> dict[st
         raise DecodeError(f"failed to decode object in ControllerRevision: Object 'Kind' is missing in '{_raw(data)}'")
     api_version = api_version if isinstance(api_version, str) else ""
     if kind in K.ALL_TYPE_KINDS and api_version == K.API_VERSION:
-        return copy_json(dict(data))
+        return data if read_only and type(data) is dict else copy_json(dict(data))
     if kind in K.ALL_TYPE_KINDS and api_version in _INSTANCETYPE_GROUP_OLD and allow_old:
         # The generated v1alpha->v1beta1 conversion (fields v1beta1 added dropped, value fields
         # turned into always-set pointers), as KubeVirt v1.3-v1.6 applied to stored payloads.

@@ -43,12 +43,13 @@ from typing import Any
 from instancetype.api import kinds as K
 from instancetype.engine import object_input, vm_decode, vm_fields
 from instancetype.engine.apply import apply_to_spec, conflict_message
+from instancetype.engine.cache import ContentCache, content_key
 from instancetype.engine.find import find_instancetype_or_none
 from instancetype.engine.guard import public
 from instancetype.engine.jsondata import copy_json
 from instancetype.engine.requirements import check as check_requirements
 from instancetype.engine.results import AdmissionResult, Cause
-from instancetype.engine.spec import DecodedSpec, is_whole_object
+from instancetype.engine.spec import DecodedSpec, guest_format, is_whole_object
 from instancetype.engine.spread import check_spread
 from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_mutate import mutate_vm, set_create_defaults
@@ -79,13 +80,34 @@ def conflict_cause(path: str) -> Cause:
     return Cause("FieldValueInvalid", conflict_message((path,)), path)
 
 
+# Templates known to pass steps 2-4, by the content of everything the answer depends on: the
+# template, both specs (with the instancetype's guest format, which its content cannot show) and
+# the configuration. A VM's admission checks its template, and its start checks the same
+# template again with the same specs (build_vmi, as KubeVirt's controller runs the VM admitter
+# before it creates the VMI); the second check is then a lookup. Only acceptances are kept: a
+# refusal is built again (its causes are the caller's to keep).
+_ACCEPTED: ContentCache[bool] = ContentCache(1024)
+
+
+def _accepted_key(template: Any, instancetype: dict[str, Any] | None, preference: dict[str, Any] | None,
+                  config: Any) -> bytes | None:
+    return content_key((template, instancetype, guest_format(instancetype) if instancetype is not None else None,
+                        preference, cluster_config(config).raw))
+
+
 def validate_template(template: Any, instancetype: dict[str, Any] | None, preference: dict[str, Any] | None,
                       config: Any = None) -> Rejection | None:
     """Steps 2-4 of the validating webhook on a copy of `template` (`spec.template`).
 
     `instancetype` / `preference` are the normalised specs found (or None).
     """
-    return apply_to_template_copy(template, instancetype, preference, config)[0]
+    key = _accepted_key(template, instancetype, preference, config)
+    if key is not None and _ACCEPTED.hit(key):
+        return None
+    rejection = apply_to_template_copy(template, instancetype, preference, config)[0]
+    if rejection is None and key is not None:
+        _ACCEPTED.put(key, True)
+    return rejection
 
 
 def apply_to_template_copy(template: Any, instancetype: dict[str, Any] | None, preference: dict[str, Any] | None,
@@ -232,11 +254,15 @@ def admit_vm(vm: Mapping[str, Any], *, operation: str = "CREATE", old: Mapping[s
     # the schema's types (matchers, architecture, machine type, storage class), so it passes.
     # It finds the preference the mutating step found (the matcher has not changed since).
     it = find_instancetype_or_none(work, index)
-    rejection, tspec, tmeta = apply_to_template_copy(work["spec"].get("template"), it, pref, config)
+    template = work["spec"].get("template")
+    key = _accepted_key(template, it, pref, config)     # before the copy's steps: they do not touch it
+    rejection, tspec, tmeta = apply_to_template_copy(template, it, pref, config)
     if rejection is not None:
         if rejection.kind == "defaults":
             return AdmissionResult.bad_request(rejection.message, stage="validate", vm=work)
         return AdmissionResult.refused(rejection.causes, stage="validate", vm=work)
+    if key is not None:
+        _ACCEPTED.put(key, True)
     warnings: list[Any] = []
     if whole:
         causes, warnings = validate_vm_after_apply(work, tspec, tmeta, operation=operation,

@@ -31,6 +31,7 @@ Returns `{"apiVersion", "kind", "metadata", "spec", "status"}`; nothing given is
 """
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
@@ -105,10 +106,20 @@ def _admit(template: Any, it: _Lookup, pref: _Lookup, config: Any) -> None:
                    requirements_error=rejection.requirements_error)
 
 
+_FIRMWARE_UUID_PREFIX = FIRMWARE_UUID_NAMESPACE.bytes
+
+
 @lru_cache(maxsize=4096)
 def _firmware_uuid(name: str) -> str:
-    """The VMI's firmware UUID: uuid5 of the VM's name (a pure function of it, kept per name)."""
-    return str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, name))
+    """The VMI's firmware UUID: uuid5 of the VM's name (a pure function of it, kept per name),
+    `str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, name))` without building a `UUID` (whose checks
+    and integer arithmetic cost twice the hash): the SHA-1's first 16 bytes with the version
+    (5) and the RFC 4122 variant set, in the 8-4-4-4-12 text form."""
+    b = bytearray(hashlib.sha1(_FIRMWARE_UUID_PREFIX + name.encode()).digest()[:16])
+    b[6] = (b[6] & 0x0F) | 0x50
+    b[8] = (b[8] & 0x3F) | 0x80
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _setup_vmi(vm: dict[str, Any]) -> dict[str, Any]:

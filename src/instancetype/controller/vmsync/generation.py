@@ -50,8 +50,9 @@ def revision_spec(vm: dict) -> dict:
     return spec
 
 
-def create_start_revision(store: Store, vm: dict) -> str:
-    """createVMRevision: the revision of this generation (kept if it exists), older ones deleted."""
+def create_start_revision(store: Store, vm: dict) -> tuple[str, dict | None]:
+    """createVMRevision: the revision of this generation (kept if it exists), older ones deleted.
+    Returns its name, and the spec it holds when this call created it (None: it existed)."""
     meta = vm.get("metadata") or {}
     uid, generation = meta.get("uid") or "", meta.get("generation") or 0
     name, ns = name_of(vm)
@@ -67,20 +68,28 @@ def create_start_revision(store: Store, vm: dict) -> str:
         except NotFound:
             pass
     if exists:
-        return wanted
+        return wanted, None
+    spec = revision_spec(vm)
     cr = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
           "metadata": {"name": wanted, "namespace": ns, "labels": {START_LABEL: uid},
                        "ownerReferences": [owner_reference(vm)]},
-          "data": {"spec": revision_spec(vm)}, "revision": generation}
+          "data": {"spec": spec}, "revision": generation}
     try:
         store.create_handed_over(cr)
     except AlreadyExists:
-        pass
-    return wanted
+        return wanted, None
+    return wanted, spec
 
 
-def start_spec(store: Store, vmi: dict | None) -> dict | None:
-    """getLastVMRevisionSpec: the VM spec the running VMI was started from (None: not known)."""
+def start_spec(store: Store, vmi: dict | None, started: tuple[str, dict] | None = None) -> dict | None:
+    """getLastVMRevisionSpec: the VM spec the running VMI was started from (None: not known).
+    `started`: the revision this reconcile just created (its name and spec), not read again."""
+    if started is not None and ((vmi or {}).get("status") or {}).get("virtualMachineRevisionName") == started[0]:
+        return started[1]
+    return _read_start_spec(store, vmi)
+
+
+def _read_start_spec(store: Store, vmi: dict | None) -> dict | None:
     cr = _start_revision(store, vmi)
     data = (cr or {}).get("data")
     spec = data.get("spec") if isinstance(data, dict) else None

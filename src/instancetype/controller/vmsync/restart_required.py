@@ -58,7 +58,7 @@ def sync(s: VMSync) -> None:
 def _required(s: VMSync) -> bool:
     if s.vmi is None:
         return False
-    last = generation.start_spec(s.store, s.vmi)
+    last = generation.start_spec(s.store, s.vmi, s.started)
     if last is None:
         return False
     now_spec = generation.revision_spec(s.vm)

@@ -28,6 +28,9 @@ class VMSync:
     failure: tuple[str, str] | None = None
     restart_required: bool = False
     changed_since_start: bool = True    # False: the VM's spec is the one its VMI started from
+    # The start revision this reconcile created (its name and the spec it holds): the
+    # restart-required step compares against it without reading it back.
+    started: tuple[str, dict] | None = None
 
     @property
     def config(self) -> dict | None:

@@ -65,7 +65,10 @@ def start(s: VMSync) -> None:
         s.failure = ("FailedCreate", str(e))
         return
     clear_restart_required(s.vm)
-    vmi.setdefault("status", {})["virtualMachineRevisionName"] = generation.create_start_revision(s.store, s.vm)
+    revision, spec = generation.create_start_revision(s.store, s.vm)
+    vmi.setdefault("status", {})["virtualMachineRevisionName"] = revision
+    if spec is not None:
+        s.started = (revision, spec)
     s.vmi = _create(s.store, s.vm, vmi, s.config)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from instancetype.engine.cache import ContentCache, content_key
 from instancetype.engine.virt_config import cluster_config
 from instancetype.engine.vm_validation import (
     cloudinit,
@@ -113,8 +114,25 @@ def validate_vmi_spec(field: str, spec: dict[str, Any], ctx: Context) -> list[An
     return causes
 
 
+# VM specs known to pass ValidateVirtualMachineSpec, by the content of the spec and of the
+# configuration (engine/cache.py): the rules read nothing else, and every VM of one template and
+# instancetype admitted under one configuration has the same spec (its name and uid are in its
+# metadata). Only passes are kept: causes are built again, the caller's to keep.
+_PASSED: ContentCache[bool] = ContentCache(1024)
+
+
 def validate_vm_spec(vm_spec: dict[str, Any], ctx: Context) -> list[Any]:
     """ValidateVirtualMachineSpec (for a user, not a KubeVirt service account)."""
+    key = content_key((vm_spec, ctx.cfg.raw))
+    if key is not None and _PASSED.hit(key):
+        return []
+    causes = _validate_vm_spec(vm_spec, ctx)
+    if not causes and key is not None:
+        _PASSED.put(key, True)
+    return causes
+
+
+def _validate_vm_spec(vm_spec: dict[str, Any], ctx: Context) -> list[Any]:
     template = vm_spec.get("template")
     if template is None:
         return [cause(REQUIRED, "missing virtual machine template.", "spec.template")]
