@@ -158,3 +158,33 @@ def test_a_node_and_a_claim_are_decoded_as_the_api_server_decodes_them(cluster):
         assert got.err.strip() == (f'Error from server (BadRequest): error when creating "STDIN": {kind} in version '
                                    f'"v1" cannot be handled as a {kind}: {QUANTITY_REFUSED}')
     assert not [n for n in cluster.list("Node") if n["metadata"]["name"] == f"{name}-bad"]
+
+
+def test_freed_capacity_places_one_waiting_vmi_and_leaves_the_others_as_they_were(cluster):
+    # kube-scheduler's retry of unschedulable pods when a pod goes: one of the identical waiting
+    # VMIs takes the freed slot; the others get the answer they have, so nothing is written to
+    # them (the drivers ask NodeUsage.refused_again before a whole reconcile of each).
+    pool = f"one-{uuid.uuid4().hex[:8]}"
+    capacity = {"cpu": "4", "memory": "2Gi", "pods": "110", "devices.kubevirt.io/kvm": "1k",
+                "devices.kubevirt.io/tun": "1k", "devices.kubevirt.io/vhost-net": "1k"}
+    cluster.apply(node_object(pool, capacity, labels={"pool": pool}))
+    spec = {"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}, "nodeSelector": {"pool": pool}}
+    cluster.apply(builders.instancetype_obj("single", spec))
+    names = ("vm1", "vm2", "vm3", "vm4")
+    for name in names:
+        cluster.apply(builders.csmall_vm(name, "Always", instancetype="single"))
+    _assert_running_on(cluster, "vm1", pool)
+    # (on an API server the nodes other tests left count too: the message is read, then compared)
+    full = _pod_scheduled(cluster.get("VirtualMachineInstance", "vm2"))["message"]
+    assert "1 Insufficient memory" in full and "1 No preemption victims found for incoming pod" in full
+    for name in names[1:]:
+        _assert_unschedulable(cluster, name, full)
+    versions = {n: cluster.get("VirtualMachineInstance", n)["metadata"]["resourceVersion"] for n in names[1:]}
+    cluster.stop("vm1")
+    placed = [n for n in names[1:] if cluster.get("VirtualMachineInstance", n)["status"].get("nodeName")]
+    assert len(placed) == 1, placed
+    _assert_running_on(cluster, placed[0], pool)
+    for name in names[1:]:
+        if name != placed[0]:
+            _assert_unschedulable(cluster, name, full)
+            assert cluster.get("VirtualMachineInstance", name)["metadata"]["resourceVersion"] == versions[name]

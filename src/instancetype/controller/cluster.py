@@ -476,13 +476,16 @@ class Cluster(StoreReads, VMIActions):
             self._retry_pending(tx, self._settings(tx) if isinstance(settings, _ReadAgain) else settings)
 
     def _retry_pending(self, tx: Store, settings: Settings) -> None:
-        self.node_usage.sync(tx, settings.config)
-        for namespace, name in sorted(self.node_usage.pending):
+        usage = self.node_usage
+        usage.sync(tx, settings.config)
+        answers: dict = {}
+        for namespace, name in sorted(usage.pending):
             try:
                 vmi = tx.get("VirtualMachineInstance", name, namespace)
             except NotFound:
                 continue
-            self._reconcile_owner(tx, vmi, settings)
+            if not usage.refused_again(tx, vmi, settings.config, answers):
+                self._reconcile_owner(tx, vmi, settings)
 
     def _reconcile_after(self, tx: Store, stored: dict, settings: Settings) -> dict:
         from . import vm as vmctl

@@ -36,8 +36,7 @@ def place(store: Store, vmi: dict, config: dict | None) -> tuple[str | None, str
     usage = node_usage.current()
     usage.sync(store, config)
     requests = pod.pod_requests(vmi, config)
-    wanted = scheduler.Pod(requests, pod.pod_node_selector(vmi, config), pod.required_node_affinity(vmi),
-                           pod.pod_tolerations(vmi))
+    wanted = node_usage.pod_of(vmi, config, requests)
     with usage.lock:
         chosen, message = scheduler.schedule(wanted, usage.nodes(store), usage.usage())
         if chosen is not None:

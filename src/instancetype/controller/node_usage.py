@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from instancetype.engine import launcher_pod
+from instancetype.engine.cache import content_key
 from instancetype.engine.launcher_pod import pod_requests
-from instancetype.engine.scheduler import Usage
+from instancetype.engine.scheduler import Pod, Usage, schedule
 from instancetype.store.base import Store
 
 from .kept import Kept
@@ -44,9 +46,26 @@ def waiting(vmi: dict) -> bool:
         (vmi.get("status") or {}).get("phase") in ("Scheduling", "Pending"))
 
 
+def scheduled_message(vmi: dict) -> str | None:
+    """The message of the VMI's PodScheduled condition (the scheduler's last answer), if any."""
+    for c in (vmi.get("status") or {}).get("conditions") or ():
+        if isinstance(c, dict) and c.get("type") == "PodScheduled":
+            message = c.get("message")
+            return message if isinstance(message, str) else None
+    return None
+
+
+def pod_of(vmi: dict, config: dict | None, requests: dict[str, int] | None = None) -> Pod:
+    """What kube-scheduler's filters read of the VMI's virt-launcher pod."""
+    return Pod(pod_requests(vmi, config) if requests is None else requests,
+               launcher_pod.pod_node_selector(vmi, config), launcher_pod.required_node_affinity(vmi),
+               launcher_pod.pod_tolerations(vmi))
+
+
 class NodeUsage:
     def __init__(self) -> None:
         self.lock = threading.RLock()
+        self.version = 0            # counts the changes of what is placed: a scheduler answer's age
         self.placed: dict[Key, tuple[str, str | None, dict[str, int]]] = {}    # key -> (node, uid, requests)
         self.by_node: dict[str, Usage] = {}
         self.pending: dict[Key, str | None] = {}                                # key -> uid
@@ -61,6 +80,7 @@ class NodeUsage:
     def _drop(self, key: Key, uid: str | None = None) -> None:
         old = self.placed.get(key)
         if old is not None and (uid is None or old[1] in (None, uid)):
+            self.version += 1
             del self.placed[key]
             self.by_node.setdefault(old[0], Usage()).add(old[2], -1)
         if uid is None or self.pending.get(key) in (None, uid):
@@ -68,6 +88,7 @@ class NodeUsage:
 
     def _put(self, key: Key, node: str, uid: str | None, requests: dict[str, int]) -> None:
         self._drop(key)
+        self.version += 1
         self.placed[key] = (node, uid, requests)
         self.by_node.setdefault(node, Usage()).add(requests)
 
@@ -121,6 +142,29 @@ class NodeUsage:
             if key in self.placed and self.placed[key][1] is None:
                 self._drop(key)
 
+    def refused_again(self, store: Store, vmi: dict, config: dict | None, answers: dict) -> bool:
+        """`vmi` waits for a node and kube-scheduler would refuse its pod again with the message
+        its PodScheduled condition holds, so retrying it would write nothing
+        (vmsync/placement.py). A driver asks this before reconciling each waiting VMI's VM when
+        capacity appears, so that a freed slot costs a scheduling answer per distinct pod, not a
+        whole reconcile per waiting VMI. `answers` is the caller's, one per round of retries: the
+        answer per pod (by content), kept while nothing placed changes."""
+        recorded = scheduled_message(vmi)
+        if recorded is None or not waiting(vmi):
+            return False
+        with self.lock:
+            if answers.get("version") != self.version:
+                answers.clear()
+                answers["version"], answers["nodes"] = self.version, self.nodes(store)
+            pod = pod_of(vmi, config)
+            key = content_key((pod.requests, pod.node_selector, pod.affinity_terms, pod.tolerations))
+            answer = answers.get(key) if key is not None else None
+            if answer is None:
+                answer = schedule(pod, answers["nodes"], self.by_node)
+                if key is not None:
+                    answers[key] = answer
+        return answer[0] is None and answer[1] == recorded
+
     # --- the change feed of a store with transactions -----------------------------------------------
 
     def sync(self, store: Store, config: dict | None = None) -> None:
@@ -134,6 +178,7 @@ class NodeUsage:
         self.placed.clear()
         self.by_node.clear()
         self.pending.clear()
+        self.version += 1
         rv = int(store.resource_version() or 0)
         for vmi in store.list(VMI):
             self.observe("ADDED", vmi, config)

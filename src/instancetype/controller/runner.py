@@ -397,8 +397,12 @@ class VMController:
             nodes.keep_ready(store)
             return
         if key == PENDING_KEY:
+            answers: dict = {}
+            config = self.settings().config
             for ns, name in sorted(self.node_usage.pending):
-                self.queue.add((VM, ns, name))      # a VMI has its VM's name
+                vmi = store.find(VMI, name, ns)
+                if vmi is None or not self.node_usage.refused_again(store, vmi, config, answers):
+                    self.queue.add((VM, ns, name))      # a VMI has its VM's name
             return
         if key[0] == SHARED_SWEEP:
             deleted = self.shared_revisions.sweep(store, key[1] or None)
