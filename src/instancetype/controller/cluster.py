@@ -192,10 +192,7 @@ class Cluster(StoreReads, VMIActions):
         ns = meta.get("namespace") or namespace
         with self.store.transaction() as tx, tx.json_checked_by_caller():
             settings = self._settings(tx)
-            try:
-                current = tx.get(kind, name, ns) if name else None
-            except NotFound:
-                current = None
+            current = tx.find(kind, name, ns)
             if current is None:
                 admitted = admit(tx, converted, operation="CREATE", config=settings.config)
                 stored = tx.create_handed_over(admitted.obj, namespace=ns)   # admission's own copy

@@ -53,6 +53,7 @@ from instancetype.store.base import (
     BadRequest,
     Event,
     Forbidden,
+    NotFound,
     StateFileError,
     Store,
     already_exists,
@@ -548,12 +549,29 @@ class SqliteStore(Store):
 
     def get(self, kind, name, namespace=None):
         res = resource(kind)
+        obj = self._read(res, name, namespace)
+        if obj is None:
+            raise not_found(res, name)
+        return obj
+
+    def find(self, kind, name, namespace=None):
+        # `get` without a NotFound raised and caught: a start asks for its VM and VMI before
+        # they exist.
+        if not name:
+            return None
+        try:
+            res = resource(kind)
+        except NotFound:
+            return None         # a kind not stored: as `get`'s NotFound
+        return self._read(res, name, namespace)
+
+    def _read(self, res: Resource, name: str, namespace: str | None) -> dict | None:
         with self._errors():
             row = self._row(res, name, namespace)
-        if row is None:
-            raise not_found(res, name)
-        with self._errors():
-            return self._codec.decode(row[3], res.kind, (namespace or DEFAULT_NAMESPACE) if res.namespaced else "", name)
+            if row is None:
+                return None
+            return self._codec.decode(row[3], res.kind, (namespace or DEFAULT_NAMESPACE) if res.namespaced else "",
+                                      name)
 
     def _where(self, res: Resource, namespace, label_selector, field_selector):
         """The SQL condition of a list or count, its parameters, and the field requirements SQL

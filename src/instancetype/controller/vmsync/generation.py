@@ -58,7 +58,8 @@ def create_start_revision(store: Store, vm: dict) -> tuple[str, dict | None]:
     name, ns = name_of(vm)
     wanted = revision_name(uid, generation)
     exists = False
-    for cr in list(store.list("ControllerRevision", ns, label_selector=f"{START_LABEL}={uid}")):
+    # The selector as a mapping: its text would be parsed character by character at each start.
+    for cr in list(store.list("ControllerRevision", ns, label_selector={START_LABEL: uid})):
         cr_name = cr["metadata"]["name"]
         if cr_name == wanted:
             exists = True

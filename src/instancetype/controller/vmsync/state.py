@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from instancetype.store.base import Conflict, NotFound, Store
+from instancetype.store.base import Conflict, Store
 from instancetype.store.kubevirt import Settings
 
 VM_RESOURCE = "virtualmachine.kubevirt.io"  # KubeVirt's subresource errors name the singular resource
@@ -51,10 +51,7 @@ def name_of(vm: dict) -> tuple[str, str]:
 
 def get_vmi(store: Store, vm: dict) -> dict | None:
     name, ns = name_of(vm)
-    try:
-        return store.get("VirtualMachineInstance", name, ns)
-    except NotFound:
-        return None
+    return store.find("VirtualMachineInstance", name, ns)
 
 
 def run_strategy(vm: dict) -> str:
