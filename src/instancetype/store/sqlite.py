@@ -125,6 +125,11 @@ def _describe(e: DamagedRow) -> str:
             f"(`instancetype delete {res.plural} {e.name}{ns_flag}`) or")
 
 
+# Kinds whose rows a create inserts whole instead of writing them behind (`_RecentRows`): the
+# controller writes them once (a pinned or start revision), so a second write at the flush
+# would be all the write-behind brings (3 of a start's 5 rows).
+WRITTEN_WHOLE = frozenset({"ControllerRevision"})
+
 # How many rows a transaction keeps at hand (`_RecentRows`): the few a reconcile writes and reads
 # again (a start's VM, revisions, VMI, its instancetype and preference), not a batch's thousands.
 RECENT_ROWS = 64
@@ -739,12 +744,19 @@ class SqliteStore(Store):
 
     # --- writes ------------------------------------------------------------------------------------
 
-    def _log(self, typ: str, obj: dict, data: str | None = None) -> int:
+    def _log(self, typ: str, obj: dict, data: str | None = None, rv: int | None = None) -> int:
+        """The change-log entry of a write; `rv`: its resourceVersion, handed out before (the
+        next in sequence, `resource_version() + 1`), else the one the insert takes."""
         meta = obj["metadata"]
         entry = (typ, obj["kind"], meta.get("namespace", ""), meta["name"], meta["uid"])
-        rowid = self._db.execute("INSERT INTO changes (type, kind, namespace, name, uid, data) VALUES (?,?,?,?,?,?)",
-                                 (*entry, data)).lastrowid
-        assert rowid is not None        # an INSERT sets it
+        if rv is None:
+            rowid = self._db.execute("INSERT INTO changes (type, kind, namespace, name, uid, data) "
+                                     "VALUES (?,?,?,?,?,?)", (*entry, data)).lastrowid
+            assert rowid is not None        # an INSERT sets it
+        else:
+            self._db.execute("INSERT INTO changes (rv, type, kind, namespace, name, uid, data) VALUES (?,?,?,?,?,?,?)",
+                             (rv, *entry, data))
+            rowid = rv
         self._recent.seq = rowid        # AUTOINCREMENT: the sequence is now this row's
         self._recent.logged((rowid, *entry))
         return rowid
@@ -786,22 +798,34 @@ class SqliteStore(Store):
                 self._recent.namespaces.add(namespace)
             # The row's columns now, its rv and data written behind (`_RecentRows`, `_flush`): an
             # empty text until then, which no read sees (7.42 M instructions per VM start against
-            # 7.54 M with the data inserted at once, a VM being written again three times). Kind,
-            # namespace and name are unique: an object already there is this insert's failure,
-            # before anything is written (no probe first).
+            # 7.54 M with the data inserted at once, a VM being written again three times). A kind
+            # the controller writes once (`WRITTEN_WHOLE`) is inserted whole: its row is not
+            # written a second time at the flush. Kind, namespace and name are unique: an object
+            # already there is this insert's failure, before anything is written (no probe first).
+            whole = res.kind in WRITTEN_WHOLE
+            rv = plain = None
+            if whole:
+                rv = self.resource_version() + 1
+                meta["resourceVersion"] = str(rv)       # (taken off again if the insert fails)
+                plain = self._codec.plain(obj)
             try:
                 oid = self._db.execute(
-                    "INSERT INTO objects (kind, namespace, name, uid, rv, data) VALUES (?,?,?,?,0,'')",
-                    (res.kind, namespace, meta["name"], meta["uid"])).lastrowid
+                    "INSERT INTO objects (kind, namespace, name, uid, rv, data) VALUES (?,?,?,?,?,?)",
+                    (res.kind, namespace, meta["name"], meta["uid"], rv or 0,
+                     "" if plain is None else self._codec.pack(plain, dictionary_name(obj)))).lastrowid
             except sqlite3.IntegrityError as e:
+                meta.pop("resourceVersion", None)
                 if "objects.kind" in str(e):
                     raise already_exists(res, meta["name"]) from None
                 raise
             assert oid is not None
-            rv = self._log("ADDED", obj)
+            rv = self._log("ADDED", obj, rv=rv)
             meta["resourceVersion"] = str(rv)
-            self._keep((res.kind, namespace, meta["name"]), (oid, meta["uid"], rv, self._codec.plain(obj)),
-                       dictionary_name(obj))
+            key = (res.kind, namespace, meta["name"])
+            if plain is not None:
+                self._keep(key, (oid, meta["uid"], rv, plain), None)
+            else:
+                self._keep(key, (oid, meta["uid"], rv, self._codec.plain(obj)), dictionary_name(obj))
             self._index(oid, obj, None)
         return obj
 
