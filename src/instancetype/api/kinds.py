@@ -1,11 +1,14 @@
 """Kinds, resources, plurals, short names and groups; label and annotation keys.
 
 Pure data: every layer finds a kind's names here instead of spelling them again. The records are
-tuples with named fields, written out (what `typing.NamedTuple` generates, without compiling its
-code at import: every command line imports this module, and the two NamedTuples were 1.4 M of its
-3.5 M instructions; `dataclasses` before them cost more still).
+tuples with named fields (`_field`: what `typing.NamedTuple` generates, without compiling its code
+at import: every command line imports this module, and the two NamedTuples were 1.4 M of its 3.5 M
+instructions; `dataclasses` before them cost more still).
 """
 from __future__ import annotations
+
+from operator import itemgetter
+from typing import Any
 
 GROUP = "instancetype.kubevirt.io"
 VERSION = "v1beta1"
@@ -41,6 +44,12 @@ ALL_TYPE_KINDS = INSTANCETYPE_KINDS + PREFERENCE_KINDS
 _RESOURCE_FIELDS = ("kind", "group", "version", "plural", "singular", "namespaced", "short_names")
 
 
+def _field(index: int) -> Any:
+    """A record's named field: its item at `index`, read by C code (`itemgetter`), not by a
+    Python property function (a start reads a Resource's fields about a hundred times)."""
+    return property(itemgetter(index))
+
+
 def _record_repr(record: tuple[object, ...], fields: tuple[str, ...]) -> str:
     """`Resource(kind='VirtualMachine', ...)`, as a NamedTuple prints itself."""
     return f"{type(record).__name__}(" + ", ".join(f"{f}={v!r}" for f, v in zip(fields, record)) + ")"
@@ -61,33 +70,13 @@ class Resource(tuple[str, str, str, str, str, bool, tuple[str, ...]]):
     def __repr__(self) -> str:
         return _record_repr(self, _RESOURCE_FIELDS)
 
-    @property
-    def kind(self) -> str:
-        return self[0]
-
-    @property
-    def group(self) -> str:
-        return self[1]
-
-    @property
-    def version(self) -> str:
-        return self[2]
-
-    @property
-    def plural(self) -> str:
-        return self[3]
-
-    @property
-    def singular(self) -> str:
-        return self[4]
-
-    @property
-    def namespaced(self) -> bool:
-        return self[5]
-
-    @property
-    def short_names(self) -> tuple[str, ...]:
-        return self[6]
+    kind: str = _field(0)
+    group: str = _field(1)
+    version: str = _field(2)
+    plural: str = _field(3)
+    singular: str = _field(4)
+    namespaced: bool = _field(5)
+    short_names: tuple[str, ...] = _field(6)
 
     @property
     def api_version(self) -> str:
@@ -205,25 +194,11 @@ class Webhook(tuple[str, str, bool, str, tuple[str, ...]]):
     def __repr__(self) -> str:
         return _record_repr(self, ("name", "path", "mutating", "kind", "operations"))
 
-    @property
-    def name(self) -> str:
-        return self[0]
-
-    @property
-    def path(self) -> str:
-        return self[1]
-
-    @property
-    def mutating(self) -> bool:
-        return self[2]
-
-    @property
-    def kind(self) -> str:
-        return self[3]
-
-    @property
-    def operations(self) -> tuple[str, ...]:
-        return self[4]
+    name: str = _field(0)
+    path: str = _field(1)
+    mutating: bool = _field(2)
+    kind: str = _field(3)
+    operations: tuple[str, ...] = _field(4)
 
     @property
     def resource(self) -> Resource:
