@@ -8,9 +8,12 @@ helpers named a value's JSON type with four fallbacks (None was `null`, `array`,
 """
 from __future__ import annotations
 
+import datetime
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from instancetype.api.gotext import format_float, go_json, json_float, json_type, served_number
 
@@ -120,3 +123,52 @@ def test_go_json_leaves_its_input_alone():
     assert go_json(obj) == '{"a":[1.5,{"b":2}],"c":"x"}'
     assert obj == {"a": [1.5, {"b": 2.0}], "c": "x"} and type(obj["a"][1]["b"]) is float
     assert go_json({"b": 1, "a": {}}, indent=4) == '{\n    "a": {},\n    "b": 1\n}'
+
+
+def _reference_go_json(v):
+    """go_json as it was written with `json` alone (the text msgspec's path must equal)."""
+    import json
+    import re
+
+    from instancetype.api import gotext
+
+    data = gotext._go_floats(v)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = re.sub(gotext._FLOAT_TOKEN, r"\1", text)
+    for ch, esc in gotext._GO_ESCAPES:
+        text = text.replace(ch, esc)
+    return text
+
+
+_TEXT = st.text(st.one_of(st.characters(max_codepoint=0x7F), st.sampled_from("é漢😀\u2028\u2029\ud800\x7f<>&"),
+                          st.characters()), max_size=12)
+_JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+              st.floats(allow_nan=False, allow_infinity=False), _TEXT),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(_TEXT, children, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON)
+def test_go_json_by_msgspec_is_the_json_module_s_text(v):
+    """The compact text is written by msgspec; it equals what `json.dumps` wrote before for every
+    JSON value: control characters, U+2028/9, HTML characters, non-BMP characters, lone surrogates
+    (msgspec refuses them: `json` writes them), integers past 64 bits, floats, key order."""
+    assert go_json(v) == _reference_go_json(v)
+
+
+@pytest.mark.parametrize("value", [(1, "a"), {"k": (1, 2)}, {"b": b"x"}, {"k": [b"x", 1.5]}, {1: "int key"},
+                                   {"t": datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)}])
+def test_go_json_of_values_json_does_not_decode_answers_as_json_does(value):
+    """A tuple is an array for both; bytes, an aware datetime or an int key are refused, or
+    written, by `json` as before (msgspec would write bytes and a datetime)."""
+    import json
+
+    try:
+        expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except TypeError:
+        with pytest.raises(TypeError):
+            go_json(value)
+    else:
+        assert go_json(value) == expected
