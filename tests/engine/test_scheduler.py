@@ -2,6 +2,8 @@
 GetMemoryOverhead) and kube-scheduler's filters and FitError text over nodes."""
 from __future__ import annotations
 
+import copy
+
 from instancetype.engine import launcher_pod as lp
 from instancetype.engine.scheduler import Pod, Usage, schedule
 
@@ -121,3 +123,49 @@ def test_requests_kept_by_content_answer_as_computed():
             assert got == lp._pod_requests(vmi, config)
             got["cpu"] = -1
     assert lp.pod_requests(merged(base, variants[-1][0])) == lp.pod_requests(base)
+
+
+def test_pods_kept_by_content_answer_as_rendered():
+    """node_usage keeps each VMI's pod by the content of the fields it is rendered from, and
+    renders it from those fields alone (`launcher_pod.pod_inputs`): every field the requests,
+    the node selector, the node affinity and the tolerations read changes the pod as it would
+    uncached; a VMI changed after the call changes no pod kept."""
+    from instancetype.controller.node_usage import pod_of
+
+    base = _vmi({"memory": {"guest": "1Gi"}, "firmware": {"uuid": "1"}})
+    variants = [
+        ({"spec": {"domain": {"resources": {"requests": {"cpu": "3", "memory": "2Gi"}}}}}, None),
+        ({"spec": {"domain": {"cpu": {"model": "Haswell", "features": [{"name": "vmx"}]}}}}, None),
+        ({"spec": {"domain": {"cpu": {"cores": 2, "dedicatedCPUPlacement": True}}}}, None),
+        ({"spec": {"domain": {"memory": {"guest": "3Gi", "hugepages": {"pageSize": "2Mi"}}}}}, None),
+        ({"spec": {"domain": {"devices": {"gpus": [{"name": "g", "deviceName": "nvidia/x"}]}}}}, None),
+        ({"spec": {"domain": {"ioThreads": {"supplementalPoolThreadCount": 6}}}}, None),
+        ({"spec": {"domain": {"machine": {"type": "pc-q35-rhel9"}}}}, None),
+        ({"status": {"machine": {"type": "pc-q35-9.2"}}}, None),
+        ({"spec": {"architecture": "arm64"}}, None),
+        ({"spec": {"livenessProbe": {"exec": {"command": ["true"]}}}}, None),
+        ({"spec": {"nodeSelector": {"disk": "ssd"}}}, None),
+        ({"spec": {"tolerations": [{"key": "gpu", "operator": "Exists"}]}}, None),
+        ({"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}}},
+         None),
+        ({}, {"developerConfiguration": {"nodeSelectors": {"rack": "1"}, "useEmulation": True}}),
+        ({"metadata": {"name": "other"}, "spec": {"domain": {"firmware": {"uuid": "2"}}}}, None),
+    ]
+
+    def merged(a, b):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = merged(a[k], v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v
+        return out
+
+    for _ in range(2):
+        for change, config in variants:
+            vmi = merged(base, change)
+            expected = Pod(lp.pod_requests(vmi, config), lp.pod_node_selector(vmi, config),
+                           lp.required_node_affinity(vmi), lp.pod_tolerations(vmi))
+            assert pod_of(vmi, config) == expected
+    vmi = copy.deepcopy(merged(base, variants[11][0]))
+    pod = pod_of(vmi, None)
+    vmi["spec"]["tolerations"][0]["key"] = "changed"
+    assert pod_of(copy.deepcopy(merged(base, variants[11][0])), None) == pod and pod.tolerations[0]["key"] == "gpu"

@@ -17,7 +17,6 @@ controller's `foregroundDeleteVirtualMachine`).
 """
 from __future__ import annotations
 
-from instancetype.engine import launcher_pod as pod
 from instancetype.engine import scheduler
 from instancetype.store.base import NotFound, Store
 
@@ -35,12 +34,11 @@ def place(store: Store, vmi: dict, config: dict | None) -> tuple[str | None, str
     scheduler's message). The placement is assumed at once (node_usage.assume)."""
     usage = node_usage.current()
     usage.sync(store, config)
-    requests = pod.pod_requests(vmi, config)
-    wanted = node_usage.pod_of(vmi, config, requests)
+    wanted = node_usage.pod_of(vmi, config)
     with usage.lock:
-        chosen, message = scheduler.schedule(wanted, usage.nodes(store), usage.usage())
+        chosen, message = scheduler.schedule(wanted, usage.node_facts(store), usage.usage())
         if chosen is not None:
-            usage.assume(vmi, chosen, requests)
+            usage.assume(vmi, chosen, wanted.requests)
     return chosen, message
 
 

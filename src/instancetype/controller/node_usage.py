@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from instancetype.engine import launcher_pod
-from instancetype.engine.cache import content_key
+from instancetype.engine.cache import ContentCache, content_key
 from instancetype.engine.launcher_pod import pod_requests
-from instancetype.engine.scheduler import Pod, Usage, schedule
+from instancetype.engine.scheduler import NodeFacts, Pod, Usage, node_facts, schedule
 from instancetype.store.base import Store
 
 from .kept import Kept
@@ -55,11 +55,24 @@ def scheduled_message(vmi: dict) -> str | None:
     return None
 
 
-def pod_of(vmi: dict, config: dict | None, requests: dict[str, int] | None = None) -> Pod:
-    """What kube-scheduler's filters read of the VMI's virt-launcher pod."""
-    return Pod(pod_requests(vmi, config) if requests is None else requests,
-               launcher_pod.pod_node_selector(vmi, config), launcher_pod.required_node_affinity(vmi),
-               launcher_pod.pod_tolerations(vmi))
+# Pods by the content of what they are rendered from: the VMIs of one instancetype and template
+# ask the same of a node (only their names and firmware uuids differ).
+_PODS: ContentCache[Pod] = ContentCache(256)
+
+
+def pod_of(vmi: dict, config: dict | None) -> Pod:
+    """What kube-scheduler's filters read of the VMI's virt-launcher pod; shared between the VMIs
+    that ask the same (by `launcher_pod.pod_key`), so only read."""
+    key = launcher_pod.pod_key(vmi, config)
+    if key is None:
+        return _render_pod(vmi, config)
+    # Rendered from what the key holds (a private copy): the pod kept shares nothing with `vmi`.
+    return _PODS.get_or_build(key, lambda: _render_pod(*launcher_pod.pod_inputs(key)))
+
+
+def _render_pod(vmi: dict, config: dict | None) -> Pod:
+    return Pod(pod_requests(vmi, config), launcher_pod.pod_node_selector(vmi, config),
+               launcher_pod.required_node_affinity(vmi), launcher_pod.pod_tolerations(vmi))
 
 
 class NodeUsage:
@@ -71,6 +84,7 @@ class NodeUsage:
         self.pending: dict[Key, str | None] = {}                                # key -> uid
         self._anchor: tuple[int, str | None] | None = None                      # (rv, uid) of the last event
         self._nodes = Kept("Node")
+        self._facts: tuple[list[dict], list[NodeFacts]] = ([], [])     # the kept nodes, and their facts
 
     # --- what is known ----------------------------------------------------------------------------
 
@@ -155,7 +169,7 @@ class NodeUsage:
         with self.lock:
             if answers.get("version") != self.version:
                 answers.clear()
-                answers["version"], answers["nodes"] = self.version, self.nodes(store)
+                answers["version"], answers["nodes"] = self.version, self.node_facts(store)
             pod = pod_of(vmi, config)
             key = content_key((pod.requests, pod.node_selector, pod.affinity_terms, pod.tolerations))
             answer = answers.get(key) if key is not None else None
@@ -219,6 +233,17 @@ class NodeUsage:
         every placement."""
         with self.lock:
             return self._nodes.objects(store)
+
+    def node_facts(self, store: Store) -> list[NodeFacts]:
+        """What the scheduler reads of the nodes (engine/scheduler.py `NodeFacts`), read again
+        only when a node changed: the kept objects are the same objects until then."""
+        with self.lock:
+            nodes = self._nodes.objects(store)
+            kept, facts = self._facts
+            if len(kept) != len(nodes) or any(a is not b for a, b in zip(kept, nodes)):
+                facts = node_facts(nodes)
+                self._facts = (nodes, facts)
+            return facts
 
     # --- binding ------------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from instancetype.api.gotext import format_float
 from instancetype.api.quantity import Quantity
-from instancetype.engine.cache import ContentCache, content_key
+from instancetype.engine.cache import ContentCache, content_key, private_copy
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
 HUGEPAGES_PREFIX = "hugepages-"
@@ -170,6 +170,30 @@ def _requests_key(vmi: dict[str, Any], config: dict[str, Any] | None) -> bytes |
     return content_key((domain.get("resources"), domain.get("cpu"), domain.get("memory"), domain.get("devices"),
                         domain.get("ioThreads"), spec.get("architecture"), spec.get("livenessProbe"),
                         spec.get("readinessProbe"), _d(config).get("developerConfiguration")))
+
+
+_POD_DOMAIN = ("resources", "cpu", "memory", "devices", "ioThreads", "machine")
+_POD_SPEC = ("architecture", "livenessProbe", "readinessProbe", "nodeSelector", "affinity", "tolerations")
+
+
+def pod_key(vmi: dict[str, Any], config: dict[str, Any] | None) -> bytes | None:
+    """Every field the pod's requests, node selector, required node affinity and tolerations are
+    rendered from, and nothing else (engine/cache.py): `pod_inputs` makes the VMI and the
+    configuration they are rendered from out of it, so a field left out here is one the rendering
+    never sees."""
+    spec = _d(vmi.get("spec"))
+    domain = _d(spec.get("domain"))
+    return content_key(([domain.get(k) for k in _POD_DOMAIN], [spec.get(k) for k in _POD_SPEC],
+                        _d(vmi.get("status")).get("machine"), _d(config).get("developerConfiguration")))
+
+
+def pod_inputs(key: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The VMI and the configuration of `pod_key` (a new copy): only the fields the key holds."""
+    domain_values, spec_values, machine, developer = private_copy(key)
+    domain = {k: v for k, v in zip(_POD_DOMAIN, domain_values) if v is not None}
+    spec = {k: v for k, v in zip(_POD_SPEC, spec_values) if v is not None}
+    vmi = {"spec": {**spec, "domain": domain}, "status": {} if machine is None else {"machine": machine}}
+    return vmi, ({} if developer is None else {"developerConfiguration": developer})
 
 
 def pod_requests(vmi: dict[str, Any], config: dict[str, Any] | None = None) -> dict[str, int]:

@@ -129,28 +129,50 @@ def _term_matches(term: Mapping[str, Any], labels: Mapping[str, str], name: str)
         _d(f).get("key") == "metadata.name" and _match_expression(_d(f), name) for f in fields)
 
 
-def matches_affinity(pod: Pod, node: Mapping[str, Any]) -> bool:
+class NodeFacts:
+    """What the filters and the score read of a node, read from it once (`node_facts`): a driver
+    that keeps its nodes keeps these beside them (controller/node_usage.py), so that a placement
+    does not read every node's labels and quantities again."""
+
+    __slots__ = ("name", "labels", "unschedulable", "taints", "allocatable")
+
+    def __init__(self, node: Mapping[str, Any]):
+        spec = _d(node.get("spec"))
+        self.name = node_name(node)
+        self.labels = {str(k): str(v) for k, v in _d(_d(node.get("metadata")).get("labels")).items()}
+        self.unschedulable = spec.get("unschedulable") is True
+        self.taints = [_d(t) for t in spec.get("taints") or () if _d(t).get("effect") in ("NoSchedule", "NoExecute")]
+        self.allocatable = allocatable(node)        # its own copy: only read here
+
+
+def node_facts(nodes: Iterable[Mapping[str, Any]]) -> list[NodeFacts]:
+    """The nodes' facts, in the order kube-scheduler's result depends on (by name)."""
+    return sorted((NodeFacts(n) for n in nodes), key=lambda f: f.name)
+
+
+def matches_affinity(pod: Pod, node: Mapping[str, Any] | NodeFacts) -> bool:
     """NodeAffinity's Filter: the node selector, then any required term."""
-    labels = {str(k): str(v) for k, v in _d(_d(node.get("metadata")).get("labels")).items()}
+    facts = node if isinstance(node, NodeFacts) else NodeFacts(node)
+    labels = facts.labels
     if any(labels.get(k) != v for k, v in pod.node_selector.items()):
         return False
     if pod.affinity_terms is None:
         return True
-    return any(_term_matches(t, labels, node_name(node)) for t in pod.affinity_terms)
+    return any(_term_matches(t, labels, facts.name) for t in pod.affinity_terms)
 
 
-def filter_node(pod: Pod, node: Mapping[str, Any], usage: Usage) -> tuple[bool, list[str]]:
+def filter_node(pod: Pod, node: Mapping[str, Any] | NodeFacts, usage: Usage) -> tuple[bool, list[str]]:
     """(resolvable, reasons) of the first filter that refuses the node; reasons empty: it fits.
     `resolvable`: kube-scheduler's Unschedulable (preemption might help), not ...AndUnresolvable."""
-    spec = _d(node.get("spec"))
-    if spec.get("unschedulable") is True and not tolerates(pod.tolerations, UNSCHEDULABLE_TAINT):
+    facts = node if isinstance(node, NodeFacts) else NodeFacts(node)
+    if facts.unschedulable and not tolerates(pod.tolerations, UNSCHEDULABLE_TAINT):
         return False, [UNSCHEDULABLE]
-    for taint in spec.get("taints") or ():
-        if _d(taint).get("effect") in ("NoSchedule", "NoExecute") and not tolerates(pod.tolerations, _d(taint)):
+    for taint in facts.taints:
+        if not tolerates(pod.tolerations, taint):
             return False, [UNTOLERATED]
-    if not matches_affinity(pod, node):
+    if not matches_affinity(pod, facts):
         return False, [AFFINITY]
-    alloc = allocatable(node)
+    alloc = facts.allocatable
     reasons: list[str] = []
     resolvable = True
     if usage.pods + 1 > alloc.get(PODS, 0):
@@ -167,15 +189,18 @@ def filter_node(pod: Pod, node: Mapping[str, Any], usage: Usage) -> tuple[bool, 
     return resolvable, reasons
 
 
-def _score(pod: Pod, node: Mapping[str, Any], usage: Usage) -> float:
+def _score(pod: Pod, facts: NodeFacts, usage: Usage) -> float:
     """LeastAllocated over cpu and memory: the share left free once the pod is placed."""
-    alloc = allocatable(node)
+    alloc = facts.allocatable
     shares = []
     for name in (CPU, MEMORY):
         have = alloc.get(name, 0)
         if have > 0:
             shares.append((have - usage.requested.get(name, 0) - pod.requests.get(name, 0)) / have)
     return sum(shares) / len(shares) if shares else 0.0
+
+
+_NO_USAGE = Usage()      # a node nothing is placed on (only read)
 
 
 def _histogram(reasons: Iterable[str]) -> str:
@@ -185,18 +210,23 @@ def _histogram(reasons: Iterable[str]) -> str:
     return ", ".join(sorted(f"{n} {r}" for r, n in counts.items()))
 
 
-def schedule(pod: Pod, nodes: Sequence[Mapping[str, Any]], usage: Mapping[str, Usage]) -> tuple[str | None, str]:
-    """(the chosen node's name, "") or (None, the PodScheduled message)."""
+def schedule(pod: Pod, nodes: Sequence[Mapping[str, Any]] | Sequence[NodeFacts],
+             usage: Mapping[str, Usage]) -> tuple[str | None, str]:
+    """(the chosen node's name, "") or (None, the PodScheduled message). `nodes`: the Node
+    objects, or their facts from `node_facts` (sorted by name)."""
     if not nodes:
         return None, NO_NODES
+    facts = nodes if isinstance(nodes[0], NodeFacts) else node_facts(nodes)    # type: ignore[arg-type]
     feasible: list[tuple[float, str]] = []
     failed: list[tuple[bool, list[str]]] = []
-    for node in sorted(nodes, key=node_name):
-        resolvable, reasons = filter_node(pod, node, usage.get(node_name(node)) or Usage())
+    for node in facts:
+        assert isinstance(node, NodeFacts)
+        used = usage.get(node.name) or _NO_USAGE
+        resolvable, reasons = filter_node(pod, node, used)
         if reasons:
             failed.append((resolvable, reasons))
         else:
-            feasible.append((-_score(pod, node, usage.get(node_name(node)) or Usage()), node_name(node)))
+            feasible.append((-_score(pod, node, used), node.name))
     if feasible:
         return min(feasible)[1], ""
     total = len(nodes)
