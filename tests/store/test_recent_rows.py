@@ -178,8 +178,10 @@ def _cr(name: str, ns: str = "default") -> dict:
 
 
 def _same_feeds(store: SqliteStore, since) -> None:
-    """The feed without objects (kept at hand inside a transaction) names what the file's feed does."""
-    for kw in ({}, {"kind": "ControllerRevision"}, {"kind": "Namespace"}, {"kind": "ControllerRevision", "namespace": "b"}):
+    """The feed without objects (kept at hand inside a transaction) names what the file's feed does,
+    for a kind written since, one written only before (`_RecentRows.last_of_kind`) and one never."""
+    for kw in ({}, {"kind": "ControllerRevision"}, {"kind": "Namespace"}, {"kind": "Node"},
+               {"kind": "ControllerRevision", "namespace": "b"}):
         assert _feed(store, since, objects=False, **kw) == _feed(store, since, objects=True, **kw), kw
 
 

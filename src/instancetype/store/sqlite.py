@@ -170,10 +170,11 @@ class _RecentRows:
     `log`: the change-log entries this transaction last wrote (at most RECENT_CHANGES), and
     `log_base`, the resourceVersion below the oldest of them: every change after `log_base` is
     in `log` (no other connection writes meanwhile), so the feed without objects from there on
-    needs no query (a start's triggers and caches asked it five times). Forgotten with the rows:
-    a savepoint rolled back hands its resourceVersions out again."""
+    needs no query (a start's triggers and caches asked it five times); `last_of_kind`, the
+    resourceVersion of each kind's last entry in it, answers for a kind not written since without
+    a scan. Forgotten with the rows: a savepoint rolled back hands its resourceVersions out again."""
 
-    __slots__ = ("rows", "dirty", "seq", "namespaces", "log", "log_base")
+    __slots__ = ("rows", "dirty", "seq", "namespaces", "log", "log_base", "last_of_kind")
 
     def __init__(self) -> None:
         self.rows: dict[_Key, _Row] = {}
@@ -183,6 +184,7 @@ class _RecentRows:
         self.namespaces: set[str] = set()          # namespaces a create found (none is deleted meanwhile)
         self.log: collections.deque[_Change] = collections.deque()
         self.log_base: int | None = None
+        self.last_of_kind: dict[str, int] = {}     # kind -> the resourceVersion of its last entry logged
 
     def logged(self, change: _Change) -> None:
         """`change` was written to the change log (its resourceVersion the next in sequence)."""
@@ -192,11 +194,16 @@ class _RecentRows:
         elif len(log) >= RECENT_CHANGES:
             self.log_base = log.popleft()[0]
         log.append(change)
+        self.last_of_kind[change[2]] = change[0]
 
-    def changes_since(self, since: int) -> builtins.list[_Change] | None:
-        """The changes after `since`, oldest first, when all of them are in `log` (else None)."""
+    def changes_since(self, since: int, kind: str | None = None) -> builtins.list[_Change] | None:
+        """The changes after `since`, oldest first, when all of them are in `log` (else None);
+        with `kind`, none when no change of it was logged after `since` (a controller's caches ask
+        about kinds a start does not write: nodes, the KubeVirt object)."""
         if self.log_base is None or since < self.log_base:
             return None
+        if kind and self.last_of_kind.get(kind, since) <= since:
+            return []
         out = []
         for change in reversed(self.log):       # from the newest: a caller asks for the last few
             if change[0] <= since:
@@ -244,6 +251,7 @@ class _RecentRows:
         self.namespaces.clear()
         self.log.clear()
         self.log_base = None
+        self.last_of_kind.clear()
 
 
 def open_store(path: str | os.PathLike | None = None) -> SqliteStore:
@@ -691,7 +699,7 @@ class SqliteStore(Store):
     def changes(self, since=0, *, kind=None, namespace=None, objects=True):
         if not objects and self._depth and type(since) is int:
             # Inside the write transaction, what it wrote itself is at hand (`_RecentRows.log`).
-            recent = self._recent.changes_since(since)
+            recent = self._recent.changes_since(since, kind)
             if recent is not None:
                 for rv, typ, k, ns, name, uid in recent:
                     if (not kind or k == kind) and (not namespace or ns == namespace):
