@@ -274,6 +274,9 @@ def test_label_selectors_read_from_the_label_index_or_the_kinds_alike(store, mon
     assert names("app=web,n>4") == ["vm5", "vm7"]
     assert names("app=web,!n") == []
     assert names("app=none") == []
+    assert names("n=99,app=web") == []      # the first no object carries: nothing read
+    with pytest.raises(BadRequest, match="invalid selector"):
+        store.list("VirtualMachine", label_selector="app=none", field_selector="nonsense")
     assert [o["metadata"]["name"] for o in store.list("VirtualMachineClusterInstancetype",
                                                        label_selector="app=web")] == ["it-web"]
 

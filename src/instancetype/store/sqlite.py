@@ -592,12 +592,23 @@ class SqliteStore(Store):
 
         Label requirements are EXISTS probes of each row the (kind, namespace, name) index
         yields, except one: the first `key=value` / `key in (...)` that few objects carry
-        (`_few_labelled`) drives the query from the label index instead, and the kind and
+        (`_labelled`) drives the query from the label index instead, and the kind and
         namespace are then tested on the rows it finds (`+o.kind`: not through their index).
         Without it, a controller finding a VM's start revisions by their label read every
         revision of the namespace: a start cost time in proportion to the VMs already there."""
         requirements = parse_label_selector(label_selector)
-        driver = next((r for r in requirements if r.op in ("=", "in") and self._few_labelled(r.key, r.values)), None)
+        fields = parse_field_selector(field_selector)       # (refused first, whatever matches)
+        driver, carried = None, 0
+        for r in requirements:
+            if r.op in ("=", "in"):
+                carried = self._labelled(r.key, r.values)
+                if carried <= LABEL_DRIVEN_MAX:
+                    driver = r
+                    break
+        if driver is not None and not carried:
+            # No object carries it: no row can match (a new VM's start revisions), and the
+            # statement that says so reads nothing.
+            return "0", [], []
         plus = "+" if driver is not None else ""
         sql, params = [f"{plus}o.kind=?"], [res.kind]
         if res.namespaced and namespace:
@@ -624,7 +635,7 @@ class SqliteStore(Store):
             sql.append(f"{neg}EXISTS (SELECT 1 FROM labels l WHERE l.oid=o.id AND l.key=? AND {cond})")
             params += [r.key, *args]
         rest = []
-        for f in parse_field_selector(field_selector):
+        for f in fields:
             columns: dict[tuple[str, ...], str] = {("metadata", "name"): "o.name", ("metadata", "namespace"): "o.namespace"}
             column = columns.get(f.path)
             if column:
@@ -634,14 +645,13 @@ class SqliteStore(Store):
                 rest.append(f)
         return " AND ".join(sql), params, rest
 
-    def _few_labelled(self, key: str, values: tuple[str, ...]) -> bool:
-        """Whether at most LABEL_DRIVEN_MAX objects (of any kind) carry `key` with one of
-        `values`: counted in the label index, stopping one past the bound."""
+    def _labelled(self, key: str, values: tuple[str, ...]) -> int:
+        """How many objects (of any kind) carry `key` with one of `values`, counted in the label
+        index up to one past LABEL_DRIVEN_MAX."""
         with self._errors():
-            found = self._db.execute(
+            return self._db.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM labels WHERE key=? AND value IN ({','.join('?' * len(values))}) "
                 f"LIMIT {LABEL_DRIVEN_MAX + 1})", (key, *values)).fetchone()[0]
-        return found <= LABEL_DRIVEN_MAX
 
     def list(self, kind, namespace=None, *, label_selector=None, field_selector=None):
         # Selectors are checked now; the rows are read as the caller iterates.
