@@ -130,6 +130,9 @@ def _describe(e: DamagedRow) -> str:
 # would be all the write-behind brings (3 of a start's 5 rows).
 WRITTEN_WHOLE = frozenset({"ControllerRevision"})
 
+# `_where`'s condition no row meets, known without asking the file.
+_NONE = "0"
+
 # How many rows a transaction keeps at hand (`_RecentRows`): the few a reconcile writes and reads
 # again (a start's VM, revisions, VMI, its instancetype and preference), not a batch's thousands.
 RECENT_ROWS = 64
@@ -606,9 +609,9 @@ class SqliteStore(Store):
                     driver = r
                     break
         if driver is not None and not carried:
-            # No object carries it: no row can match (a new VM's start revisions), and the
-            # statement that says so reads nothing.
-            return "0", [], []
+            # No object carries it: no row can match (a new VM's start revisions), asked of
+            # no statement (`_NONE`).
+            return _NONE, [], []
         plus = "+" if driver is not None else ""
         sql, params = [f"{plus}o.kind=?"], [res.kind]
         if res.namespaced and namespace:
@@ -663,6 +666,8 @@ class SqliteStore(Store):
                  one_namespace: bool = False) -> Iterator[dict]:
         # Within one namespace the page key is the name alone: a (namespace, name) row value there
         # makes SQLite sort all of the namespace's rows again for every page.
+        if where is _NONE:
+            return
         key = "o.name > ?" if one_namespace else "(o.namespace, o.name) > (?, ?)"
         query = (f"SELECT o.namespace, o.name, o.data FROM objects o WHERE {where} AND {key} "
                  f"ORDER BY o.namespace, o.name LIMIT {_CHUNK}")
@@ -685,6 +690,8 @@ class SqliteStore(Store):
     def count(self, kind, namespace=None, *, label_selector=None, field_selector=None):
         res = resource(kind)
         where, params, rest = self._where(res, namespace, label_selector, field_selector)
+        if where is _NONE:
+            return 0
         if rest:
             return sum(1 for _ in self.list(kind, namespace, label_selector=label_selector,
                                             field_selector=field_selector))
