@@ -473,15 +473,14 @@ class Cluster(StoreReads, VMIActions):
             self._retry_pending(tx, self._settings(tx) if isinstance(settings, _ReadAgain) else settings)
 
     def _retry_pending(self, tx: Store, settings: Settings) -> None:
+        from .node_usage import Answers
+
         usage = self.node_usage
         usage.sync(tx, settings.config)
-        answers: dict = {}
+        answers = Answers()
         for namespace, name in sorted(usage.pending):
-            try:
-                vmi = tx.get("VirtualMachineInstance", name, namespace)
-            except NotFound:
-                continue
-            if not usage.refused_again(tx, vmi, settings.config, answers):
+            vmi = tx.find("VirtualMachineInstance", name, namespace)
+            if vmi is not None and not usage.refused_again(tx, vmi, settings.config, answers):
                 self._reconcile_owner(tx, vmi, settings)
 
     def _reconcile_after(self, tx: Store, stored: dict, settings: Settings) -> dict:

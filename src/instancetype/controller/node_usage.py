@@ -75,6 +75,18 @@ def _render_pod(vmi: dict, config: dict | None) -> Pod:
                launcher_pod.required_node_affinity(vmi), launcher_pod.pod_tolerations(vmi))
 
 
+class Answers:
+    """kube-scheduler's answers in one round of retries (`NodeUsage.refused_again`): one per pod
+    (by content), and the nodes they were given for, kept while nothing placed changes (`version`)."""
+
+    __slots__ = ("version", "nodes", "by_pod")
+
+    def __init__(self) -> None:
+        self.version: int | None = None
+        self.nodes: list[NodeFacts] = []
+        self.by_pod: dict[bytes, tuple[str | None, str]] = {}
+
+
 class NodeUsage:
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -156,27 +168,25 @@ class NodeUsage:
             if key in self.placed and self.placed[key][1] is None:
                 self._drop(key)
 
-    def refused_again(self, store: Store, vmi: dict, config: dict | None, answers: dict) -> bool:
+    def refused_again(self, store: Store, vmi: dict, config: dict | None, answers: Answers) -> bool:
         """`vmi` waits for a node and kube-scheduler would refuse its pod again with the message
         its PodScheduled condition holds, so retrying it would write nothing
         (vmsync/placement.py). A driver asks this before reconciling each waiting VMI's VM when
         capacity appears, so that a freed slot costs a scheduling answer per distinct pod, not a
-        whole reconcile per waiting VMI. `answers` is the caller's, one per round of retries: the
-        answer per pod (by content), kept while nothing placed changes."""
+        whole reconcile per waiting VMI. `answers` is the caller's, one per round of retries."""
         recorded = scheduled_message(vmi)
         if recorded is None or not waiting(vmi):
             return False
         with self.lock:
-            if answers.get("version") != self.version:
-                answers.clear()
-                answers["version"], answers["nodes"] = self.version, self.node_facts(store)
+            if answers.version != self.version:
+                answers.version, answers.nodes, answers.by_pod = self.version, self.node_facts(store), {}
             pod = pod_of(vmi, config)
             key = content_key((pod.requests, pod.node_selector, pod.affinity_terms, pod.tolerations))
-            answer = answers.get(key) if key is not None else None
+            answer = answers.by_pod.get(key) if key is not None else None
             if answer is None:
-                answer = schedule(pod, answers["nodes"], self.by_node)
+                answer = schedule(pod, answers.nodes, self.by_node)
                 if key is not None:
-                    answers[key] = answer
+                    answers.by_pod[key] = answer
         return answer[0] is None and answer[1] == recorded
 
     # --- the change feed of a store with transactions -----------------------------------------------

@@ -397,7 +397,7 @@ class VMController:
             nodes.keep_ready(store)
             return
         if key == PENDING_KEY:
-            answers: dict = {}
+            answers = node_usage.Answers()
             config = self.settings().config
             for ns, name in sorted(self.node_usage.pending):
                 vmi = store.find(VMI, name, ns)
