@@ -34,6 +34,14 @@ def _message(n: int, filters: str, preemption: str) -> str:
             f"preemption: 0/{n} nodes are available: {preemption}.")
 
 
+def _merged(a: dict, b: dict) -> dict:
+    """`a` with `b` merged into it, nested maps merged (a VMI with one field changed)."""
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = _merged(a[k], v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v
+    return out
+
+
 def test_requests_as_virt_controller_renders_them():
     vmi = _vmi({"cpu": {"sockets": 2, "cores": 1, "threads": 1}, "memory": {"guest": "1Gi"}})
     # 2 vCPUs at cpuAllocationRatio 10; the guest plus 220Mi static, 8Mi per vCPU, 8Mi IOThread, 32Mi video
@@ -110,19 +118,13 @@ def test_requests_kept_by_content_answer_as_computed():
         ({"metadata": {"name": "b"}, "spec": {"domain": {"firmware": {"uuid": "2"}}}}, None),
     ]
 
-    def merged(a, b):
-        out = dict(a)
-        for k, v in b.items():
-            out[k] = merged(a[k], v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v
-        return out
-
     for _ in range(2):
         for change, config in variants:
-            vmi = merged(base, change)
+            vmi = _merged(base, change)
             got = lp.pod_requests(vmi, config)
             assert got == lp._pod_requests(vmi, config)
             got["cpu"] = -1
-    assert lp.pod_requests(merged(base, variants[-1][0])) == lp.pod_requests(base)
+    assert lp.pod_requests(_merged(base, variants[-1][0])) == lp.pod_requests(base)
 
 
 def test_pods_kept_by_content_answer_as_rendered():
@@ -153,19 +155,13 @@ def test_pods_kept_by_content_answer_as_rendered():
         ({"metadata": {"name": "other"}, "spec": {"domain": {"firmware": {"uuid": "2"}}}}, None),
     ]
 
-    def merged(a, b):
-        out = dict(a)
-        for k, v in b.items():
-            out[k] = merged(a[k], v) if isinstance(v, dict) and isinstance(a.get(k), dict) else v
-        return out
-
     for _ in range(2):
         for change, config in variants:
-            vmi = merged(base, change)
+            vmi = _merged(base, change)
             expected = Pod(lp.pod_requests(vmi, config), lp.pod_node_selector(vmi, config),
                            lp.required_node_affinity(vmi), lp.pod_tolerations(vmi))
             assert pod_of(vmi, config) == expected
-    vmi = copy.deepcopy(merged(base, variants[11][0]))
+    vmi = copy.deepcopy(_merged(base, variants[11][0]))
     pod = pod_of(vmi, None)
     vmi["spec"]["tolerations"][0]["key"] = "changed"
-    assert pod_of(copy.deepcopy(merged(base, variants[11][0])), None) == pod and pod.tolerations[0]["key"] == "gpu"
+    assert pod_of(copy.deepcopy(_merged(base, variants[11][0])), None) == pod and pod.tolerations[0]["key"] == "gpu"
